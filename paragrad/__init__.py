@@ -1,0 +1,29 @@
+"""paragrad: a readable deep-learning framework built on ~20 primitive tensor ops.
+
+    import paragrad as pg
+    x = pg.randn(3, 4, requires_grad=True)
+    (x.relu() @ pg.ones(4, 2)).sum().backward()
+"""
+from . import autograd, dtypes
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .backends import device
+from .dtypes import (bfloat16, bool_ as bool, double, float16, float32, float64, get_default_dtype,
+                     half, int8, int16, int32, int64, long, promote_types, result_type,
+                     set_default_dtype, short, uint8)
+from .dtypes import DType as dtype
+from .dtypes import float32 as float  # noqa: A001  (torch.float is float32)
+from .dtypes import int32 as int  # noqa: A001  (torch.int is int32)
+from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .tensor import Size, Tensor
+from .ops import *  # noqa: F401,F403  (the functional forms: pg.exp, pg.cat, ...)
+from .ops import (abs, all, any, max, min, pow, round, sum)  # noqa: A004  (torch names)
+
+__version__ = "0.1.0"
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def numel(x):
+    return x.numel()

@@ -1,0 +1,438 @@
+"""Reverse-mode autograd: graph nodes, grad mode, and the backward engine.
+
+Each differentiable op that sees an input requiring grad records a `Node` as its output's
+`grad_fn`. A node knows, for each input, the edge `(node, output_index)` its gradient flows
+to: the input's own `grad_fn`, or an `AccumulateGrad` node for a leaf. `run_backward` walks
+those edges in topological order with an explicit queue (no recursion, so chains of any length
+work) and writes `.grad` on leaves.
+
+This module never imports `tensor.py`: it sees tensors only through the attributes
+`grad_fn`, `_output_nr`, `requires_grad`, `grad`, `_acc`, `_hooks` and a few methods.
+Gradients themselves are Tensors; backward formulas are written with Tensor ops and run
+with grad mode off.
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+
+# ---- grad mode -----------------------------------------------------------------------------
+_grad_enabled = True
+
+
+def is_grad_enabled() -> bool:
+    return _grad_enabled
+
+
+class _GradMode:
+    """Base for no_grad / enable_grad / set_grad_enabled: a context manager and a decorator."""
+
+    _mode = True
+
+    def __enter__(self):
+        global _grad_enabled
+        self._prev = _grad_enabled
+        _grad_enabled = self._mode
+
+    def __exit__(self, *exc):
+        global _grad_enabled
+        _grad_enabled = self._prev
+        return False
+
+    def __call__(self, fn):
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Disable graph recording inside the block (or the decorated function)."""
+    _mode = False
+
+
+class enable_grad(_GradMode):
+    """Enable graph recording inside the block, e.g. within a no_grad region."""
+    _mode = True
+
+
+class inference_mode(no_grad):
+    """Same as no_grad in paragrad (PyTorch's extra inference-tensor checks do not exist here)."""
+
+    def __init__(self, mode=True):
+        self._mode = not mode
+
+
+class set_grad_enabled(_GradMode):
+    """`set_grad_enabled(False)` takes effect at once, like PyTorch, and also works as a
+    context manager that restores the previous mode on exit."""
+
+    def __init__(self, mode: bool):
+        global _grad_enabled
+        self._mode = bool(mode)
+        self._prev = _grad_enabled
+        _grad_enabled = self._mode
+
+    def __enter__(self):
+        pass  # already switched in __init__; __exit__ restores
+
+    def __call__(self, fn):
+        global _grad_enabled
+        _grad_enabled = self._prev   # used as a decorator: don't change the mode now
+        return super().__call__(fn)
+
+
+# ---- graph nodes ---------------------------------------------------------------------------
+RELEASED = object()   # marks saved tensors freed after a backward pass without retain_graph
+
+
+class Node:
+    """One recorded op. Subclasses implement `backward(grad)` (one output) returning the
+    gradient for each input, a single value when the op has one input. They keep tensors
+    needed for backward in `self.saved` (freed after backward unless retain_graph)."""
+
+    n_outputs = 1
+    saved = None
+    next_edges = ()
+    out_hooks = None        # {output_index: [hook, ...]} for non-leaf Tensor.register_hook
+    retained = None         # {output_index: weakref to the tensor} for retain_grad
+
+    def backward(self, *grads):
+        raise NotImplementedError(f"{type(self).__name__} has no backward")
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self):
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf tensor: runs its hooks and adds the gradient into `.grad`."""
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "AccumulateGrad"
+
+
+def accumulator(t) -> AccumulateGrad:
+    """The one AccumulateGrad of a leaf (weakly cached on it, so the graph keeps it alive)."""
+    ref = t._acc
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc = weakref.ref(acc)
+    return acc
+
+
+def edge(t):
+    """Where the gradient of tensor `t` goes: (node, output_index), or None."""
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t.requires_grad:
+        return (accumulator(t), 0)
+    return None
+
+
+def record(node, inputs, out):
+    """Attach `node` as out's grad_fn with edges to `inputs`. Call only when grad mode is on
+    and some input requires grad."""
+    node.next_edges = tuple(edge(t) if t is not None else None for t in inputs)
+    out.grad_fn = node
+    out._requires_grad = True
+    return out
+
+
+def needs_grad(*tensors) -> bool:
+    """Should an op on these tensors record a node?"""
+    if not _grad_enabled:
+        return False
+    for t in tensors:
+        if t is not None and t.requires_grad:
+            return True
+    return False
+
+
+# ---- the engine ----------------------------------------------------------------------------
+def _freed_error(node):
+    return RuntimeError(
+        f"Trying to backward through the graph a second time (or directly access saved tensors "
+        f"after they have already been freed) at {node.name()}. Saved intermediate values of the "
+        f"graph are freed when you call .backward() or autograd.grad(). Specify "
+        f"retain_graph=True if you need to backward through the graph a second time.")
+
+
+def _add(a, b):
+    return b if a is None else (a if b is None else a + b)
+
+
+def run_backward(roots, retain_graph=False, capture=None, create_graph=False):
+    """Propagate gradients from `roots`, a list of (tensor, grad) pairs.
+
+    Without `capture`, leaf gradients are accumulated into `.grad`. With `capture` (a list of
+    edges), nothing is written anywhere and the gradients arriving at those edges are returned
+    in the same order (None where nothing arrived). With `create_graph`, the backward
+    formulas themselves are recorded, so the gradients can be differentiated again.
+    """
+    global _grad_enabled
+    prev_mode = _grad_enabled
+    _grad_enabled = create_graph
+    try:
+        return _run(roots, retain_graph, capture, create_graph)
+    finally:
+        _grad_enabled = prev_mode
+
+
+def _run(roots, retain_graph, capture, create_graph):
+    buffers = {}        # node -> list of gradients per output (summed as they arrive)
+    start = []
+    claimed = set()     # ids of gradient tensors already owned by someone (see AccumulateGrad)
+    for t, g in roots:
+        e = edge(t)
+        if e is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        node, idx = e
+        slot = buffers.setdefault(node, [None] * node.n_outputs)
+        slot[idx] = _add(slot[idx], g)
+        claimed.add(id(g))
+        start.append(node)
+
+    # count, for every reachable node, how many edges point at it
+    deps = {}
+    seen = set(start)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for e in node.next_edges:
+            if e is None:
+                continue
+            child = e[0]
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+
+    wanted = None
+    if capture is not None:
+        wanted = {}
+        for i, e in enumerate(capture):
+            if e is not None:
+                wanted.setdefault((e[0], e[1]), []).append(i)
+        results = [None] * len(capture)
+
+    ready = [n for n in dict.fromkeys(start) if deps.get(n, 0) == 0]
+    while ready:
+        node = ready.pop()
+        grads = buffers.pop(node, None) or [None] * node.n_outputs
+
+        # hooks registered on the (non-leaf) outputs of this node, then retain_grad
+        if node.out_hooks:
+            for idx, hooks in node.out_hooks.items():
+                for hook in hooks:
+                    if grads[idx] is not None:
+                        r = hook(grads[idx])
+                        if r is not None:
+                            grads[idx] = r
+        if wanted is not None:
+            for idx in range(node.n_outputs):
+                for i in wanted.get((node, idx), ()):
+                    results[i] = grads[idx]
+        elif node.retained:
+            for idx, ref in node.retained.items():
+                t = ref()
+                if t is not None and grads[idx] is not None:
+                    t.grad = grads[idx] if t.grad is None else t.grad + grads[idx]
+                    claimed.add(id(t.grad))
+
+        if isinstance(node, AccumulateGrad):
+            if wanted is None and grads[0] is not None:
+                _accumulate(node.variable, grads[0], claimed, create_graph)
+            continue
+
+        if all(g is None for g in grads):
+            in_grads = (None,) * len(node.next_edges)
+        else:
+            if node.saved is RELEASED:
+                raise _freed_error(node)
+            in_grads = node.backward(*grads)
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            if not retain_graph and node.saved is not None:
+                node.saved = RELEASED
+
+        for e, g in zip(node.next_edges, in_grads):
+            if e is None:
+                continue
+            child, idx = e
+            if g is not None:
+                slot = buffers.get(child)
+                if slot is None:
+                    slot = buffers[child] = [None] * child.n_outputs
+                slot[idx] = _add(slot[idx], g)
+            deps[child] -= 1
+            if deps[child] == 0:
+                ready.append(child)
+    return results if capture is not None else None
+
+
+def _accumulate(t, g, claimed, create_graph):
+    """Add g into leaf t's .grad: hooks first, dtype/shape checked, never aliasing a buffer
+    that something else also holds (so in-place updates of .grad stay local)."""
+    if t._hooks:
+        for hook in t._hooks:
+            r = hook(g)
+            if r is not None:
+                g = r
+    if g.shape != t.shape:
+        raise RuntimeError(f"backward: gradient of shape {tuple(g.shape)} does not match its "
+                           f"leaf of shape {tuple(t.shape)}")
+    if g.dtype is not t.dtype:
+        g = g.to(t.dtype)
+    if t.grad is None:
+        if create_graph:
+            pass      # keep the gradient's own graph (double backward)
+        elif id(g) in claimed or not g._backend.owns_memory(g._data) or g.requires_grad:
+            g = g.detach().clone()
+        t.grad = g
+    else:
+        t.grad = t.grad + g
+    claimed.add(id(t.grad))
+
+
+# ---- user-defined functions ------------------------------------------------------------------
+class FunctionCtx(Node):
+    """The `ctx` of a custom `Function`: also its graph node (as in PyTorch)."""
+
+    def __init__(self, fn_cls):
+        self._cls = fn_cls
+        self.saved = None
+        self.needs_input_grad = ()
+        self.materialize_grads = True
+        self._non_differentiable = set()
+        self._out_meta = []
+
+    def name(self):
+        return self._cls.__name__ + "Backward"
+
+    def save_for_backward(self, *tensors):
+        self.saved = tensors
+
+    @property
+    def saved_tensors(self):
+        if self.saved is RELEASED:
+            raise _freed_error(self)
+        return self.saved or ()
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool):
+        self.materialize_grads = value
+
+    def backward(self, *grads):
+        if self.materialize_grads:
+            grads = tuple(g if g is not None else make_zeros(*meta)
+                          for g, meta in zip(grads, self._out_meta))
+        r = self._cls.backward(self, *grads)
+        r = r if isinstance(r, tuple) else (r,)
+        n = len(self.next_edges)
+        if len(r) < n:
+            raise RuntimeError(f"{self._cls.__name__}.backward returned {len(r)} gradients, "
+                               f"expected {n} (one per forward input)")
+        return tuple(r[:n])
+
+
+def make_zeros(cls, shape, dtype, device):
+    return cls.zeros_for_grad(shape, dtype, device)
+
+
+class Function:
+    """Custom differentiable functions, PyTorch style:
+
+        class Exp(Function):
+            @staticmethod
+            def forward(ctx, x): y = x.exp(); ctx.save_for_backward(y); return y
+            @staticmethod
+            def backward(ctx, g): (y,) = ctx.saved_tensors; return g * y
+        Exp.apply(x)
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("Function subclasses must implement forward")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("Function subclasses must implement backward")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = FunctionCtx(cls)
+        tensor_args = [a if hasattr(a, "grad_fn") else None for a in args]
+        ctx.needs_input_grad = tuple(a is not None and a.requires_grad for a in tensor_args)
+        with no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        track = needs_grad(*tensor_args)
+        outs = out if isinstance(out, tuple) else (out,)
+        fixed = []
+        for o in outs:
+            if hasattr(o, "grad_fn") and any(o is a for a in tensor_args):
+                o = o.detach()   # an input returned as-is becomes a new tensor of its own
+            fixed.append(o)
+        if track:
+            ctx.next_edges = tuple(edge(a) if a is not None else None for a in tensor_args)
+            ctx.n_outputs = len(fixed)
+            for i, o in enumerate(fixed):
+                if hasattr(o, "grad_fn"):
+                    ctx._out_meta.append((type(o), o.shape, o.dtype, o.device))
+                    if o.dtype.is_floating_point and id(o) not in ctx._non_differentiable:
+                        o.grad_fn, o._output_nr, o._requires_grad = ctx, i, True
+                else:
+                    ctx._out_meta.append(None)
+        return tuple(fixed) if isinstance(out, tuple) else fixed[0]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None):
+    """torch.autograd.backward: sum of tensors[i] * grad_tensors[i], accumulated into leaves."""
+    tensors = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    elif not isinstance(grad_tensors, (list, tuple)):
+        grad_tensors = [grad_tensors]
+    run_backward([(t, t._root_grad(g, "backward")) for t, g in zip(tensors, grad_tensors)],
+                 retain_graph=bool(retain_graph))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """torch.autograd.grad: gradients of outputs w.r.t. inputs, returned rather than stored."""
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    single = not isinstance(inputs, (list, tuple))
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs]
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("grad: one of the differentiated Tensors does not require grad")
+    roots = [(o, o._root_grad(g, "grad")) for o, g in zip(outputs, grad_outputs)]
+    if retain_graph is None:
+        retain_graph = create_graph
+    res = run_backward(roots, retain_graph=bool(retain_graph), capture=[edge(t) for t in inputs],
+                       create_graph=create_graph)
+    for r in res:
+        if r is None and not allow_unused:
+            raise RuntimeError("grad: one of the differentiated Tensors appears to not have been "
+                               "used in the graph. Set allow_unused=True if this is the desired behavior.")
+    return tuple(res)

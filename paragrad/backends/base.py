@@ -1,0 +1,208 @@
+"""The backend boundary: the only thing a new accelerator implements.
+
+A backend owns buffers (its own array type: a NumPy ndarray on `cpu`, a CuPy array on `cuda`)
+and implements the primitives below. Everything differentiable above this line composes them,
+so a backend that implements only these runs every model.
+
+Conventions every primitive follows:
+- `dtype` arguments are `paragrad.dtypes.DType`; shapes are tuples of ints; axes are
+  non-negative and already validated by the op layer (primitives do not re-check user input).
+- Elementwise inputs already have the result dtype (the op layer casts), and broadcast by
+  NumPy rules. Python scalars may appear as the second operand of `binary`.
+- Movement primitives return views that share memory with their input where the layout
+  allows (as PyTorch's views do); `contiguous` always returns a buffer that owns a
+  C-ordered copy unless the input already is one.
+- `out=` forms write into an existing buffer of the right shape and dtype and return it.
+
+Fast paths: a backend may define any of the methods named in `FAST_PATHS` (fused kernels).
+The op layer calls `backend.fast(name)` and composes primitives when it returns None.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+UNARY_OPS = (
+    "neg", "exp", "log", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "tanh", "sigmoid", "relu",
+    "erf", "log1p", "expm1", "reciprocal", "floor", "ceil", "round", "trunc", "not",
+    "isnan", "isinf", "isfinite",
+)
+BINARY_OPS = (
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "floordiv", "mod",
+    "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor",
+)
+REDUCE_OPS = ("sum", "prod", "max", "min")
+ARG_REDUCE_OPS = ("argmax", "argmin")
+
+# Optional fused kernels. Signatures are documented where the op layer calls them.
+FAST_PATHS = (
+    "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
+    "cross_entropy", "layer_norm", "linear_act", "conv2d", "pool2d", "batch_norm",
+    "scaled_dot_product_attention", "optimizer_step",
+)
+
+
+_fast_paths_enabled = [True]
+
+
+class fast_paths:
+    """`with fast_paths(False):` makes every op compose primitives (used to test that each
+    fast path agrees with the composition it replaces)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __enter__(self):
+        self.prev = _fast_paths_enabled[0]
+        _fast_paths_enabled[0] = self.enabled
+
+    def __exit__(self, *exc):
+        _fast_paths_enabled[0] = self.prev
+
+
+class Backend(ABC):
+    """One device type. `device_type` is 'cpu' or 'cuda'; buffers carry their own device."""
+
+    device_type: str = "?"
+
+    def fast(self, name):
+        """The fused kernel `name` if this backend has one, else None (compose primitives)."""
+        if not _fast_paths_enabled[0]:
+            return None
+        return getattr(self, "fast_" + name, None)
+
+    # ---- transfer / creation -------------------------------------------------------------
+    @abstractmethod
+    def from_numpy(self, array, dtype, device_index=0):
+        """A new buffer holding a copy of a NumPy array, converted to `dtype`."""
+
+    @abstractmethod
+    def to_numpy(self, buf):
+        """A NumPy array with the buffer's values (may share memory on the CPU)."""
+
+    @abstractmethod
+    def empty(self, shape, dtype, device_index=0):
+        """An uninitialized buffer."""
+
+    @abstractmethod
+    def full(self, shape, value, dtype, device_index=0):
+        """A buffer filled with one Python scalar."""
+
+    @abstractmethod
+    def copy_(self, dst, src):
+        """Write `src` (broadcastable to dst, any dtype) into `dst` in place; returns dst."""
+
+    # ---- random (explicit generator state, reproducible per seed) -------------------------
+    @abstractmethod
+    def generator(self, seed, device_index=0):
+        """A new random generator state seeded with `seed`."""
+
+    @abstractmethod
+    def uniform(self, gen, shape, low, high, dtype, device_index=0):
+        """Samples from U[low, high)."""
+
+    @abstractmethod
+    def normal(self, gen, shape, mean, std, dtype, device_index=0):
+        """Samples from N(mean, std^2)."""
+
+    @abstractmethod
+    def bernoulli(self, gen, p, shape, dtype, device_index=0):
+        """1 with probability p (a float or a buffer broadcastable to shape), else 0."""
+
+    # ---- elementwise ------------------------------------------------------------------------
+    @abstractmethod
+    def unary(self, op, x, out=None):
+        """One of UNARY_OPS, elementwise. Comparisons-like ops (isnan...) return bool."""
+
+    @abstractmethod
+    def binary(self, op, a, b, out=None):
+        """One of BINARY_OPS with broadcasting; comparisons return bool. `div` is true
+        division for floats; `floordiv`/`mod` follow Python's sign rules (as PyTorch)."""
+
+    @abstractmethod
+    def where(self, cond, a, b):
+        """cond ? a : b with broadcasting; a and b share a dtype."""
+
+    @abstractmethod
+    def cast(self, x, dtype):
+        """A copy converted to dtype (float->int truncates toward zero, as PyTorch)."""
+
+    # ---- reduce -----------------------------------------------------------------------------
+    @abstractmethod
+    def reduce(self, op, x, axes, keepdims):
+        """One of REDUCE_OPS over `axes` (a tuple). Result dtype = input dtype (the op layer
+        casts integers to int64 before summing). float16 sums accumulate in float32."""
+
+    @abstractmethod
+    def arg_reduce(self, op, x, axis, keepdims):
+        """argmax/argmin along one axis (int64, first occurrence on ties)."""
+
+    # ---- linear algebra ---------------------------------------------------------------------
+    @abstractmethod
+    def matmul(self, a, b, out=None):
+        """Batched matrix product of two >=2-D buffers, batch dims broadcast."""
+
+    # ---- movement ---------------------------------------------------------------------------
+    @abstractmethod
+    def reshape(self, x, shape):
+        """Same elements, new shape (a view when the layout allows)."""
+
+    @abstractmethod
+    def permute(self, x, axes):
+        """Reorder dimensions (a view)."""
+
+    @abstractmethod
+    def expand(self, x, shape):
+        """Broadcast to a larger shape without copying (a view)."""
+
+    @abstractmethod
+    def slice(self, x, starts, stops, steps):
+        """Basic strided slice per axis, steps > 0 (a view)."""
+
+    @abstractmethod
+    def pad(self, x, widths, value):
+        """Constant padding; widths is ((before, after), ...) per axis, all >= 0."""
+
+    @abstractmethod
+    def concat(self, xs, axis):
+        """Join buffers of one dtype along an existing axis."""
+
+    @abstractmethod
+    def contiguous(self, x):
+        """A C-ordered buffer with x's values (x itself if it already is one)."""
+
+    @abstractmethod
+    def flip(self, x, axes):
+        """Reverse the order of elements along axes."""
+
+    # ---- indexing ---------------------------------------------------------------------------
+    @abstractmethod
+    def take(self, x, index, axis):
+        """x indexed along `axis` by an int64 buffer of any shape:
+        out.shape = x.shape[:axis] + index.shape + x.shape[axis+1:]. Negative indices wrap;
+        out-of-range indices raise IndexError."""
+
+    @abstractmethod
+    def gather(self, x, index, axis):
+        """torch.gather: out[i][j] = x[index[i][j]][j] for axis 0 (index has x's ndim)."""
+
+    @abstractmethod
+    def scatter_add(self, base, index, src, axis):
+        """torch.scatter_add_, in place on base: base[index[i][j]][j] += src[i][j] (axis 0);
+        duplicate indices accumulate. Returns base."""
+
+    @abstractmethod
+    def scatter(self, base, index, src, axis):
+        """torch.scatter_, in place: base[index[i][j]][j] = src[i][j] (axis 0). Returns base."""
+
+    @abstractmethod
+    def nonzero(self, x):
+        """Indices of non-zero elements, an int64 buffer of shape (n, ndim) (synchronizes)."""
+
+    # ---- bookkeeping ------------------------------------------------------------------------
+    def owns_memory(self, buf):
+        """True if buf is not a view of another buffer (the engine may then keep it as a
+        leaf's .grad without copying)."""
+        return getattr(buf, "base", None) is None
+
+    def synchronize(self, device_index=0):
+        """Wait for queued work (a no-op on synchronous backends)."""

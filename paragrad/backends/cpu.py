@@ -1,0 +1,229 @@
+"""The NumPy backend: every primitive of base.py on ndarrays, plus a few fused fast paths."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import Backend
+
+_UNARY = {
+    "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
+    "sign": np.sign, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "log1p": np.log1p,
+    "expm1": np.expm1, "reciprocal": np.reciprocal, "floor": np.floor, "ceil": np.ceil,
+    "round": np.rint, "trunc": np.trunc, "isnan": np.isnan, "isinf": np.isinf,
+    "isfinite": np.isfinite,
+}
+_BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
+    "minimum": np.minimum, "floordiv": np.floor_divide, "mod": np.remainder,
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal,
+}
+_BITWISE = {"and": (np.logical_and, np.bitwise_and), "or": (np.logical_or, np.bitwise_or),
+            "xor": (np.logical_xor, np.bitwise_xor)}
+_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
+
+_erf64 = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf(x, out=None):
+    """erf without SciPy: exact (math.erf) in float64; a 1.2e-7-accurate rational fit below."""
+    if x.dtype == np.float64:
+        r = _erf64(x).astype(np.float64)
+    else:
+        # Numerical Recipes erfc (Chebyshev fit), fractional error < 1.2e-7 everywhere
+        z = np.abs(x).astype(np.float32)
+        t = 1.0 / (1.0 + 0.5 * z)
+        poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+            -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
+                -0.82215223 + t * 0.17087277))))))))
+        r = (1.0 - t * np.exp(poly)) * np.sign(x)
+    if out is not None:
+        out[...] = r
+        return out
+    return r.astype(x.dtype, copy=False)
+
+
+class CPUBackend(Backend):
+    device_type = "cpu"
+
+    # ---- transfer / creation -------------------------------------------------------------
+    def from_numpy(self, array, dtype, device_index=0):
+        return np.array(array, dtype=dtype.to_numpy(), copy=True)
+
+    def to_numpy(self, buf):
+        return buf
+
+    def empty(self, shape, dtype, device_index=0):
+        return np.empty(shape, dtype=dtype.to_numpy())
+
+    def full(self, shape, value, dtype, device_index=0):
+        return np.full(shape, value, dtype=dtype.to_numpy())
+
+    def copy_(self, dst, src):
+        np.copyto(dst, src, casting="unsafe")
+        return dst
+
+    # ---- random -----------------------------------------------------------------------------
+    def generator(self, seed, device_index=0):
+        return np.random.Generator(np.random.PCG64(seed))
+
+    def uniform(self, gen, shape, low, high, dtype, device_index=0):
+        if dtype.name == "float32":
+            r = gen.random(shape, dtype=np.float32)
+        else:
+            r = gen.random(shape)
+        if low != 0.0 or high != 1.0:
+            r = r * (high - low) + low
+        return r.astype(dtype.to_numpy(), copy=False)
+
+    def normal(self, gen, shape, mean, std, dtype, device_index=0):
+        if dtype.name == "float32":
+            r = gen.standard_normal(shape, dtype=np.float32)
+        else:
+            r = gen.standard_normal(shape)
+        if std != 1.0 or mean != 0.0:
+            r = r * std + mean
+        return r.astype(dtype.to_numpy(), copy=False)
+
+    def bernoulli(self, gen, p, shape, dtype, device_index=0):
+        return (gen.random(shape, dtype=np.float32) < p).astype(dtype.to_numpy())
+
+    # ---- elementwise --------------------------------------------------------------------------
+    def unary(self, op, x, out=None):
+        f = _UNARY.get(op)
+        if f is not None:
+            return f(x, out=out)
+        if op == "relu":
+            return np.maximum(x, 0, out=out)
+        if op == "sigmoid":
+            # 1/(1+exp(-x)) without overflow warnings: exp of a non-positive number only
+            e = np.exp(-np.abs(x))
+            r = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+            return _into(r, out)
+        if op == "rsqrt":
+            r = np.sqrt(x, out=out)
+            return np.reciprocal(r, out=r)
+        if op == "erf":
+            return _erf(x, out=out)
+        if op == "not":
+            return np.logical_not(x, out=out) if x.dtype == np.bool_ else np.invert(x, out=out)
+        raise ValueError(f"cpu backend: unknown unary op {op!r}")
+
+    def binary(self, op, a, b, out=None):
+        f = _BINARY.get(op)
+        if f is not None:
+            return f(a, b, out=out)
+        if op == "div":
+            return np.true_divide(a, b, out=out)
+        if op == "pow":
+            if np.asarray(a).dtype.kind in "iu" and np.any(np.asarray(b) < 0):
+                raise RuntimeError("pow: integers to negative integer powers are not allowed")
+            return np.power(a, b, out=out)
+        if op in _BITWISE:
+            logical, bitwise = _BITWISE[op]
+            return (logical if np.asarray(a).dtype == np.bool_ else bitwise)(a, b, out=out)
+        raise ValueError(f"cpu backend: unknown binary op {op!r}")
+
+    def where(self, cond, a, b):
+        return np.where(cond, a, b)
+
+    def cast(self, x, dtype):
+        return x.astype(dtype.to_numpy())
+
+    # ---- reduce -------------------------------------------------------------------------------
+    def reduce(self, op, x, axes, keepdims):
+        if op == "sum" and x.dtype == np.float16:   # accumulate half in float32, as PyTorch
+            return np.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(np.float16)
+        r = _REDUCE[op](x, axis=axes, keepdims=keepdims)
+        return np.asarray(r, dtype=x.dtype)
+
+    def arg_reduce(self, op, x, axis, keepdims):
+        f = np.argmax if op == "argmax" else np.argmin
+        return np.asarray(f(x, axis=axis, keepdims=keepdims), dtype=np.int64)
+
+    # ---- linear algebra -----------------------------------------------------------------------
+    def matmul(self, a, b, out=None):
+        return np.matmul(a, b, out=out)
+
+    # ---- movement ------------------------------------------------------------------------------
+    def reshape(self, x, shape):
+        return x.reshape(shape)
+
+    def permute(self, x, axes):
+        return x.transpose(axes)
+
+    def expand(self, x, shape):
+        return np.broadcast_to(x, shape)
+
+    def slice(self, x, starts, stops, steps):
+        return x[tuple(slice(a, b, c) for a, b, c in zip(starts, stops, steps))]
+
+    def pad(self, x, widths, value):
+        return np.pad(x, widths, mode="constant", constant_values=value)
+
+    def concat(self, xs, axis):
+        return np.concatenate(xs, axis=axis)
+
+    def contiguous(self, x):
+        return np.ascontiguousarray(x)
+
+    def flip(self, x, axes):
+        return np.flip(x, axes)
+
+    # ---- indexing ------------------------------------------------------------------------------
+    def take(self, x, index, axis):
+        return np.take(x, index, axis=axis)
+
+    def gather(self, x, index, axis):
+        return np.take_along_axis(x, index, axis=axis)
+
+    def scatter_add(self, base, index, src, axis):
+        np.add.at(base, _scatter_coords(index, axis), src)
+        return base
+
+    def scatter(self, base, index, src, axis):
+        base[_scatter_coords(index, axis)] = src
+        return base
+
+    def nonzero(self, x):
+        return np.stack(np.nonzero(x), axis=-1).astype(np.int64).reshape(-1, x.ndim)
+
+    # ---- fast paths -----------------------------------------------------------------------------
+    def fast_softmax(self, x, axis):
+        """Fused softmax: three passes, one temporary."""
+        y = x - x.max(axis=axis, keepdims=True)
+        np.exp(y, out=y)
+        y /= y.sum(axis=axis, keepdims=True)
+        return y
+
+    def fast_softmax_backward(self, y, g, axis):
+        """dx = y * (g - sum(g * y)); y is the softmax output."""
+        gy = g * y
+        gy -= y * gy.sum(axis=axis, keepdims=True)
+        return gy
+
+    def fast_log_softmax(self, x, axis):
+        y = x - x.max(axis=axis, keepdims=True)
+        y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
+        return y
+
+    def fast_log_softmax_backward(self, y, g, axis):
+        """dx = g - exp(y) * sum(g); y is the log-softmax output."""
+        return g - np.exp(y) * g.sum(axis=axis, keepdims=True)
+
+
+def _into(r, out):
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+def _scatter_coords(index, axis):
+    """Full coordinate arrays for torch-style scatter along `axis` (index's other coords are
+    its own positions)."""
+    coords = list(np.indices(index.shape, sparse=True))
+    coords[axis] = index
+    return tuple(coords)

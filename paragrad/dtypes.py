@@ -1,0 +1,168 @@
+"""dtypes and PyTorch's type-promotion rules.
+
+A `DType` is a small immutable descriptor; backends map it to their own array dtype through
+`dtype.name`. Promotion follows PyTorch: categories bool < integer < floating; a dimensioned
+tensor outranks a 0-d tensor, which outranks a Python scalar, but only within a category
+(so `int_tensor + 2.5` is floating, `float16_tensor + 2.5` stays float16).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class DType:
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "_rank", "np")
+
+    def __init__(self, name, itemsize, is_floating_point, is_signed, rank, np_dtype):
+        self.name = name
+        self.itemsize = itemsize
+        self.is_floating_point = is_floating_point
+        self.is_signed = is_signed
+        self._rank = rank          # position in the promotion lattice (see promote_types)
+        self.np = np_dtype         # the NumPy dtype with the same bits (None for bfloat16 without ml_dtypes)
+
+    @property
+    def is_complex(self):
+        return False
+
+    def __repr__(self):
+        return f"paragrad.{self.name}"
+
+    def __reduce__(self):          # pickles as the module-level singleton
+        return (get_dtype, (self.name,))
+
+    def to_numpy(self):
+        if self.np is None:
+            raise TypeError(f"dtype {self.name} has no NumPy equivalent here (install ml_dtypes)")
+        return self.np
+
+
+def _bfloat16_np():
+    try:
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        return None
+
+
+bool_ = DType("bool", 1, False, False, 0, np.dtype(np.bool_))
+uint8 = DType("uint8", 1, False, False, 1, np.dtype(np.uint8))
+int8 = DType("int8", 1, False, True, 2, np.dtype(np.int8))
+int16 = DType("int16", 2, False, True, 3, np.dtype(np.int16))
+int32 = DType("int32", 4, False, True, 4, np.dtype(np.int32))
+int64 = DType("int64", 8, False, True, 5, np.dtype(np.int64))
+float16 = DType("float16", 2, True, True, 6, np.dtype(np.float16))
+bfloat16 = DType("bfloat16", 2, True, True, 6, _bfloat16_np())
+float32 = DType("float32", 4, True, True, 7, np.dtype(np.float32))
+float64 = DType("float64", 8, True, True, 8, np.dtype(np.float64))
+
+# torch-style aliases
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+bool = bool_  # noqa: A001  (shadowing is intended: `pg.bool` like `torch.bool`)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL if d.np is not None}
+
+_default_float = float32
+
+
+def get_default_dtype():
+    return _default_float
+
+
+def set_default_dtype(dtype):
+    global _default_float
+    dtype = get_dtype(dtype)
+    if not dtype.is_floating_point:
+        raise TypeError(f"set_default_dtype: only floating-point dtypes are allowed, got {dtype}")
+    _default_float = dtype
+
+
+def get_dtype(d) -> DType:
+    """Turn a DType, a name ('float32'), a NumPy dtype or a Python type into a DType."""
+    if isinstance(d, DType):
+        return d
+    if isinstance(d, str):
+        if d in _BY_NAME:
+            return _BY_NAME[d]
+        raise TypeError(f"unknown dtype {d!r}; expected one of {sorted(_BY_NAME)}")
+    if d is builtins_float:
+        return _default_float
+    if d is builtins_int:
+        return int64
+    if d is builtins_bool:
+        return bool_
+    try:
+        return _BY_NP[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError(f"unsupported dtype {d!r}; expected one of {sorted(_BY_NAME)}") from None
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _builtins.bool
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    """The smallest dtype both convert to safely (torch.promote_types)."""
+    if a is b:
+        return a
+    if a.is_floating_point != b.is_floating_point:
+        return a if a.is_floating_point else b
+    if a.is_floating_point:
+        if {a.name, b.name} == {"float16", "bfloat16"}:
+            return float32
+        return a if a._rank > b._rank else b
+    if a is bool_ or b is bool_:
+        return b if a is bool_ else a
+    if {a.name, b.name} == {"uint8", "int8"}:
+        return int16
+    if a is uint8 or b is uint8:    # uint8 with a wider signed int: the signed one
+        return b if a is uint8 else a
+    return a if a._rank > b._rank else b
+
+
+def _category(d: DType):
+    return 2 if d.is_floating_point else (0 if d is bool_ else 1)
+
+
+def scalar_dtype(x) -> DType:
+    """The dtype a Python scalar carries in promotion (a 'wrapped number' in PyTorch)."""
+    if isinstance(x, builtins_bool):
+        return bool_
+    if isinstance(x, builtins_int):
+        return int64
+    return _default_float
+
+
+def _combine(higher, lower):
+    # PyTorch's combine_categories: a lower-priority group only wins by being of a higher category
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if _category(higher) >= _category(lower):
+        return higher
+    return promote_types(higher, lower)
+
+
+def result_type(*operands) -> DType:
+    """torch.result_type over tensors (anything with .dtype and .ndim) and Python scalars."""
+    dim = zero = wrapped = None
+    for x in operands:
+        if hasattr(x, "dtype") and hasattr(x, "ndim"):
+            d = x.dtype
+            if x.ndim > 0:
+                dim = d if dim is None else promote_types(dim, d)
+            else:
+                zero = d if zero is None else promote_types(zero, d)
+        else:
+            d = scalar_dtype(x)
+            wrapped = d if wrapped is None else promote_types(wrapped, d)
+    return _combine(dim, _combine(zero, wrapped))
+
+
+def is_floating(d: DType) -> bool:
+    return d.is_floating_point

@@ -1,0 +1,207 @@
+"""Differentiable ops, one file per family, and the table that makes them Tensor methods.
+
+Reading this file gives the whole Tensor method surface in one place.
+"""
+from __future__ import annotations
+
+from .. import autograd
+from ..tensor import Tensor
+from . import binary, conversion, creation, indexing, linalg, movement, nn, reduce, unary
+from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
+                     logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
+                     pow, remainder, sub, where)
+from .conversion import clone, contiguous, to
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
+                       ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
+                       randperm, tensor, zeros, zeros_like)
+from .indexing import (gather, getitem, index_select, masked_select, nonzero, scatter, scatter_add,
+                       setitem)
+from .linalg import bmm, dot, matmul, mm, mv, outer
+from .movement import (broadcast_to, cat, chunk, expand, flatten, flip, hstack, movedim, narrow, pad,
+                       permute, repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind,
+                       unflatten, unsqueeze, view, vstack)
+from .nn import log_softmax, softmax
+from .reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum,
+                     var, var_mean)
+from .unary import (abs, bitwise_not, ceil, clamp, cos, erf, exp, expm1, floor, gelu, isfinite, isinf,
+                    isnan, leaky_relu, log, log1p, logical_not, neg, reciprocal, relu, round, rsqrt,
+                    sigmoid, sign, silu, sin, softplus, sqrt, tanh, trunc)
+
+clip = clamp
+concat = concatenate = cat
+negative = neg
+multiply, divide, subtract, true_divide = mul, div, sub, div
+
+
+def _rev(f):
+    return lambda self, other: f(other, self)
+
+
+def _inplace_binary(op, fn):
+    def method(self, other, *args, **kwargs):
+        if args or kwargs:      # add_(other, alpha=...) and friends
+            other = _scaled(other, *args, **kwargs)
+        return binary.binary_(op, self, other, fn)
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def _scaled(other, alpha=1):
+    return other * alpha if alpha != 1 else other
+
+
+def _inplace_unary(fn):
+    def method(self, *args, **kwargs):
+        return _assign(self, lambda: fn(self, *args, **kwargs), fn.__name__ + "_")
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def _assign(self, compute, name):
+    """Run an out-of-place op and make its result this tensor's value, as an in-place op."""
+    if autograd._grad_enabled and self.grad_fn is None and self._requires_grad:
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                           f"in-place operation.")
+    if autograd._grad_enabled and self._requires_grad:
+        out = compute()
+        self._data, self.grad_fn, self._output_nr = out._data, out.grad_fn, 0
+        self._requires_grad = out._requires_grad
+        return self
+    with autograd.no_grad():
+        out = compute()
+    self._backend.copy_(self._data, out._data)
+    return self
+
+
+def _copy_(self, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    tracked = autograd._grad_enabled and (self._requires_grad or src._requires_grad)
+    if tracked:
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError("copy_: a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        out = src.to(self.dtype, self.device).expand(self.shape) + self.new_zeros(())
+        self._data, self.grad_fn, self._output_nr, self._requires_grad = out._data, out.grad_fn, 0, True
+        return self
+    if src.device != self.device:
+        src = src.to(self.device)
+    try:
+        movement.expand(src.detach(), self.shape)
+    except RuntimeError:
+        raise RuntimeError(f"copy_: source of shape {tuple(src.shape)} can't be broadcast to "
+                           f"destination of shape {tuple(self.shape)}") from None
+    self._backend.copy_(self._data, src._data)
+    return self
+
+
+def _fill_(self, value):
+    if isinstance(value, Tensor):
+        value = value.item()
+    return _assign(self, lambda: full_like(self, value) if not self._requires_grad else
+                   self * 0 + value, "fill_")
+
+
+def _zero_(self):
+    return _fill_(self, 0)
+
+
+def _random_(draw):
+    def method(self, *args, **kwargs):
+        return _assign(self, lambda: draw(self, *args, **kwargs), draw.__name__.strip("_") + "_")
+    return method
+
+
+def _uniform(self, a=0.0, b=1.0, generator=None):
+    return rand(tuple(self.shape), generator=generator, dtype=self.dtype, device=self.device) * (b - a) + a
+
+
+def _normal(self, mean=0.0, std=1.0, generator=None):
+    return randn(tuple(self.shape), generator=generator, dtype=self.dtype, device=self.device) * std + mean
+
+
+def _bernoulli(self, p=0.5, generator=None):
+    from ..random import default_generator
+    g = generator or default_generator(self.device)
+    data = self._backend.bernoulli(g._state, p, tuple(self.shape), self.dtype, self.device.index)
+    return creation._wrap(data, self.dtype, self.device)
+
+
+def _tensor_where(self, condition, other):
+    return where(condition, self, other)
+
+
+def _max_method(self, dim=None, keepdim=False):
+    return max(self, dim, keepdim)
+
+
+_METHODS = {
+    # arithmetic and comparison operators
+    "__add__": add, "__radd__": _rev(add), "__sub__": sub, "__rsub__": _rev(sub),
+    "__mul__": mul, "__rmul__": _rev(mul), "__truediv__": div, "__rtruediv__": _rev(div),
+    "__floordiv__": floor_divide, "__rfloordiv__": _rev(floor_divide),
+    "__mod__": remainder, "__rmod__": _rev(remainder), "__pow__": pow, "__rpow__": _rev(pow),
+    "__matmul__": matmul, "__rmatmul__": _rev(matmul),
+    "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs, "__invert__": bitwise_not,
+    "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
+    "__rand__": _rev(bitwise_and), "__ror__": _rev(bitwise_or), "__rxor__": _rev(bitwise_xor),
+    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__getitem__": getitem, "__setitem__": setitem,
+    "__iadd__": _inplace_binary("add", add), "__isub__": _inplace_binary("sub", sub),
+    "__imul__": _inplace_binary("mul", mul), "__itruediv__": _inplace_binary("div", div),
+    # named arithmetic
+    "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
+    "true_divide": div, "pow": pow, "maximum": maximum, "minimum": minimum, "remainder": remainder,
+    "floor_divide": floor_divide, "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
+    "greater": gt, "less": lt, "equal": lambda a, b: bool(a.shape == b.shape and eq(a, b).all()),
+    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    "logical_not": logical_not, "bitwise_not": bitwise_not, "bitwise_and": bitwise_and,
+    "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
+    "where": _tensor_where, "masked_fill": masked_fill,
+    # unary
+    "neg": neg, "negative": neg, "exp": exp, "log": log, "sqrt": sqrt, "rsqrt": rsqrt, "abs": abs,
+    "sign": sign, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid, "relu": relu, "erf": erf,
+    "log1p": log1p, "expm1": expm1, "reciprocal": reciprocal, "floor": floor, "ceil": ceil,
+    "round": round, "trunc": trunc, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
+    "clamp": clamp, "clip": clamp, "clamp_min": lambda x, m: clamp(x, min=m),
+    "clamp_max": lambda x, m: clamp(x, max=m),
+    # reductions
+    "sum": sum, "mean": mean, "var": var, "std": std, "amax": amax, "amin": amin, "max": _max_method,
+    "min": lambda self, dim=None, keepdim=False: min(self, dim, keepdim), "prod": prod,
+    "logsumexp": logsumexp, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
+    "softmax": softmax, "log_softmax": log_softmax,
+    # movement
+    "reshape": reshape, "view": view, "view_as": movement.view_as, "reshape_as": movement.reshape_as,
+    "permute": permute, "transpose": transpose, "swapaxes": swapaxes, "swapdims": swapaxes, "t": t,
+    "unsqueeze": unsqueeze, "squeeze": squeeze, "flatten": flatten, "unflatten": unflatten,
+    "expand": expand, "expand_as": movement.expand_as, "broadcast_to": broadcast_to, "repeat": repeat,
+    "split": split, "chunk": chunk, "unbind": unbind, "narrow": narrow, "flip": flip, "movedim": movedim,
+    # indexing
+    "gather": gather, "index_select": index_select, "scatter": scatter, "scatter_add": scatter_add,
+    "nonzero": nonzero, "masked_select": masked_select,
+    # linear algebra
+    "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "outer": outer,
+    # conversion
+    "to": to, "float": conversion.float_, "double": conversion.double, "half": conversion.half,
+    "bfloat16": conversion.bfloat16, "long": conversion.long, "int": conversion.int_,
+    "short": conversion.short, "bool": conversion.bool_, "byte": conversion.byte,
+    "type": conversion.type_, "cpu": conversion.cpu, "cuda": conversion.cuda, "clone": clone,
+    "contiguous": contiguous, "type_as": lambda self, other: to(self, other.dtype),
+    "new_tensor": creation.new_tensor, "new_zeros": creation.new_zeros, "new_ones": creation.new_ones,
+    "new_full": creation.new_full, "new_empty": creation.new_empty,
+    # in-place
+    "add_": _inplace_binary("add", add), "sub_": _inplace_binary("sub", sub),
+    "mul_": _inplace_binary("mul", mul), "div_": _inplace_binary("div", div),
+    "pow_": _inplace_unary(pow), "clamp_": _inplace_unary(clamp), "clip_": _inplace_unary(clamp),
+    "masked_fill_": _inplace_unary(masked_fill), "relu_": _inplace_unary(relu),
+    "exp_": _inplace_unary(exp), "sqrt_": _inplace_unary(sqrt), "neg_": _inplace_unary(neg),
+    "abs_": _inplace_unary(abs), "sigmoid_": _inplace_unary(sigmoid), "tanh_": _inplace_unary(tanh),
+    "copy_": _copy_, "fill_": _fill_, "zero_": _zero_,
+    "uniform_": _random_(_uniform), "normal_": _random_(_normal), "bernoulli_": _random_(_bernoulli),
+}
+_PROPERTIES = {"T": movement.T, "mT": movement.mT}
+
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+for _name, _fn in _PROPERTIES.items():
+    setattr(Tensor, _name, property(_fn))

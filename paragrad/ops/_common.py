@@ -1,0 +1,77 @@
+"""Helpers shared by the op families: operand checks, dims, and gradient shaping."""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from ..tensor import Tensor, _dim, _wrap
+
+Scalar = (int, float, bool)
+
+
+def check_tensor(x, op, name="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def same_device(op, *tensors):
+    """All tensors on one device (0-d CPU tensors may join any device, as in PyTorch)."""
+    dev = None
+    for t in tensors:
+        if t is None or not isinstance(t, Tensor):
+            continue
+        if dev is None:
+            dev = t._device
+        elif t._device != dev and not (t.ndim == 0 and t._device.type == "cpu"):
+            raise RuntimeError(f"{op}: Expected all tensors to be on the same device, but found "
+                               f"at least two devices, {dev} and {t._device}!")
+    return dev
+
+
+def dim_arg(dim, ndim, op):
+    return _dim(dim, ndim, op)
+
+
+def dims_arg(dim, ndim, op):
+    """None -> all axes; int or tuple -> sorted, non-negative, checked for repeats."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        axes = tuple(sorted(_dim(d, ndim, op) for d in dim))
+        if len(set(axes)) != len(axes):
+            raise RuntimeError(f"{op}: dim {tuple(dim)} appears multiple times in the list of dims")
+        return axes
+    return (_dim(dim, ndim, op),)
+
+
+def cast_buf(t, dtype):
+    """t's buffer converted to dtype (no copy if it already has it)."""
+    return t._data if t.dtype is dtype else t._backend.cast(t._data, dtype)
+
+
+def alias(t):
+    """A detached tensor sharing t's buffer: what a node saves of its own output, so the
+    output -> node -> output reference cycle never forms."""
+    return _wrap(t._data, t.dtype, t._device)
+
+
+def sum_to(g, shape):
+    """Reduce a broadcast gradient back to an input's shape (differentiable)."""
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    if axes:
+        g = g.sum(dim=axes, keepdim=True)
+    return g.reshape(shape) if g.shape != shape else g
+
+
+def grad_for(g, t):
+    """Gradient g shaped and typed for input t (undoing broadcasting and promotion)."""
+    g = sum_to(g, t.shape)
+    return g if g.dtype is t.dtype else g.to(t.dtype)
+
+
+def floating(dtype):
+    """The dtype an op that needs floating point computes in (ints/bool -> default float)."""
+    return dtype if dtype.is_floating_point else dt.get_default_dtype()

@@ -1,0 +1,410 @@
+"""Binary elementwise ops: arithmetic, comparisons, logic, where/masked_fill, in-place forms.
+
+Operands are Tensors or Python scalars; dtypes promote as in PyTorch (dtypes.result_type),
+shapes broadcast by NumPy rules, and gradients are summed back to each input's shape.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ..tensor import Tensor, _wrap
+from ._common import alias, floating, grad_for, same_device
+
+
+def _scalar(x, op):
+    """A Python scalar, or a TypeError naming the op."""
+    if isinstance(x, (bool, int, float)):
+        return x.item() if isinstance(x, np.generic) else x
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"{op}(): expected a Tensor or a Python number as operand, "
+                    f"got {type(x).__name__}")
+
+
+def _result_dtype(a, b):
+    if isinstance(b, Tensor):
+        return a.dtype if a.dtype is b.dtype else dt.result_type(a, b)
+    ad, tb = a.dtype, type(b)
+    if ad.is_floating_point or (tb is int and ad is not dt.bool_):
+        return ad
+    return dt.result_type(a, b)
+
+
+def _check_shapes(op, a, b):
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise RuntimeError(f"{op}: The size of tensor a {tuple(a.shape)} must match the size of "
+                           f"tensor b {tuple(b.shape)} (shapes not broadcastable)") from None
+
+
+def prepare(op, a, b, compute=None):
+    """Promote a (Tensor) and b (Tensor or scalar): -> (a_buf, b_buf_or_scalar, dtype, device).
+    `compute(dtype)` may widen the dtype the op runs in (true division of ints -> float)."""
+    if isinstance(b, Tensor):
+        dev = a._device
+        if b._device is not dev and b._device != dev:
+            same_device(op, a, b)
+            if a.ndim == 0 and a._device.type == "cpu":
+                dev = b._device
+        dtype = _result_dtype(a, b)
+        if compute is not None:
+            dtype = compute(dtype)
+        if a.shape != b.shape:
+            _check_shapes(op, a, b)
+        ab = a._data if a.dtype is dtype else a._backend.cast(a._data, dtype)
+        bb = b._data if b.dtype is dtype else b._backend.cast(b._data, dtype)
+        if b._device is not dev:
+            bb = _to_device_buf(bb, b, dev, dtype)
+        if a._device is not dev:
+            ab = _to_device_buf(ab, a, dev, dtype)
+        return ab, bb, dtype, dev
+    b = _scalar(b, op)
+    dtype = _result_dtype(a, b)
+    if compute is not None:
+        dtype = compute(dtype)
+    ab = a._data if a.dtype is dtype else a._backend.cast(a._data, dtype)
+    return ab, b, dtype, a._device
+
+
+def _to_device_buf(buf, t, dev, dtype):
+    """A 0-d CPU tensor joining an op on another device: move its value there."""
+    from ..backends import backend_for
+    return backend_for(dev).full((), t._backend.to_numpy(buf).item(), dtype, dev.index)
+
+
+def _binary(op, a, b, node_cls=None, compute=None, out_dtype=None, save=None):
+    """Run backend.binary and record `node_cls` (whose backward gets .saved = save(a, b, out))."""
+    if not isinstance(a, Tensor):       # reflected form: scalar op tensor
+        if not isinstance(b, Tensor):
+            raise TypeError(f"{op}(): expected at least one Tensor operand")
+        a = _scalar(a, op)
+        d = _result_dtype(b, a)
+        a = _wrap(b._backend.full((), a, d, b._device.index), d, b._device)
+    ab, bb, dtype, dev = prepare(op, a, b, compute)
+    buf = a._backend.binary(op, ab, bb)
+    out = _wrap(buf, out_dtype or dtype, dev)
+    if node_cls is not None and autograd._grad_enabled and (
+            a._requires_grad or (isinstance(b, Tensor) and b._requires_grad)):
+        node = node_cls()
+        node.a, node.b = a, b
+        if save is not None:
+            node.saved = save(a, b, out)
+        record(node, (a, b if isinstance(b, Tensor) else None), out)
+    return out
+
+
+def _g(g, t):
+    """Gradient for operand t, or None for a Python scalar / a tensor not requiring grad."""
+    if isinstance(t, Tensor) and t._requires_grad:
+        return grad_for(g, t)
+    return None
+
+
+# ---- arithmetic ------------------------------------------------------------------------------
+class AddBackward(Node):
+    def backward(self, g):
+        return _g(g, self.a), _g(g, self.b)
+
+
+class SubBackward(Node):
+    def backward(self, g):
+        gb = _g(g, self.b)
+        return _g(g, self.a), (-gb if gb is not None else None)
+
+
+class MulBackward(Node):
+    def backward(self, g):
+        a, b = self.saved
+        return (_g(g * b, self.a) if isinstance(a, Tensor) and a._requires_grad else None,
+                _g(g * a, self.b) if isinstance(b, Tensor) and b._requires_grad else None)
+
+
+class DivBackward(Node):
+    def backward(self, g):
+        a, b = self.saved
+        ga = _g(g / b, self.a) if self.a._requires_grad else None
+        gb = None
+        if isinstance(b, Tensor) and b._requires_grad:
+            gb = _g(-g * a / (b * b), b)
+        return ga, gb
+
+
+def add(a, b, alpha=1):
+    if alpha != 1:
+        b = b * alpha
+    return _binary("add", a, b, AddBackward)
+
+
+def sub(a, b, alpha=1):
+    if isinstance(a, Tensor) and a.dtype is dt.bool_ and isinstance(b, Tensor) and b.dtype is dt.bool_:
+        raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if alpha != 1:
+        b = b * alpha
+    return _binary("sub", a, b, SubBackward)
+
+
+def mul(a, b):
+    return _binary("mul", a, b, MulBackward, save=lambda a, b, out: (a, b))
+
+
+def div(a, b, rounding_mode=None):
+    if rounding_mode is not None:
+        if rounding_mode == "floor":
+            return floor_divide(a, b)
+        if rounding_mode == "trunc":
+            return div(a, b).trunc().to(_binary_dtype(a, b))
+        raise ValueError(f"div: expected rounding_mode to be one of None, 'trunc', 'floor', "
+                         f"got {rounding_mode!r}")
+    return _binary("div", a, b, DivBackward, compute=floating, save=lambda a, b, out: (a, b))
+
+
+def _binary_dtype(a, b):
+    return _result_dtype(a, b) if isinstance(a, Tensor) else _result_dtype(b, a)
+
+
+class PowBackward(Node):
+    def backward(self, g):
+        a, b, out = self.saved
+        if autograd.is_grad_enabled():
+            out = pow(a, b)          # double backward: differentiate through a fresh forward
+        ga = gb = None
+        if isinstance(a, Tensor) and a._requires_grad:
+            if isinstance(b, Tensor):
+                ga = g * b * pow(a, b - 1)
+                ga = where(b == 0, 0.0, ga)
+            elif b == 0:
+                ga = g * 0
+            else:
+                ga = g * b * pow(a, b - 1)
+            ga = _g(ga, a)
+        if isinstance(b, Tensor) and b._requires_grad:
+            base = a if isinstance(a, Tensor) else _wrap(out._backend.full((), a, out.dtype, out.device.index), out.dtype, out.device)
+            gb = g * out * base.log()
+            gb = where((base == 0) & (b >= 0), 0.0, gb)
+            gb = _g(gb, b)
+        return ga, gb
+
+
+def pow(a, b):
+    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        b = _scalar(b, "pow")
+        if b == 2 and a.dtype.is_floating_point:
+            return mul(a, a)       # same value and gradient, one cheap multiply
+    a_is_t = isinstance(a, Tensor)
+    out = _binary("pow", a, b, PowBackward, save=lambda x, y, out: (x if a_is_t else a, y, alias(out)))
+    return out
+
+
+class MaximumBackward(Node):
+    op = "maximum"
+
+    def backward(self, g):
+        a, b = self.saved
+        a_wins = (a > b) if self.op == "maximum" else (a < b)
+        tie = a == b
+        half = g * 0.5
+        ga = where(tie, half, where(a_wins, g, 0.0)) if a._requires_grad else None
+        gb = where(tie, half, where(a_wins, 0.0, g)) if b._requires_grad else None
+        return (_g(ga, a) if ga is not None else None), (_g(gb, b) if gb is not None else None)
+
+
+class MinimumBackward(MaximumBackward):
+    op = "minimum"
+
+
+def _maxmin(op, a, b):
+    if not isinstance(b, Tensor):
+        raise TypeError(f"{op}(): argument 'other' must be Tensor, not {type(b).__name__}")
+    node = MaximumBackward if op == "maximum" else MinimumBackward
+    return _binary(op, a, b, node, save=lambda a, b, out: (a, b))
+
+
+def maximum(a, b):
+    return _maxmin("maximum", a, b)
+
+
+def minimum(a, b):
+    return _maxmin("minimum", a, b)
+
+
+def floor_divide(a, b):
+    return _binary("floordiv", a, b)
+
+
+class RemainderBackward(Node):
+    def backward(self, g):
+        a, b = self.saved
+        gb = None
+        if isinstance(b, Tensor) and b._requires_grad:
+            gb = _g(-g * floor_divide(a, b), b)
+        return _g(g, self.a), gb
+
+
+def remainder(a, b):
+    return _binary("mod", a, b, RemainderBackward, save=lambda a, b, out: (a, b))
+
+
+# ---- comparisons and logic -------------------------------------------------------------------
+def _compare(op):
+    def f(a, b):
+        if not isinstance(b, (Tensor, bool, int, float, np.generic)):
+            return NotImplemented
+        return _binary(op, a, b, out_dtype=dt.bool_)
+    f.__name__ = op
+    return f
+
+
+eq, ne, lt, le, gt, ge = (_compare(o) for o in ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+def _bitwise(op, name):
+    def f(a, b):
+        for t in (a, b):
+            if isinstance(t, Tensor) and t.dtype.is_floating_point:
+                raise TypeError(f"{name}: not implemented for floating-point tensors ({t.dtype})")
+            if isinstance(t, float):
+                raise TypeError(f"{name}: not implemented for float operands")
+        return _binary(op, a, b)
+    f.__name__ = name
+    return f
+
+
+bitwise_and = _bitwise("and", "bitwise_and")
+bitwise_or = _bitwise("or", "bitwise_or")
+bitwise_xor = _bitwise("xor", "bitwise_xor")
+
+
+def _as_bool(x):
+    return x if x.dtype is dt.bool_ else x.ne(0)
+
+
+def logical_and(a, b):
+    return _binary("and", _as_bool(a), _as_bool(b))
+
+
+def logical_or(a, b):
+    return _binary("or", _as_bool(a), _as_bool(b))
+
+
+def logical_xor(a, b):
+    return _binary("xor", _as_bool(a), _as_bool(b))
+
+
+# ---- selection ---------------------------------------------------------------------------------
+class WhereBackward(Node):
+    def backward(self, g):
+        (cond,) = self.saved
+        zero = g.new_zeros(())
+        ga = _g(where(cond, g, zero), self.a) if isinstance(self.a, Tensor) and self.a._requires_grad else None
+        gb = _g(where(cond, zero, g), self.b) if isinstance(self.b, Tensor) and self.b._requires_grad else None
+        return None, ga, gb
+
+
+def where(condition, input=None, other=None):
+    """where(cond, a, b): a where cond is True else b; a and b may be Python scalars.
+    where(cond) alone is nonzero(cond, as_tuple=True)."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if condition.dtype is not dt.bool_:
+        raise RuntimeError(f"where: expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype}")
+    ref = input if isinstance(input, Tensor) else other
+    if not isinstance(ref, Tensor):
+        ref = _wrap(condition._backend.full((), _scalar(input, "where"), dt.result_type(input, other),
+                                            condition._device.index),
+                    dt.result_type(input, other), condition._device)
+        input = ref
+    dtype = dt.result_type(*(x for x in (input, other)))
+    same_device("where", condition, input, other)
+    bk = condition._backend
+    try:
+        shape = np.broadcast_shapes(condition.shape, *(x.shape for x in (input, other) if isinstance(x, Tensor)))
+    except ValueError:
+        raise RuntimeError(f"where: shapes not broadcastable: condition {tuple(condition.shape)}, "
+                           f"input {tuple(getattr(input, 'shape', ()))}, other "
+                           f"{tuple(getattr(other, 'shape', ()))}") from None
+    del shape
+
+    def buf(x):
+        if isinstance(x, Tensor):
+            return x._data if x.dtype is dtype else x._backend.cast(x._data, dtype)
+        return bk.full((), _scalar(x, "where"), dtype, condition._device.index)
+
+    out = _wrap(bk.where(condition._data, buf(input), buf(other)), dtype, condition._device)
+    if autograd.needs_grad(*(x for x in (input, other) if isinstance(x, Tensor))):
+        node = WhereBackward()
+        node.a, node.b, node.saved = input, other, (condition,)
+        record(node, (None, input if isinstance(input, Tensor) else None,
+                      other if isinstance(other, Tensor) else None), out)
+    return out
+
+
+def masked_fill(x, mask, value):
+    """x with `value` wherever mask is True (mask broadcasts to x's shape)."""
+    if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
+        raise RuntimeError(f"masked_fill: expected mask to be a bool Tensor, got "
+                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"masked_fill: only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s)")
+    else:
+        value = _scalar(value, "masked_fill")
+    try:
+        if np.broadcast_shapes(mask.shape, x.shape) != tuple(x.shape):
+            raise ValueError
+    except ValueError:
+        raise RuntimeError(f"masked_fill: mask of shape {tuple(mask.shape)} is not broadcastable "
+                           f"to input of shape {tuple(x.shape)}") from None
+    v = value.to(x.dtype) if isinstance(value, Tensor) else _wrap(
+        x._backend.full((), value, x.dtype, x._device.index), x.dtype, x._device)
+    return where(mask, v, x)
+
+
+# ---- in-place forms ----------------------------------------------------------------------------
+def _check_inplace(op, a, dtype):
+    if a.dtype is not dtype and dt.promote_types(a.dtype, dtype) is not a.dtype:
+        raise RuntimeError(f"{op}: result type {dtype} can't be cast to the desired output type "
+                           f"{a.dtype}")
+
+
+def binary_(op, a, b, fn):
+    """a op= b in place. Without a graph to record, the backend writes into a's buffer.
+    With one, the result (and its graph) replaces a's buffer and grad_fn: views taken earlier
+    keep the old values. A leaf that requires grad can't be modified while grad mode is on."""
+    name = fn.__name__ + "_"
+    if autograd._grad_enabled:
+        if a.grad_fn is None and a._requires_grad:
+            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                               f"in-place operation.")
+        if a._requires_grad or (isinstance(b, Tensor) and b._requires_grad):
+            out = fn(a, b)
+            _check_inplace(name, a, out.dtype)
+            if out.shape != a.shape:
+                raise RuntimeError(f"{name}: output with shape {tuple(a.shape)} doesn't match "
+                                   f"the broadcast shape {tuple(out.shape)}")
+            out = out if out.dtype is a.dtype else out.to(a.dtype)
+            a._data, a.grad_fn, a._output_nr, a._requires_grad = out._data, out.grad_fn, 0, True
+            return a
+    if isinstance(b, Tensor) and b.shape != a.shape:
+        try:
+            ok = np.broadcast_shapes(a.shape, b.shape) == tuple(a.shape)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"{name}: output with shape {tuple(a.shape)} doesn't match the "
+                               f"broadcast shape of {tuple(a.shape)} and {tuple(b.shape)}")
+    ab, bb, dtype, _ = prepare(op, a, b, floating if op == "div" else None)
+    _check_inplace(name, a, dtype)
+    if dtype is a.dtype:
+        a._backend.binary(op, a._data, bb, out=a._data)
+    else:
+        a._backend.copy_(a._data, a._backend.binary(op, ab, bb))
+    return a

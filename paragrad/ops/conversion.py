@@ -1,0 +1,96 @@
+"""dtype and device conversion (`to`, `float()`, `cuda()`...), clone and contiguous."""
+from __future__ import annotations
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ..backends import as_device, backend_for, device as Device
+from ..tensor import Tensor, _wrap
+from ._common import check_tensor
+
+
+class ToCopyBackward(Node):
+    def backward(self, g):
+        return _convert(g, self.dtype, self.device, copy=False)
+
+
+def _convert(x, dtype, dev, copy):
+    same_dtype, same_dev = dtype is x.dtype, dev == x._device
+    if same_dtype and same_dev and not copy:
+        return x
+    data = x._data
+    if not same_dev:
+        arr = x._backend.to_numpy(data)
+        data = backend_for(dev).from_numpy(arr, dtype, dev.index)
+    elif not same_dtype:
+        data = x._backend.cast(data, dtype)
+    else:
+        b = x._backend
+        data = b.copy_(b.empty(tuple(x.shape), dtype, dev.index), data)
+    out = _wrap(data, dtype, dev)
+    if x._requires_grad and autograd._grad_enabled and dtype.is_floating_point:
+        node = ToCopyBackward()
+        node.dtype, node.device = x.dtype, x._device
+        record(node, (x,), out)
+    return out
+
+
+def to(x, *args, dtype=None, device=None, non_blocking=False, copy=False):
+    """x.to(dtype), x.to(device), x.to(device, dtype), x.to(other), and keyword forms."""
+    check_tensor(x, "to")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, Device)):
+            device = a
+        elif a is not None:
+            dtype = a
+    dtype = dt.get_dtype(dtype) if dtype is not None else x.dtype
+    dev = as_device(device) if device is not None else x._device
+    return _convert(x, dtype, dev, copy)
+
+
+def _typed(dtype):
+    def f(x):
+        return to(x, dtype)
+    f.__name__ = dtype.name
+    return f
+
+
+float_, double, half, bfloat16 = _typed(dt.float32), _typed(dt.float64), _typed(dt.float16), _typed(dt.bfloat16)
+long, int_, short, bool_, byte = _typed(dt.int64), _typed(dt.int32), _typed(dt.int16), _typed(dt.bool_), _typed(dt.uint8)
+
+
+def type_(x, dtype=None):
+    if dtype is None:
+        return f"paragrad.{x.dtype.name}"
+    return to(x, dtype)
+
+
+def cpu(x):
+    return to(x, "cpu")
+
+
+def cuda(x, device=None):
+    return to(x, device if device is not None and not isinstance(device, int) else
+              f"cuda:{device or 0}")
+
+
+class CloneBackward(Node):
+    def backward(self, g):
+        return g
+
+
+def clone(x, memory_format=None):
+    check_tensor(x, "clone")
+    b = x._backend
+    out = _wrap(b.copy_(b.empty(tuple(x.shape), x.dtype, x._device.index), x._data), x.dtype, x._device)
+    if x._requires_grad and autograd._grad_enabled:
+        record(CloneBackward(), (x,), out)
+    return out
+
+
+def contiguous(x, memory_format=None):
+    if x.is_contiguous():
+        return x
+    return clone(x)

@@ -1,0 +1,397 @@
+"""Indexing: x[key] and x[key] = v, gather/scatter, index_select, nonzero, masked_select.
+
+`x[key]` is built from differentiable pieces: one strided slice for the ints and slices, a
+reshape for None and dropped dims, then (for integer/boolean index tensors) one `take` along a
+flattened axis. Its gradient therefore needs no special code of its own.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ..tensor import Tensor, _wrap
+from ._common import check_tensor, dim_arg, same_device
+
+
+# ---- take / gather / scatter as differentiable ops -------------------------------------------
+class TakeBackward(Node):
+    def backward(self, g):
+        (index,) = self.saved
+        axis, shape = self.axis, self.shape
+        pre, post = shape[:axis], shape[axis + 1:]
+        n = index.numel()
+        gflat = g.reshape(pre + (n,) + post)
+        idx = index._backend.reshape(index._data, (1,) * len(pre) + (n,) + (1,) * len(post))
+        idx = index._backend.expand(idx, gflat.shape)
+        b = g._backend
+        z = b.full(shape, 0, g.dtype, g._device.index)
+        return _wrap(b.scatter_add(z, idx, b.contiguous(gflat._data), axis), g.dtype, g._device)
+
+
+def take_along(x, index, axis):
+    """x indexed along one axis by an int64 tensor of any shape (numpy.take semantics)."""
+    if index.dtype is not dt.int64:
+        index = index.to(dt.int64)
+    try:
+        data = x._backend.take(x._data, index._data, axis)
+    except IndexError as e:
+        raise IndexError(f"index out of range for dimension {axis} with size {x.shape[axis]} "
+                         f"(input shape {tuple(x.shape)}): {e}") from None
+    out = _wrap(data, x.dtype, x._device)
+    if x._requires_grad and autograd._grad_enabled:
+        node = TakeBackward()
+        node.axis, node.shape, node.saved = axis, x.shape, (index,)
+        record(node, (x,), out)
+    return out
+
+
+def _index_tensor(index, op):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index, got {index.dtype}")
+    return index
+
+
+def index_select(x, dim, index):
+    check_tensor(x, "index_select")
+    index = _index_tensor(index, "index_select")
+    if index.ndim > 1:
+        raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {tuple(index.shape)}")
+    d = dim_arg(dim, x.ndim, "index_select")
+    if x.ndim == 0:
+        return take_along(x.reshape(1), index.reshape(-1), 0).reshape(())
+    return take_along(x, index.reshape(-1), d)
+
+
+class GatherBackward(Node):
+    def backward(self, g):
+        (index,) = self.saved
+        b = g._backend
+        z = b.full(self.shape, 0, g.dtype, g._device.index)
+        return _wrap(b.scatter_add(z, index._data, b.contiguous(g._data), self.dim), g.dtype, g._device)
+
+
+def _check_gather_shapes(op, x, d, index, src=None):
+    if index.ndim != x.ndim:
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input "
+                           f"tensor ({index.ndim} vs {x.ndim})")
+    for i, (a, b) in enumerate(zip(index.shape, x.shape)):
+        if i != d and a > b:
+            raise RuntimeError(f"{op}(): Size does not match at dimension {i} expected index "
+                               f"{tuple(index.shape)} to be no larger than self {tuple(x.shape)} apart "
+                               f"from dimension {d}")
+    if src is not None and any(a > b for a, b in zip(index.shape, src.shape)):
+        raise RuntimeError(f"{op}(): Expected index {tuple(index.shape)} to be no larger than src "
+                           f"{tuple(src.shape)}")
+    if index.numel():
+        lo, hi = int(index.min()), int(index.max())
+        if lo < 0 or hi >= x.shape[d]:
+            raise RuntimeError(f"{op}(): index {hi if hi >= x.shape[d] else lo} is out of bounds for "
+                               f"dimension {d} with size {x.shape[d]}")
+
+
+def gather(x, dim, index):
+    check_tensor(x, "gather")
+    index = _index_tensor(index, "gather").to(dt.int64)
+    d = dim_arg(dim, x.ndim, "gather")
+    _check_gather_shapes("gather", x, d, index)
+    out = _wrap(x._backend.gather(x._data, index._data, d), x.dtype, x._device)
+    if x._requires_grad and autograd._grad_enabled:
+        node = GatherBackward()
+        node.dim, node.shape, node.saved = d, x.shape, (index,)
+        record(node, (x,), out)
+    return out
+
+
+class ScatterBackward(Node):
+    def backward(self, g):
+        (index,) = self.saved
+        gx = gsrc = None
+        if self.next_edges[0] is not None:
+            # scatter_add passes g through; scatter overwrote the indexed positions
+            gx = g if self.add else scatter(g, self.dim, index, 0.0)
+        if len(self.next_edges) > 1 and self.next_edges[1] is not None:
+            gsrc = gather(g, self.dim, index)
+            if gsrc.shape != self.src_shape:   # src positions outside the index block: zero
+                from .movement import pad
+                widths = []
+                for a, b in zip(reversed(gsrc.shape), reversed(self.src_shape)):
+                    widths += [0, b - a]
+                gsrc = pad(gsrc, widths)
+        return gx, gsrc
+
+
+def _clone_buf(t):
+    b = t._backend
+    return b.copy_(b.empty(tuple(t.shape), t.dtype, t._device.index), t._data)
+
+
+def _scatter(op, x, dim, index, src, add):
+    check_tensor(x, op)
+    index = _index_tensor(index, op).to(dt.int64)
+    d = dim_arg(dim, x.ndim, op)
+    value_src = not isinstance(src, Tensor)
+    if value_src:
+        src_t = _wrap(x._backend.full(tuple(index.shape), src, x.dtype, x._device.index), x.dtype, x._device)
+    else:
+        src_t = src
+        same_device(op, x, index, src_t)
+        if src_t.dtype is not x.dtype:
+            raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype ({x.dtype} vs "
+                               f"{src_t.dtype})")
+    _check_gather_shapes(op, x, d, index, src_t)
+    b = x._backend
+    srcbuf = src_t._data
+    if src_t.shape != index.shape:   # only the leading index-shaped block of src is used
+        srcbuf = b.slice(srcbuf, (0,) * src_t.ndim, tuple(index.shape), (1,) * src_t.ndim)
+    base = _clone_buf(x)
+    (b.scatter_add if add else b.scatter)(base, index._data, srcbuf, d)
+    out = _wrap(base, x.dtype, x._device)
+    tracked = [x] + ([] if value_src else [src_t])
+    if autograd.needs_grad(*tracked):
+        node = ScatterBackward()
+        node.dim, node.add, node.saved = d, add, (index,)
+        node.src_shape = src_t.shape
+        record(node, tracked, out)
+    return out
+
+
+def scatter(x, dim, index, src=None, value=None):
+    return _scatter("scatter", x, dim, index, value if src is None else src, add=False)
+
+
+def scatter_add(x, dim, index, src):
+    return _scatter("scatter_add", x, dim, index, src, add=True)
+
+
+def nonzero(x, as_tuple=False):
+    check_tensor(x, "nonzero")
+    idx = _wrap(x._backend.nonzero(x._data if x.ndim else x._backend.reshape(x._data, (1,))),
+                dt.int64, x._device)
+    if as_tuple:
+        if x.ndim == 0:
+            return (idx[:, 0],)
+        return tuple(idx[:, i] for i in range(x.ndim))
+    return idx if x.ndim else idx[:, :0]
+
+
+def masked_select(x, mask):
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    return x.expand(shape)[mask.expand(shape)]
+
+
+# ---- x[key] -----------------------------------------------------------------------------------
+def _normalize_key(x, key):
+    """-> list of items with Ellipsis expanded, lists/arrays turned into tensors."""
+    from .creation import tensor
+    if not isinstance(key, tuple):
+        key = (key,)
+    items = []
+    for k in key:
+        if isinstance(k, (list, np.ndarray)):
+            k = tensor(k, device=x.device)
+            if k.dtype.is_floating_point and k.numel() == 0:
+                k = k.long()
+        if isinstance(k, Tensor):
+            if k.dtype.is_floating_point:
+                raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, "
+                                 f"got {k.dtype}")
+        elif not (k is None or k is Ellipsis or isinstance(k, (int, slice, np.integer))):
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             f"Variables are valid indices (got {type(k).__name__})")
+        items.append(k)
+    consumed = sum(0 if (k is None or k is Ellipsis or isinstance(k, bool)) else
+                   (k.ndim if isinstance(k, Tensor) and k.dtype in (dt.bool_, dt.uint8) else 1)
+                   for k in items)
+    n_ell = sum(1 for k in items if k is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    if n_ell:
+        i = next(i for i, k in enumerate(items) if k is Ellipsis)
+        items[i:i + 1] = [slice(None)] * (x.ndim - consumed)
+    return items
+
+
+def _plan(x, key):
+    """Split a key into a basic strided slice + reshape, and the advanced index tensors."""
+    items = _normalize_key(x, key)
+    n = x.ndim
+    starts, stops, steps = [0] * n, list(x.shape), [1] * n
+    out_shape, adv = [], []      # adv: (position in the basic result, int64 index tensor)
+    d = 0
+    for k in items:
+        if k is None:
+            out_shape.append(1)
+        elif isinstance(k, bool):
+            from .creation import tensor
+            adv.append((len(out_shape), tensor([0] if k else [], dtype=dt.int64, device=x.device)))
+            out_shape.append(1)
+        elif isinstance(k, (int, np.integer)):
+            size = x.shape[d]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {d} with size {size}")
+            k = int(k) + size if k < 0 else int(k)
+            starts[d], stops[d] = k, k + 1
+            d += 1
+        elif isinstance(k, slice):
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, step = k.indices(x.shape[d])
+            stop = max(stop, start)
+            starts[d], stops[d], steps[d] = start, stop, step
+            out_shape.append(len(range(start, stop, step)))
+            d += 1
+        elif k.dtype in (dt.bool_, dt.uint8):
+            k = k if k.dtype is dt.bool_ else k.bool()
+            if tuple(k.shape) != tuple(x.shape[d:d + k.ndim]):
+                raise IndexError(f"The shape of the mask {tuple(k.shape)} at index {d} does not match "
+                                 f"the shape of the indexed tensor {tuple(x.shape)}")
+            if k.ndim == 0:
+                adv.append((len(out_shape), nonzero(k.reshape(1))[:, 0]))
+                out_shape.append(1)
+                continue
+            coords = nonzero(k)
+            for j in range(k.ndim):
+                adv.append((len(out_shape), coords[:, j]))
+                out_shape.append(x.shape[d + j])
+            d += k.ndim
+        else:  # integer index tensor
+            adv.append((len(out_shape), k if k.dtype is dt.int64 else k.long()))
+            out_shape.append(x.shape[d])
+            d += 1
+    out_shape.extend(x.shape[d:])
+    return tuple(starts), tuple(stops), tuple(steps), tuple(out_shape), adv
+
+
+def _basic(x, starts, stops, steps, out_shape):
+    from .movement import slice_op
+    if starts != (0,) * x.ndim or stops != tuple(x.shape) or steps != (1,) * x.ndim:
+        x = slice_op(x, starts, stops, steps)
+    return x if tuple(x.shape) == out_shape else x.reshape(out_shape)
+
+
+def _advanced(v, adv):
+    """Apply advanced indices (positions in v) with NumPy's placement rules."""
+    positions = [p for p, _ in adv]
+    idx = [t for _, t in adv]
+    bshape = np.broadcast_shapes(*(t.shape for t in idx))
+    for p, t in adv:   # bounds, with negative indices allowed down to -size
+        size = v.shape[p]
+        if t.numel():
+            lo, hi = int(t.min()), int(t.max())
+            if lo < -size or hi >= size:
+                bad = hi if hi >= size else lo
+                raise IndexError(f"index {bad} is out of bounds for dimension {p} with size {size}")
+    if len(adv) == 1:
+        return take_along(v, idx[0], positions[0])
+    sizes = [v.shape[p] for p in positions]
+    lin = None
+    for t, size, stride in zip(idx, sizes, _strides(sizes)):
+        t = t.remainder(size) if size else t  # wrap negatives
+        term = t * stride
+        lin = term if lin is None else lin + term
+    lin = lin.expand(bshape)
+    rest = [p for p in range(v.ndim) if p not in positions]
+    moved = v.permute(positions + rest).reshape((math.prod(sizes),) + tuple(v.shape[p] for p in rest))
+    out = take_along(moved, lin, 0)                  # (*bshape, *rest)
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    if adjacent and positions[0] != 0:
+        nb, first = len(bshape), positions[0]
+        order = list(range(nb, nb + first)) + list(range(nb)) + list(range(nb + first, out.ndim))
+        out = out.permute(order)
+    return out
+
+
+def _strides(sizes):
+    out, acc = [], 1
+    for s in reversed(sizes):
+        out.append(acc)
+        acc *= s
+    return out[::-1]
+
+
+def getitem(x, key):
+    starts, stops, steps, out_shape, adv = _plan(x, key)
+    v = _basic(x, starts, stops, steps, out_shape)
+    return _advanced(v, adv) if adv else v
+
+
+def setitem(x, key, value):
+    """x[key] = value (value broadcast to the indexed shape, cast to x's dtype)."""
+    from .creation import arange
+    if isinstance(value, Tensor):
+        same_device("setitem", x, value)
+        if value.dtype is not x.dtype:
+            value = value.to(x.dtype)
+    elif isinstance(value, (bool, int, float, np.generic)):
+        pass
+    else:
+        from .creation import tensor
+        value = tensor(value, dtype=x.dtype, device=x.device)
+    tracked = autograd._grad_enabled and (
+        x._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
+    if tracked and x.grad_fn is None and x._requires_grad:
+        raise RuntimeError("setitem: a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    starts, stops, steps, out_shape, adv = _plan(x, key)
+    if not adv and not tracked:
+        with autograd.no_grad():
+            target = _basic(x, starts, stops, steps, out_shape)
+        if not _shares_memory(target, x):
+            raise RuntimeError("setitem: this backend could not produce a view for the index")
+        _broadcast_check(value, target.shape)
+        buf = value._data if isinstance(value, Tensor) else value
+        x._backend.copy_(target._data, buf)
+        return
+    # general case: find the flat positions the key addresses, then scatter into them
+    with autograd.no_grad():
+        pos = getitem(arange(x.numel(), device=x.device).reshape(x.shape), key)
+    _broadcast_check(value, pos.shape)
+    if isinstance(value, Tensor):
+        vals = value.expand(pos.shape).reshape(-1)
+    else:
+        vals = _wrap(x._backend.full((pos.numel(),), value, x.dtype, x._device.index), x.dtype, x._device)
+    if tracked:
+        new = scatter(x.reshape(-1), 0, pos.reshape(-1), vals).reshape(x.shape)
+        x._data, x.grad_fn, x._output_nr, x._requires_grad = new._data, new.grad_fn, 0, True
+        return
+    b = x._backend
+    flat = b.reshape(x._data, (-1,))
+    src = b.contiguous(vals._data)
+    if _shares_memory_buf(flat, x._data):
+        b.scatter(flat, pos.reshape(-1)._data, src, 0)
+    else:
+        flat = b.reshape(_clone_buf(x), (-1,))
+        b.scatter(flat, pos.reshape(-1)._data, src, 0)
+        b.copy_(x._data, b.reshape(flat, x.shape))
+
+
+def _broadcast_check(value, shape):
+    if isinstance(value, Tensor):
+        try:
+            if np.broadcast_shapes(value.shape, shape) != tuple(shape):
+                raise ValueError
+        except ValueError:
+            raise RuntimeError(f"setitem: shape mismatch: value tensor of shape {tuple(value.shape)} "
+                               f"cannot be broadcast to indexing result of shape {tuple(shape)}") from None
+
+
+def _shares_memory(a, b):
+    return _shares_memory_buf(a._data, b._data)
+
+
+def _shares_memory_buf(a, b):
+    fn = getattr(a, "base", None)
+    if a is b:
+        return True
+    try:
+        return np.shares_memory(a, b) if isinstance(a, np.ndarray) else fn is not None
+    except TypeError:
+        return fn is not None

@@ -1,0 +1,100 @@
+"""Matrix products: matmul (batched, broadcasting, 1-D rules of PyTorch), mm, bmm, mv, dot, outer."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ..tensor import Tensor, _wrap
+from ._common import same_device, sum_to
+
+
+class MatmulBackward(Node):
+    def backward(self, g):
+        a, b = self.saved
+        ga = sum_to(g @ b.mT, a.shape) if a._requires_grad else None
+        gb = sum_to(a.mT @ g, b.shape) if b._requires_grad else None
+        return ga, gb
+
+
+def _check(op, a, b):
+    for name, t in (("input", a), ("other", b)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(t).__name__}")
+        if t.ndim == 0:
+            raise RuntimeError(f"{op}: both arguments to matmul need to be at least 1D, but they are "
+                               f"{a.ndim}D and {b.ndim}D")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}")
+    if a.dtype is dt.bool_:
+        raise RuntimeError(f"{op}: not implemented for 'Bool' tensors")
+    same_device(op, a, b)
+
+
+def _matmul_nd(a, b, op="matmul"):
+    """Both >= 2-D: (..., m, k) @ (..., k, n) with broadcast batch dims."""
+    if a.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"{op}: mat1 and mat2 shapes cannot be multiplied "
+                           f"({'x'.join(map(str, a.shape[-2:]))} and {'x'.join(map(str, b.shape[-2:]))}); "
+                           f"full shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.ndim > 2 or b.ndim > 2:
+        try:
+            np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            raise RuntimeError(f"{op}: batch dimensions of {tuple(a.shape)} and {tuple(b.shape)} are "
+                               f"not broadcastable") from None
+    out = _wrap(a._backend.matmul(a._data, b._data), a.dtype, a._device)
+    if autograd._grad_enabled and (a._requires_grad or b._requires_grad):
+        node = MatmulBackward()
+        node.saved = (a, b)
+        record(node, (a, b), out)
+    return out
+
+
+def matmul(a, b):
+    _check("matmul", a, b)
+    if a.ndim >= 2 and b.ndim >= 2:
+        return _matmul_nd(a, b)
+    if a.ndim == 1 and b.ndim == 1:
+        if a.shape[0] != b.shape[0]:
+            raise RuntimeError(f"matmul: inconsistent tensor size, expected tensor [{a.shape[0]}] and "
+                               f"src [{b.shape[0]}] to have the same number of elements")
+        return _matmul_nd(a.unsqueeze(0), b.unsqueeze(1)).reshape(())
+    if a.ndim == 1:
+        return _matmul_nd(a.unsqueeze(0), b).squeeze(-2)
+    return _matmul_nd(a, b.unsqueeze(1)).squeeze(-1)
+
+
+def mm(a, b):
+    _check("mm", a, b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {a.ndim}D and {b.ndim}D")
+    return _matmul_nd(a, b, "mm")
+
+
+def bmm(a, b):
+    _check("bmm", a, b)
+    if a.ndim != 3 or b.ndim != 3:
+        raise RuntimeError(f"bmm: batch1 must be a 3D tensor (got {a.ndim}D and {b.ndim}D)")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {tuple(a.shape)} and {tuple(b.shape)}")
+    return _matmul_nd(a, b, "bmm")
+
+
+def mv(a, v):
+    _check("mv", a, v)
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"mv: vector + matrix @ vector expected, got {a.ndim}D and {v.ndim}D")
+    return matmul(a, v)
+
+
+def dot(a, b):
+    _check("dot", a, b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    return matmul(a, b)
+
+
+def outer(a, b):
+    return a.reshape(-1, 1) * b.reshape(1, -1)

@@ -1,0 +1,433 @@
+"""Movement ops: reshape/view, permute/transpose, expand/repeat, squeeze/unsqueeze, slicing,
+cat/stack/split/chunk, pad and flip. Outputs are views where the backend's layout allows."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ..tensor import Tensor, _wrap
+from ._common import check_tensor, dim_arg, same_device, sum_to
+
+
+def _sizes(args, op):
+    """Accept f(2, 3), f((2, 3)), f([2, 3]) and Size."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            a = int(a.item())
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{op}(): shape must be a sequence of ints, got {a!r}")
+        out.append(int(a))
+    return tuple(out)
+
+
+def _track(x):
+    return x._requires_grad and autograd._grad_enabled
+
+
+# ---- reshape family ------------------------------------------------------------------------
+class ReshapeBackward(Node):
+    def backward(self, g):
+        return g.reshape(self.shape)
+
+
+def _infer_shape(shape, numel, op, in_shape):
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"{op}: invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel} "
+                           f"(input shape {tuple(in_shape)})")
+    return shape
+
+
+def reshape(x, *shape):
+    """Same elements in a new shape (-1 inferred). A view when the layout allows, as PyTorch;
+    paragrad's `view` is the same function (it does not reject non-viewable layouts)."""
+    check_tensor(x, "reshape")
+    shape = _infer_shape(_sizes(shape, "reshape"), x.numel(), "reshape", x.shape)
+    data = x._data if shape == x._data.shape else x._backend.reshape(x._data, shape)
+    out = _wrap(data, x.dtype, x._device)
+    if _track(x):
+        node = ReshapeBackward()
+        node.shape = x.shape
+        record(node, (x,), out)
+    return out
+
+
+view = reshape
+
+
+def view_as(x, other):
+    return reshape(x, other.shape)
+
+
+def reshape_as(x, other):
+    return reshape(x, other.shape)
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        return reshape(x, 1)
+    s, e = dim_arg(start_dim, x.ndim, "flatten"), dim_arg(end_dim, x.ndim, "flatten")
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = x.shape
+    return reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+def unflatten(x, dim, sizes):
+    d = dim_arg(dim, x.ndim, "unflatten")
+    sizes = _infer_shape(tuple(sizes), x.shape[d], "unflatten", x.shape)
+    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+
+
+def unsqueeze(x, dim):
+    d = dim_arg(dim, x.ndim + 1, "unsqueeze")
+    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
+
+
+def squeeze(x, dim=None):
+    if dim is None:
+        axes = [i for i, s in enumerate(x.shape) if s == 1]
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        axes = [dim_arg(d, x.ndim, "squeeze") for d in dims]
+        axes = [a for a in axes if x.ndim and x.shape[a] == 1]
+    return reshape(x, tuple(s for i, s in enumerate(x.shape) if i not in axes))
+
+
+# ---- permutations ----------------------------------------------------------------------------
+class PermuteBackward(Node):
+    def backward(self, g):
+        return g.permute(self.inverse)
+
+
+def permute(x, *dims):
+    check_tensor(x, "permute")
+    dims = _sizes(dims, "permute")
+    if len(dims) != x.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not "
+                           f"match the length of the desired ordering of dimensions i.e. input.dim() "
+                           f"= {x.ndim} is not equal to len(dims) = {len(dims)}")
+    axes = tuple(dim_arg(d, x.ndim, "permute") for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"permute: repeated dim in {dims}")
+    out = _wrap(x._backend.permute(x._data, axes), x.dtype, x._device)
+    if _track(x):
+        node = PermuteBackward()
+        node.inverse = tuple(np.argsort(axes))
+        record(node, (x,), out)
+    return out
+
+
+def transpose(x, dim0, dim1):
+    n = x.ndim
+    if n == 0:
+        dim_arg(dim0, 0, "transpose"), dim_arg(dim1, 0, "transpose")
+        return reshape(x, ())
+    a, b = dim_arg(dim0, n, "transpose"), dim_arg(dim1, n, "transpose")
+    axes = list(range(n))
+    axes[a], axes[b] = axes[b], axes[a]
+    return permute(x, axes)
+
+
+swapaxes = swapdims = transpose
+
+
+def t(x):
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return transpose(x, 0, -1) if x.ndim == 2 else reshape(x, x.shape)
+
+
+def T(x):
+    return permute(x, tuple(range(x.ndim - 1, -1, -1)))
+
+
+def mT(x):
+    if x.ndim < 2:
+        raise RuntimeError(f"mT: tensor of dimension {x.ndim} has no matrix transpose (need >= 2)")
+    return transpose(x, -2, -1)
+
+
+def movedim(x, source, destination):
+    src = [dim_arg(d, x.ndim, "movedim") for d in (source if isinstance(source, (tuple, list)) else [source])]
+    dst = [dim_arg(d, x.ndim, "movedim") for d in (destination if isinstance(destination, (tuple, list)) else [destination])]
+    if len(src) != len(dst):
+        raise RuntimeError("movedim: Invalid source or destination dims: source and destination "
+                           "must have the same number of dims")
+    order = [d for d in range(x.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(x, order)
+
+
+# ---- broadcasting ------------------------------------------------------------------------------
+class ExpandBackward(Node):
+    def backward(self, g):
+        return sum_to(g, self.shape)
+
+
+def expand(x, *sizes):
+    check_tensor(x, "expand")
+    sizes = _sizes(sizes, "expand")
+    if len(sizes) < x.ndim:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({x.ndim})")
+    lead = len(sizes) - x.ndim
+    shape = []
+    for i, s in enumerate(sizes):
+        cur = x.shape[i - lead] if i >= lead else None
+        if s == -1:
+            if cur is None:
+                raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension "
+                                   f"({i})")
+            s = cur
+        elif cur is not None and cur != s and cur != 1:
+            raise RuntimeError(f"expand: The expanded size of the tensor ({s}) must match the "
+                               f"existing size ({cur}) at non-singleton dimension {i}.  Target sizes: "
+                               f"{list(sizes)}.  Tensor sizes: {list(x.shape)}")
+        shape.append(s)
+    shape = tuple(shape)
+    out = _wrap(x._backend.expand(x._data, shape), x.dtype, x._device)
+    if _track(x):
+        node = ExpandBackward()
+        node.shape = x.shape
+        record(node, (x,), out)
+    return out
+
+
+def expand_as(x, other):
+    return expand(x, other.shape)
+
+
+def broadcast_to(x, shape):
+    return expand(x, shape)
+
+
+def repeat(x, *sizes):
+    """Tile x: out.shape[i] = x.shape[i] * sizes[i] (leading dims added as needed)."""
+    sizes = _sizes(sizes, "repeat")
+    if len(sizes) < x.ndim:
+        raise RuntimeError(f"repeat: Number of dimensions of repeat dims ({len(sizes)}) can not be "
+                           f"smaller than number of dimensions of tensor ({x.ndim})")
+    shape = (1,) * (len(sizes) - x.ndim) + tuple(x.shape)
+    inter = [v for s in shape for v in (1, s)]
+    big = [v for r, s in zip(sizes, shape) for v in (r, s)]
+    return x.reshape(inter).expand(big).reshape(tuple(r * s for r, s in zip(sizes, shape)))
+
+
+# ---- slicing -----------------------------------------------------------------------------------
+class SliceBackward(Node):
+    def backward(self, g):
+        b = g._backend
+        z = b.full(self.shape, 0, g.dtype, g._device.index)
+        b.copy_(b.slice(z, self.starts, self.stops, self.steps), g._data)
+        return _wrap(z, g.dtype, g._device)
+
+
+def slice_op(x, starts, stops, steps):
+    """Basic strided slice (already normalized: 0 <= start <= stop <= size, step > 0)."""
+    out = _wrap(x._backend.slice(x._data, starts, stops, steps), x.dtype, x._device)
+    if _track(x):
+        node = SliceBackward()
+        node.shape, node.starts, node.stops, node.steps = x.shape, starts, stops, steps
+        record(node, (x,), out)
+    return out
+
+
+def narrow(x, dim, start, length):
+    d = dim_arg(dim, x.ndim, "narrow")
+    n = x.shape[d]
+    if start < 0:
+        start += n
+    if not (0 <= start <= n) or length < 0 or start + length > n:
+        raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    starts, stops, steps = [0] * x.ndim, list(x.shape), [1] * x.ndim
+    starts[d], stops[d] = start, start + length
+    return slice_op(x, tuple(starts), tuple(stops), tuple(steps))
+
+
+def split(x, split_size_or_sections, dim=0):
+    d = dim_arg(dim, x.ndim, "split")
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and not (size == 0 and n == 0):
+            raise RuntimeError(f"split: split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sections = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+    else:
+        sections = list(split_size_or_sections)
+        if sum(sections) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                               f"tensor's size at dimension {d}), but got split_sizes={sections}")
+    out, start = [], 0
+    for s in sections:
+        out.append(narrow(x, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(x, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = dim_arg(dim, x.ndim, "chunk")
+    size = -(-x.shape[d] // chunks)
+    return split(x, size if size else 1, d) if x.shape[d] else (x,) * 1
+
+
+def unbind(x, dim=0):
+    d = dim_arg(dim, x.ndim, "unbind")
+    return tuple(narrow(x, d, i, 1).squeeze(d) for i in range(x.shape[d]))
+
+
+# ---- joining -----------------------------------------------------------------------------------
+class CatBackward(Node):
+    def backward(self, g):
+        return split(g, self.sizes, self.dim)
+
+
+def cat(tensors, dim=0):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"cat(): argument 'tensors' must be a tuple or list of Tensors, got "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    for t in tensors:
+        check_tensor(t, "cat", "tensors")
+    # PyTorch's legacy rule: 1-D empty tensors are skipped
+    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
+    ref = parts[0]
+    d = dim_arg(dim, ref.ndim, "cat")
+    for i, t in enumerate(parts):
+        if t.ndim != ref.ndim or any(a != b for j, (a, b) in enumerate(zip(t.shape, ref.shape)) if j != d):
+            raise RuntimeError(f"cat: Sizes of tensors must match except in dimension {d}. Expected "
+                               f"size {list(ref.shape)} but got size {list(t.shape)} for tensor "
+                               f"number {i} in the list.")
+    same_device("cat", *parts)
+    dtype = dt.result_type(*parts) if any(t.dtype is not ref.dtype for t in parts) else ref.dtype
+    bufs = [t._data if t.dtype is dtype else t._backend.cast(t._data, dtype) for t in parts]
+    out = _wrap(ref._backend.concat(bufs, d), dtype, ref._device)
+    if autograd.needs_grad(*parts):
+        node = CatBackward()
+        node.sizes, node.dim = [t.shape[d] for t in parts], d
+        record(node, parts, out)
+    return out
+
+
+def stack(tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
+                               f"entry 0 and {list(t.shape)} at entry {i}")
+    d = dim_arg(dim, len(shape) + 1, "stack")
+    return cat([t.unsqueeze(d) for t in tensors], d)
+
+
+def hstack(tensors):
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
+
+
+# ---- pad and flip ------------------------------------------------------------------------------
+class PadBackward(Node):
+    def backward(self, g):
+        starts = tuple(b for b, _ in self.widths)
+        stops = tuple(b + s for (b, _), s in zip(self.widths, self.shape))
+        return slice_op(g, starts, stops, (1,) * g.ndim)
+
+
+def pad(x, pad, mode="constant", value=None):
+    """torch.nn.functional.pad: `pad` lists (left, right) pairs from the last dim backwards;
+    negative amounts crop. Modes: constant, reflect, replicate, circular."""
+    check_tensor(x, "pad")
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise RuntimeError(f"pad: Padding length must be divisible by 2 and at most twice the "
+                           f"number of dimensions of the input ({x.ndim}), got {len(pad)}")
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
+    if any(b < 0 or a < 0 for b, a in widths):     # crop first, then pad what is positive
+        starts = tuple(max(-b, 0) for b, _ in widths)
+        stops = tuple(s - max(-a, 0) for (_, a), s in zip(widths, x.shape))
+        if any(st > sp for st, sp in zip(starts, stops)):
+            raise RuntimeError(f"pad: negative padding {tuple(pad)} removes more than the input "
+                               f"shape {tuple(x.shape)}")
+        x = slice_op(x, starts, stops, (1,) * x.ndim)
+        widths = [(max(b, 0), max(a, 0)) for b, a in widths]
+    if mode == "constant":
+        out = _wrap(x._backend.pad(x._data, tuple(widths), 0 if value is None else value),
+                    x.dtype, x._device)
+        if _track(x):
+            node = PadBackward()
+            node.widths, node.shape = widths, x.shape
+            record(node, (x,), out)
+        return out
+    if value not in (None, 0):
+        raise ValueError(f"pad: padding mode '{mode}' doesn't take in value argument")
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: unknown padding mode {mode!r}; expected 'constant', "
+                                  f"'reflect', 'replicate' or 'circular'")
+    for ax, (b, a) in enumerate(widths):     # gather each padded axis by a host-built index
+        if b == 0 and a == 0:
+            continue
+        n = x.shape[ax]
+        idx = np.arange(-b, n + a)
+        if mode == "reflect":
+            if b >= n or a >= n:
+                raise RuntimeError(f"pad: Padding size should be less than the corresponding input "
+                                   f"dimension, but got: padding ({b}, {a}) at dimension {ax} of "
+                                   f"input {tuple(x.shape)}")
+            period = 2 * (n - 1)
+            idx = np.abs((idx + period) % period if period else idx * 0)
+            idx = np.where(idx >= n, period - idx, idx)
+        elif mode == "replicate":
+            idx = np.clip(idx, 0, n - 1)
+        else:
+            if b > n or a > n:
+                raise RuntimeError("pad: Padding value causes wrapping around more than once.")
+            idx = idx % n
+        from .creation import tensor
+        x = x.index_select(ax, tensor(idx, device=x.device))
+    return x
+
+
+class FlipBackward(Node):
+    def backward(self, g):
+        return flip(g, self.axes)
+
+
+def flip(x, dims):
+    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
+    axes = tuple(sorted(dim_arg(d, x.ndim, "flip") for d in dims))
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"flip: dims has duplicates, got {tuple(dims)}")
+    out = _wrap(x._backend.flip(x._data, axes), x.dtype, x._device)
+    if _track(x):
+        node = FlipBackward()
+        node.axes = axes
+        record(node, (x,), out)
+    return out

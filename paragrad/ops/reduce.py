@@ -1,0 +1,234 @@
+"""Reductions: sum, mean, var/std, amax/amin, max/min, prod, logsumexp, argmax/argmin, all/any."""
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ..tensor import Tensor, _wrap
+from ._common import alias, check_tensor, dim_arg, dims_arg
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _keep_shape(shape, axes):
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def _expand_back(g, shape, axes, keepdim):
+    """Broadcast a reduced gradient back over the reduced axes."""
+    if not keepdim:
+        g = g.reshape(_keep_shape(shape, axes))
+    return g.expand(shape)
+
+
+def _reduce_buf(op, x, axes, keepdim, name):
+    if x.numel() == 0 and op in ("max", "min") and builtins.any(x.shape[a] == 0 for a in axes):
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0"
+                           f" (input shape {tuple(x.shape)}, reducing dims {axes}).")
+    return x._backend.reduce(op, x._data, axes, keepdim)
+
+
+class SumBackward(Node):
+    def backward(self, g):
+        return _expand_back(g, self.shape, self.axes, self.keepdim)
+
+
+def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001
+    check_tensor(x, "sum")
+    axes = dims_arg(dim, x.ndim, "sum")
+    out_dtype = dt.get_dtype(dtype) if dtype is not None else (
+        x.dtype if x.dtype.is_floating_point else dt.int64)
+    data = x._data if out_dtype is x.dtype else x._backend.cast(x._data, out_dtype)
+    out = _wrap(x._backend.reduce("sum", data, axes, keepdim), out_dtype, x._device)
+    if x._requires_grad and autograd._grad_enabled:
+        node = SumBackward()
+        node.shape, node.axes, node.keepdim = x.shape, axes, keepdim
+        record(node, (x,), out)
+    return out
+
+
+def mean(x, dim=None, keepdim=False, dtype=None):
+    check_tensor(x, "mean")
+    if dtype is not None:
+        x = x.to(dt.get_dtype(dtype))
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {x.dtype}")
+    axes = dims_arg(dim, x.ndim, "mean")
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return sum(x, axes, keepdim) / n if n else sum(x, axes, keepdim) * float("nan")
+
+
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance with `correction` (default 1, Bessel); `unbiased=False` means correction=0."""
+    check_tensor(x, "var")
+    if isinstance(unbiased, bool) or unbiased is None:
+        pass
+    else:
+        raise TypeError(f"var(): unbiased must be a bool, got {unbiased!r}")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"var(): input dtype should be floating point, got {x.dtype}")
+    axes = dims_arg(dim, x.ndim, "var")
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    d = x - x.mean(axes, keepdim=True)
+    return (d * d).sum(axes, keepdim=keepdim) / builtins.max(n - correction, 0)
+
+
+def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(x, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+
+
+class EvenlyBackward(Node):
+    """amax/amin/max(): the gradient is shared equally among the tied extreme elements."""
+
+    def backward(self, g):
+        x, out = self.saved
+        keep = _keep_shape(x.shape, self.axes)
+        mask = (x == out.reshape(keep)).to(g.dtype)
+        return _expand_back(g, x.shape, self.axes, self.keepdim) * mask / mask.sum(self.axes, keepdim=True)
+
+
+def _extreme(op, x, dim, keepdim, name):
+    check_tensor(x, name)
+    axes = dims_arg(dim, x.ndim, name) if dim not in ((), []) else tuple(range(x.ndim))
+    out = _wrap(_reduce_buf(op, x, axes, keepdim, name), x.dtype, x._device)
+    if x._requires_grad and autograd._grad_enabled:
+        node = EvenlyBackward()
+        node.axes, node.keepdim, node.saved = axes, keepdim, (x, alias(out))
+        record(node, (x,), out)
+    return out
+
+
+def amax(x, dim=(), keepdim=False):
+    return _extreme("max", x, dim, keepdim, "amax")
+
+
+def amin(x, dim=(), keepdim=False):
+    return _extreme("min", x, dim, keepdim, "amin")
+
+
+def _max_min(op, x, dim, keepdim, name):
+    check_tensor(x, name)
+    if dim is None:
+        return _extreme(op, x, None, False, name)
+    if isinstance(dim, Tensor):          # max(a, b) is maximum(a, b)
+        from .binary import maximum, minimum
+        return (maximum if op == "max" else minimum)(x, dim)
+    d = dim_arg(dim, x.ndim, name)
+    if x.ndim and x.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    idx = argmax(x, d, keepdim=True) if op == "max" else argmin(x, d, keepdim=True)
+    values = x.gather(d, idx) if x.ndim else x.clone()
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return values_indices(values, idx)
+
+
+def max(x, dim=None, keepdim=False):  # noqa: A001
+    return _max_min("max", x, dim, keepdim, "max")
+
+
+def min(x, dim=None, keepdim=False):  # noqa: A001
+    return _max_min("min", x, dim, keepdim, "min")
+
+
+def _arg(op, x, dim, keepdim):
+    check_tensor(x, op)
+    if x.numel() == 0:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
+    if dim is None:
+        flat = x.reshape(-1)
+        out = flat._backend.arg_reduce(op, flat._data, 0, False)
+        if keepdim:
+            out = flat._backend.reshape(out, (1,) * x.ndim)
+        return _wrap(out, dt.int64, x._device)
+    d = dim_arg(dim, x.ndim, op)
+    data = x._data if x.ndim else x._backend.reshape(x._data, (1,))
+    out = x._backend.arg_reduce(op, data, d if x.ndim else 0, keepdim and x.ndim > 0)
+    return _wrap(out, dt.int64, x._device)
+
+
+def argmax(x, dim=None, keepdim=False):
+    return _arg("argmax", x, dim, keepdim)
+
+
+def argmin(x, dim=None, keepdim=False):
+    return _arg("argmin", x, dim, keepdim)
+
+
+def logsumexp(x, dim, keepdim=False):
+    check_tensor(x, "logsumexp")
+    axes = dims_arg(dim, x.ndim, "logsumexp")
+    if not x.dtype.is_floating_point:
+        x = x.to(dt.get_default_dtype())
+    with autograd.no_grad():
+        m = amax(x, axes, keepdim=True)
+        m = m.masked_fill(m.isinf(), 0.0)   # all -inf rows: keep exp(x - m) finite
+    s = (x - m).exp().sum(axes, keepdim=True).log() + m
+    return s if keepdim else s.squeeze(axes)
+
+
+class ProdBackward(Node):
+    def backward(self, g):
+        x, out = self.saved
+        axes, shape = self.axes, x.shape
+        keep = _keep_shape(shape, axes)
+        g = _expand_back(g, shape, axes, self.keepdim)
+        zero = x == 0
+        nzeros = zero.sum(axes, keepdim=True)
+        safe = x.masked_fill(zero, 1.0)
+        prod_nonzero = safe.prod(axes, keepdim=True) if axes else safe
+        # no zero: prod/x; exactly one zero: the product of the others at that spot; else 0
+        no_zero = out.reshape(keep).expand(shape) / safe
+        one_zero = prod_nonzero.expand(shape).masked_fill(~zero, 0.0)
+        from .binary import where
+        return g * where(nzeros == 0, no_zero, where(nzeros == 1, one_zero, 0.0))
+
+
+def prod(x, dim=None, keepdim=False, dtype=None):
+    check_tensor(x, "prod")
+    axes = dims_arg(dim, x.ndim, "prod")
+    out_dtype = dt.get_dtype(dtype) if dtype is not None else (
+        x.dtype if x.dtype.is_floating_point else dt.int64)
+    data = x._data if out_dtype is x.dtype else x._backend.cast(x._data, out_dtype)
+    out = _wrap(x._backend.reduce("prod", data, axes, keepdim), out_dtype, x._device)
+    if x._requires_grad and autograd._grad_enabled:
+        node = ProdBackward()
+        node.axes, node.keepdim, node.saved = axes, keepdim, (x, alias(out))
+        record(node, (x,), out)
+    return out
+
+
+def all(x, dim=None, keepdim=False):  # noqa: A001
+    check_tensor(x, "all")
+    b = x if x.dtype is dt.bool_ else x.ne(0)
+    axes = dims_arg(dim, x.ndim, "all")
+    return _wrap(b._backend.reduce("min", b._data, axes, keepdim) if b.numel() else
+                 b._backend.full(_reduced_shape(b.shape, axes, keepdim), True, dt.bool_, b._device.index),
+                 dt.bool_, x._device)
+
+
+def any(x, dim=None, keepdim=False):  # noqa: A001
+    check_tensor(x, "any")
+    b = x if x.dtype is dt.bool_ else x.ne(0)
+    axes = dims_arg(dim, x.ndim, "any")
+    return _wrap(b._backend.reduce("max", b._data, axes, keepdim) if b.numel() else
+                 b._backend.full(_reduced_shape(b.shape, axes, keepdim), False, dt.bool_, b._device.index),
+                 dt.bool_, x._device)
+
+
+def _reduced_shape(shape, axes, keepdim):
+    return tuple(1 if i in axes else s for i, s in enumerate(shape) if keepdim or i not in axes)

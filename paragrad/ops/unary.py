@@ -1,0 +1,225 @@
+"""Unary elementwise ops and activations.
+
+Simple math ops run one backend primitive; their gradients are one-line formulas in `_GRADS`
+(of grad g, input x and output y). Activations that are not primitives (gelu, silu, softplus,
+clamp) compute with Tensor ops under no_grad and record a single node.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ..tensor import Tensor, _wrap
+from ._common import alias, check_tensor, floating
+
+# gradient formulas: (g, x, y) -> dx. Entries marked in _NEEDS_Y use the output y.
+_GRADS = {
+    "neg": lambda g, x, y: -g,
+    "exp": lambda g, x, y: g * y,
+    "log": lambda g, x, y: g / x,
+    "sqrt": lambda g, x, y: g / (2 * y),
+    "rsqrt": lambda g, x, y: g * (-0.5) * y * y * y,
+    "abs": lambda g, x, y: g * x.sign(),
+    "sin": lambda g, x, y: g * x.cos(),
+    "cos": lambda g, x, y: -g * x.sin(),
+    "tanh": lambda g, x, y: g * (1 - y * y),
+    "sigmoid": lambda g, x, y: g * y * (1 - y),
+    "relu": lambda g, x, y: g * (y > 0),
+    "erf": lambda g, x, y: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp(),
+    "log1p": lambda g, x, y: g / (1 + x),
+    "expm1": lambda g, x, y: g * (y + 1),
+    "reciprocal": lambda g, x, y: -g * y * y,
+}
+_NEEDS_Y = {"exp", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "expm1", "reciprocal"}
+_ZERO_GRAD = {"sign", "floor", "ceil", "round", "trunc"}
+_FLOAT_ONLY = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "log1p",
+               "expm1", "reciprocal"}
+_BOOL_OUT = {"isnan", "isinf", "isfinite"}
+
+
+class UnaryBackward(Node):
+    def backward(self, g):
+        x, y = self.saved
+        if autograd.is_grad_enabled() and y is not None:
+            y = unary(self.op, x)      # double backward: differentiate through a fresh forward
+        return _GRADS[self.op](g, x, y)
+
+
+class ZeroBackward(Node):
+    def backward(self, g):
+        return g * 0
+
+
+def unary(op, x):
+    check_tensor(x, op)
+    dtype = x.dtype
+    if op in _FLOAT_ONLY and not dtype.is_floating_point:
+        dtype = dt.get_default_dtype()          # torch: exp(int tensor) -> float
+        data = x._backend.cast(x._data, dtype)
+    else:
+        if dtype is dt.bool_ and op in ("neg",):
+            raise RuntimeError("neg: Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+        data = x._data
+    out = _wrap(x._backend.unary(op, data), dt.bool_ if op in _BOOL_OUT else dtype, x._device)
+    if x._requires_grad and autograd._grad_enabled and dtype.is_floating_point and op not in _BOOL_OUT:
+        if op in _ZERO_GRAD:
+            node = ZeroBackward()
+        else:
+            node = UnaryBackward()
+            node.op = op
+            node.saved = (x, alias(out) if op in _NEEDS_Y else None)
+        record(node, (x,), out)
+    return out
+
+
+def _make(op):
+    def f(x):
+        return unary(op, x)
+    f.__name__ = op
+    return f
+
+
+(neg, exp, log, sqrt, rsqrt, abs, sign, sin, cos, tanh, sigmoid, relu, erf, log1p, expm1,
+ reciprocal, floor, ceil, round_, trunc, isnan, isinf, isfinite) = (
+    _make(o) for o in ("neg", "exp", "log", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "tanh",
+                       "sigmoid", "relu", "erf", "log1p", "expm1", "reciprocal", "floor", "ceil",
+                       "round", "trunc", "isnan", "isinf", "isfinite"))
+
+
+def round(x, decimals=0):  # noqa: A001
+    if decimals == 0:
+        return round_(x)
+    scale = 10.0 ** decimals
+    return round_(x * scale) / scale
+
+
+def logical_not(x):
+    return unary("not", x if x.dtype is dt.bool_ else x.ne(0))
+
+
+def bitwise_not(x):
+    if x.dtype.is_floating_point:
+        raise TypeError(f"bitwise_not: not implemented for floating-point tensors ({x.dtype})")
+    return unary("not", x)
+
+
+# ---- composite activations: forward and backward formulas with Tensor ops -------------------
+class CompositeBackward(Node):
+    """One node for an activation computed from several primitives."""
+
+    def backward(self, g):
+        (x,) = self.saved
+        return self.grad(g, x, **self.kw)
+
+
+def _activation(name, x, forward, grad, **kw):
+    check_tensor(x, name)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: expected a floating-point tensor, got {x.dtype}")
+    with autograd.no_grad():
+        out = forward(x, **kw)
+    if x._requires_grad and autograd._grad_enabled:
+        node = CompositeBackward()
+        node.grad, node.kw, node.saved = grad, kw, (x,)
+        node.name = lambda: name.capitalize() + "Backward"
+        record(node, (x,), out)
+    return out
+
+
+_SQRT1_2 = 1 / math.sqrt(2)
+_SQRT2_PI = math.sqrt(2 / math.pi)
+
+
+def _gelu_fwd(x, approximate):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + (_SQRT2_PI * (x + 0.044715 * x * x * x)).tanh())
+    return 0.5 * x * (1 + (x * _SQRT1_2).erf())
+
+
+def _gelu_grad(g, x, approximate):
+    if approximate == "tanh":
+        inner = _SQRT2_PI * (x + 0.044715 * x * x * x)
+        t = inner.tanh()
+        dinner = _SQRT2_PI * (1 + 3 * 0.044715 * x * x)
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner)
+    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+    pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+    return g * (cdf + x * pdf)
+
+
+def gelu(x, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _activation("gelu", x, _gelu_fwd, _gelu_grad, approximate=approximate)
+
+
+def silu(x):
+    return _activation("silu", x, lambda x: x * x.sigmoid(),
+                       lambda g, x: g * (s := x.sigmoid()) * (1 + x * (1 - s)))
+
+
+def _select(cond, a, b):
+    from .binary import where
+    return where(cond, a, b)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    def fwd(x, beta, threshold):
+        bx = x * beta
+        # log1p(exp(bx)) overflows past the threshold, where softplus is x anyway
+        soft = clamp(bx, max=threshold).exp().log1p() / beta
+        return _select(bx <= threshold, soft, x)
+
+    def grad(g, x, beta, threshold):
+        bx = x * beta
+        return g * _select(bx <= threshold, bx.sigmoid(), 1.0)
+    return _activation("softplus", x, fwd, grad, beta=beta, threshold=threshold)
+
+
+def leaky_relu(x, negative_slope=0.01):
+    return _activation("leaky_relu", x,
+                       lambda x, s: _select(x > 0, x, x * s),
+                       lambda g, x, s: _select(x > 0, g, g * s), s=negative_slope)
+
+
+# ---- clamp -------------------------------------------------------------------------------------
+class ClampBackward(Node):
+    def backward(self, g):
+        (x, lo, hi) = self.saved
+        keep = None
+        if lo is not None:
+            keep = x >= lo
+        if hi is not None:
+            keep = (x <= hi) if keep is None else keep & (x <= hi)
+        return g * keep
+
+
+def clamp(x, min=None, max=None):  # noqa: A002
+    """Limit x to [min, max]; min/max are numbers or tensors. The gradient flows where
+    min <= x <= max (PyTorch's convention at the boundaries)."""
+    check_tensor(x, "clamp")
+    if min is None and max is None:
+        raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    with autograd.no_grad():
+        out = x
+        if min is not None:
+            out = out.maximum(min) if isinstance(min, Tensor) else _clamp_scalar(out, min, "maximum")
+        if max is not None:
+            out = out.minimum(max) if isinstance(max, Tensor) else _clamp_scalar(out, max, "minimum")
+        if out is x:
+            out = x.clone()
+    if x._requires_grad and autograd._grad_enabled and x.dtype.is_floating_point:
+        node = ClampBackward()
+        node.saved = (x, min, max)
+        record(node, (x,), out)
+    return out
+
+
+def _clamp_scalar(x, v, op):
+    dtype = floating(x.dtype) if isinstance(v, float) else x.dtype
+    data = x._data if dtype is x.dtype else x._backend.cast(x._data, dtype)
+    return _wrap(x._backend.binary(op, data, v), dtype, x._device)

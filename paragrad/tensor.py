@@ -1,0 +1,318 @@
+"""Tensor: a backend buffer with a dtype and a device, plus the autograd fields.
+
+This file holds the state and the methods that are not ops (inspection, conversion to Python
+and NumPy, autograd entry points). The differentiable ops live in `ops/` and are attached as
+methods by `ops/__init__.py`, so `x.exp()`, `x + y` and `x[0]` are defined there.
+"""
+from __future__ import annotations
+
+from . import autograd
+from . import dtypes as dt
+from .backends import CPU, backend_for
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with numel()."""
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"paragrad.Size({list(self)})"
+
+
+class Tensor:
+    __slots__ = ("_data", "_backend", "_device", "dtype", "_requires_grad", "grad", "grad_fn",
+                 "_output_nr", "_acc", "_hooks", "__weakref__", "__dict__")
+
+    def __init__(self, *args, dtype=None, device=None):
+        """`Tensor(data)` (default float dtype) or `Tensor(*sizes)` (uninitialized), as
+        PyTorch's legacy constructor. Prefer `paragrad.tensor` / `paragrad.empty`."""
+        from .ops.creation import empty, tensor
+        dtype = dtype or dt.get_default_dtype()
+        if len(args) == 1 and not isinstance(args[0], int):
+            src = tensor(args[0], dtype=dtype, device=device)
+        else:
+            src = empty(*args, dtype=dtype, device=device)
+        _init(self, src._data, src.dtype, src._device)
+
+    # ---- basic properties -----------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    @property
+    def data(self):
+        """A detached alias of this tensor (shares its buffer); assigning replaces the buffer."""
+        return self.detach()
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data: expected a Tensor, got {type(other).__name__}")
+        self._data, self.dtype = other._data, other.dtype
+        self._device, self._backend = other._device, other._backend
+
+    @property
+    def is_floating_point_dtype(self):
+        return self.dtype.is_floating_point
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_dim(dim, self.ndim, "size")]
+
+    def dim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def stride(self, dim=None):
+        """Strides in elements (as PyTorch)."""
+        st = tuple(s // self.dtype.itemsize for s in self._data.strides)
+        return st if dim is None else st[_dim(dim, self.ndim, "stride")]
+
+    def is_contiguous(self):
+        return bool(self._data.flags.c_contiguous)
+
+    # ---- to Python / NumPy ----------------------------------------------------------------
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("numpy(): can't call numpy() on a Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        if self._device.type != "cpu" and not force:
+            raise TypeError(f"numpy(): can't convert {self._device} tensor to numpy. "
+                            f"Use Tensor.cpu() to copy the tensor to host memory first.")
+        return self._backend.to_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._backend.to_numpy(self._data)
+        return a.astype(dtype) if dtype is not None else a
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"item(): a Tensor with {self.numel()} elements cannot be "
+                               f"converted to Scalar")
+        return self._backend.to_numpy(self._data).reshape(()).item()
+
+    def tolist(self):
+        return self._backend.to_numpy(self._data).tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype is dt.bool_:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
+        return bool(self.item())
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        from .repr import tensor_repr
+        return tensor_repr(self)
+
+    # ---- autograd -------------------------------------------------------------------------
+    def requires_grad_(self, requires_grad=True):
+        requires_grad = bool(requires_grad)
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("requires_grad_: you can only change requires_grad flags of leaf "
+                                   "variables. If you want to use a computed variable in a subgraph "
+                                   "that doesn't require differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError(f"requires_grad_: only Tensors of floating point dtype can require "
+                               f"gradients, got {self.dtype}")
+        self._requires_grad = requires_grad
+        return self
+
+    def detach(self):
+        """A new tensor sharing this one's buffer, outside the graph."""
+        return _wrap(self._data, self.dtype, self._device)
+
+    def detach_(self):
+        if self.grad_fn is not None and getattr(self, "_is_view_of_graph", False):
+            raise RuntimeError("detach_: can't detach views in-place")
+        self.grad_fn, self._requires_grad = None, False
+        return self
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("retain_grad: can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return   # leaves keep their grad anyway
+        import weakref
+        node = self.grad_fn
+        if node.retained is None:
+            node.retained = {}
+        node.retained[self._output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self):
+        node = self.grad_fn
+        return bool(node is not None and node.retained and self._output_nr in node.retained)
+
+    def register_hook(self, hook):
+        """Call hook(grad) when this tensor's gradient is computed; a returned tensor replaces
+        the gradient. Returns a handle with .remove()."""
+        if not self._requires_grad:
+            raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't "
+                               "require gradient")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            node = self.grad_fn
+            if node.out_hooks is None:
+                node.out_hooks = {}
+            hooks = node.out_hooks.setdefault(self._output_nr, [])
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) * gradient into every leaf's .grad (PyTorch semantics)."""
+        root = self._root_grad(gradient, "backward")
+        if retain_graph is None:
+            retain_graph = create_graph
+        if inputs is not None:
+            inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+            grads = autograd.run_backward([(self, root)], retain_graph, create_graph=create_graph,
+                                          capture=[autograd.edge(t) for t in inputs])
+            for t, g in zip(inputs, grads):
+                if g is not None:
+                    g = g if create_graph else g.detach()
+                    t.grad = g if t.grad is None else t.grad + g
+            return
+        autograd.run_backward([(self, root)], retain_graph, create_graph=create_graph)
+
+    def _root_grad(self, gradient, op):
+        if not self._requires_grad:
+            raise RuntimeError(f"{op}: element 0 of tensors does not require grad and does not "
+                               f"have a grad_fn")
+        if gradient is None:
+            if self.numel() != 1:
+                raise RuntimeError(f"{op}: grad can be implicitly created only for scalar outputs "
+                                   f"(got shape {tuple(self.shape)})")
+            return _wrap(self._backend.full(self._data.shape, 1, self.dtype, self._device.index),
+                         self.dtype, self._device)
+        if not isinstance(gradient, Tensor):
+            from .ops.creation import tensor
+            gradient = tensor(gradient, dtype=self.dtype, device=self._device)
+        if gradient.shape != self.shape:
+            raise RuntimeError(f"{op}: Mismatch in shape: grad_output[0] has a shape of "
+                               f"{tuple(gradient.shape)} and output[0] has a shape of {tuple(self.shape)}")
+        return gradient
+
+    @classmethod
+    def zeros_for_grad(cls, shape, dtype, device):
+        b = backend_for(device)
+        return _wrap(b.full(tuple(shape), 0, dtype, device.index), dtype, device)
+
+
+class _HookHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def _init(t, data, dtype, device):
+    t._data = data
+    t.dtype = dtype
+    t._device = device
+    t._backend = backend_for(device)
+    t._requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._acc = None
+    t._hooks = None
+
+
+_new = object.__new__
+_cpu_backend = backend_for(CPU)
+
+
+def _wrap(data, dtype, device=CPU):
+    """The fast constructor every op uses: a Tensor around an existing backend buffer."""
+    t = _new(Tensor)
+    t._data = data
+    t.dtype = dtype
+    t._device = device
+    t._backend = _cpu_backend if device is CPU else backend_for(device)
+    t._requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._acc = None
+    t._hooks = None
+    return t
+
+
+def _dim(d, ndim, op):
+    """Normalize a possibly negative dim, with PyTorch's error for out-of-range values."""
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {d})")
+    return d + n if d < 0 else d
+
