@@ -7,7 +7,8 @@ those edges in topological order with an explicit queue (no recursion, so chains
 work) and writes `.grad` on leaves.
 
 This module never imports `tensor.py`: it sees tensors only through the attributes
-`grad_fn`, `_output_nr`, `requires_grad`, `grad`, `_acc`, `_hooks` and a few methods.
+`grad_fn`, `_output_nr`, `requires_grad`, `_grad` (`.grad` without the setter's checks),
+`_acc`, `_hooks` and a few methods.
 Gradients themselves are Tensors; backward formulas are written with Tensor ops and run
 with grad mode off.
 """
@@ -49,18 +50,38 @@ class _GradMode:
         return wrapper
 
 
-class no_grad(_GradMode):
+class _BareDecoratable(_GradMode):
+    """Also usable as a bare decorator (`@no_grad` as well as `@no_grad()`), as in PyTorch."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        if not callable(orig_func):
+            raise TypeError(f"{cls.__name__}() takes no arguments (or a function to decorate)")
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
+        pass
+
+
+class no_grad(_BareDecoratable):
     """Disable graph recording inside the block (or the decorated function)."""
     _mode = False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_BareDecoratable):
     """Enable graph recording inside the block, e.g. within a no_grad region."""
     _mode = True
 
 
-class inference_mode(no_grad):
-    """Same as no_grad in paragrad (PyTorch's extra inference-tensor checks do not exist here)."""
+class inference_mode(_GradMode):
+    """Same as no_grad in paragrad (PyTorch's extra inference-tensor checks do not exist here).
+    `inference_mode(False)` enables grad mode, as PyTorch's does."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)          # used as a bare decorator: @inference_mode
 
     def __init__(self, mode=True):
         self._mode = not mode
@@ -176,19 +197,29 @@ def _add(a, b):
     return b if a is None else (a if b is None else a + b)
 
 
-def run_backward(roots, retain_graph=False, capture=None, create_graph=False):
+def run_backward(roots, retain_graph=False, capture=None, create_graph=False, inputs=None):
     """Propagate gradients from `roots`, a list of (tensor, grad) pairs.
 
     Without `capture`, leaf gradients are accumulated into `.grad`. With `capture` (a list of
     edges), nothing is written anywhere and the gradients arriving at those edges are returned
-    in the same order (None where nothing arrived). With `create_graph`, the backward
-    formulas themselves are recorded, so the gradients can be differentiated again.
+    in the same order (None where nothing arrived). With `inputs` (tensors, leaves or not),
+    only their `.grad` is accumulated (backward(inputs=...)). With `create_graph`, the
+    backward formulas themselves are recorded, so the gradients can be differentiated again.
     """
     global _grad_enabled
     prev_mode = _grad_enabled
     _grad_enabled = create_graph
     try:
-        return _run(roots, retain_graph, capture, create_graph)
+        if inputs is None:
+            return _run(roots, retain_graph, capture, create_graph)
+        inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if not inputs:
+            raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+        grads = _run(roots, retain_graph, [edge(t) for t in inputs], create_graph)
+        claimed = {id(g) for _, g in roots}
+        for t, g in zip(inputs, grads):
+            if g is not None:
+                _accumulate(t, g, claimed, create_graph)
     finally:
         _grad_enabled = prev_mode
 
@@ -235,14 +266,15 @@ def _run(roots, retain_graph, capture, create_graph):
         node = ready.pop()
         grads = buffers.pop(node, None) or [None] * node.n_outputs
 
-        # hooks registered on the (non-leaf) outputs of this node, then retain_grad
+        # tensor hooks first (on this node's non-leaf outputs, or on the leaf it accumulates
+        # into), so both .grad and autograd.grad see the gradient the hooks return; then
+        # retain_grad
         if node.out_hooks:
             for idx, hooks in node.out_hooks.items():
-                for hook in hooks:
-                    if grads[idx] is not None:
-                        r = hook(grads[idx])
-                        if r is not None:
-                            grads[idx] = r
+                if grads[idx] is not None:
+                    grads[idx] = _run_hooks(hooks, grads[idx])
+        elif type(node) is AccumulateGrad and node.variable._hooks and grads[0] is not None:
+            grads[0] = _run_hooks(node.variable._hooks, grads[0])
         if wanted is not None:
             for idx in range(node.n_outputs):
                 for i in wanted.get((node, idx), ()):
@@ -251,15 +283,16 @@ def _run(roots, retain_graph, capture, create_graph):
             for idx, ref in node.retained.items():
                 t = ref()
                 if t is not None and grads[idx] is not None:
-                    t.grad = grads[idx] if t.grad is None else t.grad + grads[idx]
-                    claimed.add(id(t.grad))
+                    # out of place, as PyTorch: a retained .grad read earlier keeps its value
+                    t._grad = _owned(grads[idx], claimed) if t._grad is None else t._grad + grads[idx]
+                    claimed.add(id(t._grad))
 
         if isinstance(node, AccumulateGrad):
             if wanted is None and grads[0] is not None:
                 _accumulate(node.variable, grads[0], claimed, create_graph)
             continue
 
-        if all(g is None for g in grads):
+        if grads.count(None) == len(grads):      # nothing flows here: skip the formula
             in_grads = (None,) * len(node.next_edges)
         else:
             if node.saved is RELEASED:
@@ -285,28 +318,41 @@ def _run(roots, retain_graph, capture, create_graph):
     return results if capture is not None else None
 
 
+def _run_hooks(hooks, g):
+    for hook in tuple(hooks):       # a hook may remove itself while running
+        r = hook(g)
+        if r is not None:
+            g = r
+    return g
+
+
 def _accumulate(t, g, claimed, create_graph):
-    """Add g into leaf t's .grad: hooks first, dtype/shape checked, never aliasing a buffer
-    that something else also holds (so in-place updates of .grad stay local)."""
-    if t._hooks:
-        for hook in t._hooks:
-            r = hook(g)
-            if r is not None:
-                g = r
+    """Add g into leaf t's .grad: dtype/shape checked, never aliasing a buffer that something
+    else also holds (so in-place updates of .grad stay local)."""
     if g.shape != t.shape:
         raise RuntimeError(f"backward: gradient of shape {tuple(g.shape)} does not match its "
                            f"leaf of shape {tuple(t.shape)}")
     if g.dtype is not t.dtype:
         g = g.to(t.dtype)
-    if t.grad is None:
-        if create_graph:
-            pass      # keep the gradient's own graph (double backward)
-        elif id(g) in claimed or not g._backend.owns_memory(g._data) or g.requires_grad:
-            g = g.detach().clone()
-        t.grad = g
+    old = t._grad
+    if old is None:
+        # with create_graph keep the gradient's own graph (double backward)
+        t._grad = g if create_graph else _owned(g, claimed)
+    elif create_graph or old.requires_grad or not old._backend.owns_memory(old._data):
+        t._grad = old + g
     else:
-        t.grad = t.grad + g
-    claimed.add(id(t.grad))
+        # in place, as PyTorch: a reference to .grad taken earlier sees the sum (optimizers
+        # and captured CUDA graphs rely on the buffer staying the same)
+        old._backend.binary("add", old._data, g._data, out=old._data)
+    claimed.add(id(t._grad))
+
+
+def _owned(g, claimed):
+    """g itself if nothing else holds its buffer, else a private copy (so an in-place update
+    of one .grad can't show up in another, or in a gradient the user passed in)."""
+    if id(g) in claimed or g.requires_grad or not g._backend.owns_memory(g._data):
+        return g.detach().clone()
+    return g
 
 
 # ---- user-defined functions ------------------------------------------------------------------
@@ -402,20 +448,30 @@ class Function:
         return tuple(fixed) if isinstance(out, tuple) else fixed[0]
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None):
-    """torch.autograd.backward: sum of tensors[i] * grad_tensors[i], accumulated into leaves."""
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """torch.autograd.backward: sum of tensors[i] * grad_tensors[i], accumulated into leaves
+    (or only into `inputs`)."""
     tensors = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
     elif not isinstance(grad_tensors, (list, tuple)):
         grad_tensors = [grad_tensors]
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"backward: got {len(grad_tensors)} grad_tensors for {len(tensors)} tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
     run_backward([(t, t._root_grad(g, "backward")) for t, g in zip(tensors, grad_tensors)],
-                 retain_graph=bool(retain_graph))
+                 retain_graph=bool(retain_graph), create_graph=create_graph, inputs=inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):
-    """torch.autograd.grad: gradients of outputs w.r.t. inputs, returned rather than stored."""
+         allow_unused=None, materialize_grads=False):
+    """torch.autograd.grad: gradients of outputs w.r.t. inputs, returned rather than stored.
+    Unused inputs raise unless allow_unused (then None), or get zeros with materialize_grads."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("grad: Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     single = not isinstance(inputs, (list, tuple))
     inputs = [inputs] if single else list(inputs)
@@ -431,8 +487,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     res = run_backward(roots, retain_graph=bool(retain_graph), capture=[edge(t) for t in inputs],
                        create_graph=create_graph)
-    for r in res:
-        if r is None and not allow_unused:
-            raise RuntimeError("grad: one of the differentiated Tensors appears to not have been "
-                               "used in the graph. Set allow_unused=True if this is the desired behavior.")
+    for i, (r, t) in enumerate(zip(res, inputs)):
+        if r is None:
+            if not allow_unused:
+                raise RuntimeError("grad: One of the differentiated Tensors appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            if materialize_grads:
+                res[i] = t.zeros_for_grad(t.shape, t.dtype, t.device)
     return tuple(res)

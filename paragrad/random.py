@@ -35,11 +35,11 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """An opaque copy of the generator state (picklable on the CPU)."""
-        return copy.deepcopy(self._state)
+        """A copy of the generator state as plain JSON-serializable data."""
+        return copy.deepcopy(backend_for(self.device).rng_state(self._state))
 
     def set_state(self, state):
-        self._state = copy.deepcopy(state)
+        self._state = backend_for(self.device).set_rng_state(self._state, copy.deepcopy(state))
 
 
 _defaults: dict = {}

@@ -25,7 +25,7 @@ class Size(tuple):
 
 
 class Tensor:
-    __slots__ = ("_data", "_backend", "_device", "dtype", "_requires_grad", "grad", "grad_fn",
+    __slots__ = ("_data", "_backend", "_device", "dtype", "_requires_grad", "_grad", "grad_fn",
                  "_output_nr", "_acc", "_hooks", "__weakref__", "__dict__")
 
     def __init__(self, *args, dtype=None, device=None):
@@ -67,6 +67,30 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value):
         self.requires_grad_(value)
+
+    @property
+    def grad(self):
+        """The accumulated gradient (leaves, and non-leaves that called retain_grad)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        # PyTorch's checks: a wrong .grad would only fail later, far from its cause
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"grad: assigned grad expected to be a Tensor or None but got "
+                                f"grad of type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"grad: attempting to assign a gradient of size "
+                                   f"{list(value.shape)} to a tensor of size {list(self.shape)}. "
+                                   f"Please ensure that the gradient and the tensor are the same size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"grad: attempting to assign a gradient with dtype "
+                                   f"{value.dtype} to a tensor with dtype {self.dtype}")
+            if value._device != self._device:
+                raise RuntimeError(f"grad: attempting to assign a gradient on device "
+                                   f"{value._device} to a tensor on device {self._device}")
+        self._grad = value
 
     @property
     def data(self):
@@ -231,16 +255,8 @@ class Tensor:
         root = self._root_grad(gradient, "backward")
         if retain_graph is None:
             retain_graph = create_graph
-        if inputs is not None:
-            inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-            grads = autograd.run_backward([(self, root)], retain_graph, create_graph=create_graph,
-                                          capture=[autograd.edge(t) for t in inputs])
-            for t, g in zip(inputs, grads):
-                if g is not None:
-                    g = g if create_graph else g.detach()
-                    t.grad = g if t.grad is None else t.grad + g
-            return
-        autograd.run_backward([(self, root)], retain_graph, create_graph=create_graph)
+        autograd.run_backward([(self, root)], retain_graph, create_graph=create_graph,
+                              inputs=inputs)
 
     def _root_grad(self, gradient, op):
         if not self._requires_grad:
@@ -281,7 +297,7 @@ def _init(t, data, dtype, device):
     t._device = device
     t._backend = backend_for(device)
     t._requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._output_nr = 0
     t._acc = None
@@ -300,7 +316,7 @@ def _wrap(data, dtype, device=CPU):
     t._device = device
     t._backend = _cpu_backend if device is CPU else backend_for(device)
     t._requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._output_nr = 0
     t._acc = None

@@ -96,6 +96,14 @@ class Backend(ABC):
     def generator(self, seed, device_index=0):
         """A new random generator state seeded with `seed`."""
 
+    def rng_state(self, gen):
+        """A JSON-serializable copy of a generator's state (checkpoints store it)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot export generator state")
+
+    def set_rng_state(self, gen, state):
+        """Restore a state from rng_state into gen; returns the generator to use."""
+        raise NotImplementedError(f"{type(self).__name__} cannot import generator state")
+
     @abstractmethod
     def uniform(self, gen, shape, low, high, dtype, device_index=0):
         """Samples from U[low, high)."""

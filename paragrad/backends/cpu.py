@@ -9,7 +9,7 @@ from .base import Backend
 
 _UNARY = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
-    "sign": np.sign, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "log1p": np.log1p,
+    "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "log1p": np.log1p,
     "expm1": np.expm1, "reciprocal": np.reciprocal, "floor": np.floor, "ceil": np.ceil,
     "round": np.rint, "trunc": np.trunc, "isnan": np.isnan, "isinf": np.isinf,
     "isfinite": np.isfinite,
@@ -22,6 +22,7 @@ _BINARY = {
 }
 _BITWISE = {"and": (np.logical_and, np.bitwise_and), "or": (np.logical_or, np.bitwise_or),
             "xor": (np.logical_xor, np.bitwise_xor)}
+_DOMAIN_OPS = {"log", "sqrt", "rsqrt", "reciprocal", "log1p", "div", "pow", "floordiv", "mod"}
 _REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 
 _erf64 = np.frompyfunc(math.erf, 1, 1)
@@ -69,6 +70,13 @@ class CPUBackend(Backend):
     def generator(self, seed, device_index=0):
         return np.random.Generator(np.random.PCG64(seed))
 
+    def rng_state(self, gen):
+        return gen.bit_generator.state
+
+    def set_rng_state(self, gen, state):
+        gen.bit_generator.state = state
+        return gen
+
     def uniform(self, gen, shape, low, high, dtype, device_index=0):
         if dtype.name == "float32":
             r = gen.random(shape, dtype=np.float32)
@@ -92,18 +100,30 @@ class CPUBackend(Backend):
 
     # ---- elementwise --------------------------------------------------------------------------
     def unary(self, op, x, out=None):
+        # NumPy ufuncs turn 0-d results into NumPy scalars; buffers must stay writable arrays
+        if op in _DOMAIN_OPS:   # log(0), 1/0: inf/nan are values, not warnings (as in torch)
+            with np.errstate(all="ignore"):
+                return np.asarray(self._unary(op, x, out))
+        return np.asarray(self._unary(op, x, out))
+
+    def _unary(self, op, x, out):
         f = _UNARY.get(op)
         if f is not None:
             return f(x, out=out)
         if op == "relu":
             return np.maximum(x, 0, out=out)
+        if op == "sign":    # torch: sign(nan) is 0, np.sign gives nan
+            r = np.asarray(np.sign(x, out=out))
+            if r.dtype.kind == "f":
+                np.copyto(r, 0, where=np.isnan(r))
+            return r
         if op == "sigmoid":
             # 1/(1+exp(-x)) without overflow warnings: exp of a non-positive number only
             e = np.exp(-np.abs(x))
             r = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
             return _into(r, out)
         if op == "rsqrt":
-            r = np.sqrt(x, out=out)
+            r = np.asarray(np.sqrt(x, out=out))
             return np.reciprocal(r, out=r)
         if op == "erf":
             return _erf(x, out=out)
@@ -112,6 +132,12 @@ class CPUBackend(Backend):
         raise ValueError(f"cpu backend: unknown unary op {op!r}")
 
     def binary(self, op, a, b, out=None):
+        if op in _DOMAIN_OPS:               # as in unary (errstate costs ~1 us: only here)
+            with np.errstate(all="ignore"):
+                return np.asarray(self._binary(op, a, b, out))
+        return np.asarray(self._binary(op, a, b, out))
+
+    def _binary(self, op, a, b, out):
         f = _BINARY.get(op)
         if f is not None:
             return f(a, b, out=out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .. import autograd
 from ..tensor import Tensor
+from ._common import snapshot as _snapshot
 from . import binary, conversion, creation, indexing, linalg, movement, nn, reduce, unary
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
@@ -52,7 +53,7 @@ def _scaled(other, alpha=1):
 
 def _inplace_unary(fn):
     def method(self, *args, **kwargs):
-        return _assign(self, lambda: fn(self, *args, **kwargs), fn.__name__ + "_")
+        return _assign(self, lambda t: fn(t, *args, **kwargs), fn.__name__ + "_")
     method.__name__ = fn.__name__ + "_"
     return method
 
@@ -63,12 +64,12 @@ def _assign(self, compute, name):
         raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                            f"in-place operation.")
     if autograd._grad_enabled and self._requires_grad:
-        out = compute()
+        out = compute(_snapshot(self))   # nodes saving the input must keep its old value
         self._data, self.grad_fn, self._output_nr = out._data, out.grad_fn, 0
         self._requires_grad = out._requires_grad
         return self
     with autograd.no_grad():
-        out = compute()
+        out = compute(self)
     self._backend.copy_(self._data, out._data)
     return self
 
@@ -98,8 +99,8 @@ def _copy_(self, src, non_blocking=False):
 def _fill_(self, value):
     if isinstance(value, Tensor):
         value = value.item()
-    return _assign(self, lambda: full_like(self, value) if not self._requires_grad else
-                   self * 0 + value, "fill_")
+    return _assign(self, lambda t: full_like(t, value) if not t._requires_grad else
+                   t * 0 + value, "fill_")
 
 
 def _zero_(self):
@@ -108,7 +109,7 @@ def _zero_(self):
 
 def _random_(draw):
     def method(self, *args, **kwargs):
-        return _assign(self, lambda: draw(self, *args, **kwargs), draw.__name__.strip("_") + "_")
+        return _assign(self, lambda t: draw(t, *args, **kwargs), draw.__name__.strip("_") + "_")
     return method
 
 
@@ -205,3 +206,7 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 for _name, _fn in _PROPERTIES.items():
     setattr(Tensor, _name, property(_fn))
+
+# `from paragrad.ops import *` (done by paragrad/__init__.py) exports the functional forms only
+__all__ = [n for n, v in dict(globals()).items()
+           if callable(v) and not n.startswith("_") and v is not Tensor]

@@ -54,6 +54,14 @@ def alias(t):
     return _wrap(t._data, t.dtype, t._device)
 
 
+def snapshot(t):
+    """A new Tensor object holding t's buffer at t's place in the graph. In-place ops compute
+    from it, so a node that saves its input keeps the old value after t's buffer is replaced."""
+    s = _wrap(t._data, t.dtype, t._device)
+    s.grad_fn, s._output_nr, s._requires_grad = t.grad_fn, t._output_nr, t._requires_grad
+    return s
+
+
 def sum_to(g, shape):
     """Reduce a broadcast gradient back to an input's shape (differentiable)."""
     if g.shape == shape:

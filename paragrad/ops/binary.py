@@ -11,7 +11,7 @@ from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap
-from ._common import alias, floating, grad_for, same_device
+from ._common import alias, floating, grad_for, same_device, snapshot
 
 
 def _scalar(x, op):
@@ -22,6 +22,18 @@ def _scalar(x, op):
         return x.item()
     raise TypeError(f"{op}(): expected a Tensor or a Python number as operand, "
                     f"got {type(x).__name__}")
+
+
+# backend op -> the public name that error messages use
+_NAMES = {"floordiv": "floor_divide", "mod": "remainder", "and": "bitwise_and", "or": "bitwise_or",
+          "xor": "bitwise_xor"}
+
+
+def _wrap_int(v, dtype):
+    """A Python int wrapped to an integer dtype's width, as torch does (uint8 + 1000, uint8 - 1)."""
+    bits = 8 * dtype.itemsize
+    lo = -(1 << (bits - 1)) if dtype.is_signed else 0
+    return (v - lo) % (1 << bits) + lo
 
 
 def _result_dtype(a, b):
@@ -66,6 +78,8 @@ def prepare(op, a, b, compute=None):
     dtype = _result_dtype(a, b)
     if compute is not None:
         dtype = compute(dtype)
+    if type(b) is int and not dtype.is_floating_point and dtype is not dt.bool_:
+        b = _wrap_int(b, dtype)
     ab = a._data if a.dtype is dtype else a._backend.cast(a._data, dtype)
     return ab, b, dtype, a._device
 
@@ -76,15 +90,19 @@ def _to_device_buf(buf, t, dev, dtype):
     return backend_for(dev).full((), t._backend.to_numpy(buf).item(), dtype, dev.index)
 
 
-def _binary(op, a, b, node_cls=None, compute=None, out_dtype=None, save=None):
-    """Run backend.binary and record `node_cls` (whose backward gets .saved = save(a, b, out))."""
+def _binary(op, a, b, node_cls=None, compute=None, out_dtype=None, save=None, name=None):
+    """Run backend.binary and record `node_cls` (whose backward gets .saved = save(a, b, out)).
+    `name` is the public op name for error messages (default: from the backend op)."""
+    name = name or _NAMES.get(op, op)
     if not isinstance(a, Tensor):       # reflected form: scalar op tensor
         if not isinstance(b, Tensor):
-            raise TypeError(f"{op}(): expected at least one Tensor operand")
-        a = _scalar(a, op)
+            raise TypeError(f"{name}(): expected at least one Tensor operand")
+        a = _scalar(a, name)
         d = _result_dtype(b, a)
+        if type(a) is int and not d.is_floating_point and d is not dt.bool_:
+            a = _wrap_int(a, d)
         a = _wrap(b._backend.full((), a, d, b._device.index), d, b._device)
-    ab, bb, dtype, dev = prepare(op, a, b, compute)
+    ab, bb, dtype, dev = prepare(name, a, b, compute)
     buf = a._backend.binary(op, ab, bb)
     out = _wrap(buf, out_dtype or dtype, dev)
     if node_cls is not None and autograd._grad_enabled and (
@@ -133,9 +151,18 @@ class DivBackward(Node):
         return ga, gb
 
 
+def _alpha(name, a, b, alpha):
+    """b * alpha for add/sub; a float alpha is refused for integer operands, as in torch."""
+    if alpha == 1:
+        return b
+    if isinstance(alpha, float) and not _binary_dtype(a, b).is_floating_point:
+        raise RuntimeError(f"{name}: For integral input tensors, argument alpha must not be a "
+                           f"floating point number (got alpha={alpha}).")
+    return b * alpha
+
+
 def add(a, b, alpha=1):
-    if alpha != 1:
-        b = b * alpha
+    b = _alpha("add", a, b, alpha)
     return _binary("add", a, b, AddBackward)
 
 
@@ -143,8 +170,7 @@ def sub(a, b, alpha=1):
     if isinstance(a, Tensor) and a.dtype is dt.bool_ and isinstance(b, Tensor) and b.dtype is dt.bool_:
         raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
-    if alpha != 1:
-        b = b * alpha
+    b = _alpha("sub", a, b, alpha)
     return _binary("sub", a, b, SubBackward)
 
 
@@ -154,10 +180,15 @@ def mul(a, b):
 
 def div(a, b, rounding_mode=None):
     if rounding_mode is not None:
-        if rounding_mode == "floor":
-            return floor_divide(a, b)
+        if rounding_mode == "floor":    # unlike floor_divide, torch gives it a (zero) gradient
+            return _floor_div(a, b, ZeroGradBackward)
         if rounding_mode == "trunc":
-            return div(a, b).trunc().to(_binary_dtype(a, b))
+            if _binary_dtype(a, b).is_floating_point:
+                return div(a, b).trunc()
+            # integers: exact (no float round trip): floor, plus one where inexact and signs differ
+            q = floor_divide(a, b)
+            fix = (remainder(a, b) != 0) & ((a < 0) ^ (b < 0))
+            return q + fix.to(q.dtype)
         raise ValueError(f"div: expected rounding_mode to be one of None, 'trunc', 'floor', "
                          f"got {rounding_mode!r}")
     return _binary("div", a, b, DivBackward, compute=floating, save=lambda a, b, out: (a, b))
@@ -232,8 +263,31 @@ def minimum(a, b):
     return _maxmin("minimum", a, b)
 
 
+class ZeroGradBackward(Node):
+    """A piecewise-constant op: zero gradient to both operands."""
+
+    def backward(self, g):
+        return _g(g * 0, self.a), _g(g * 0, self.b)
+
+
+def _check_int_div(name, a, b):
+    """Integer division by zero raises, as in torch. This reads the divisor on the host, a cost
+    only integer operands pay (float division gives inf/nan instead)."""
+    if _binary_dtype(a, b).is_floating_point:
+        return
+    zero = bool((b == 0).any()) if isinstance(b, Tensor) else b == 0
+    if zero:
+        raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
+
+
+def _floor_div(a, b, node_cls=None):
+    _check_int_div("floor_divide", a, b)
+    return _binary("floordiv", a, b, node_cls)
+
+
 def floor_divide(a, b):
-    return _binary("floordiv", a, b)
+    """Division rounded toward -inf. No gradient is recorded (torch has no derivative for it)."""
+    return _floor_div(a, b)
 
 
 class RemainderBackward(Node):
@@ -246,6 +300,7 @@ class RemainderBackward(Node):
 
 
 def remainder(a, b):
+    _check_int_div("remainder", a, b)
     return _binary("mod", a, b, RemainderBackward, save=lambda a, b, out: (a, b))
 
 
@@ -265,10 +320,12 @@ eq, ne, lt, le, gt, ge = (_compare(o) for o in ("eq", "ne", "lt", "le", "gt", "g
 def _bitwise(op, name):
     def f(a, b):
         for t in (a, b):
+            # torch raises NotImplementedError (a RuntimeError) for both
             if isinstance(t, Tensor) and t.dtype.is_floating_point:
-                raise TypeError(f"{name}: not implemented for floating-point tensors ({t.dtype})")
+                raise NotImplementedError(f"{name}: not implemented for floating-point tensors "
+                                          f"({t.dtype})")
             if isinstance(t, float):
-                raise TypeError(f"{name}: not implemented for float operands")
+                raise NotImplementedError(f"{name}: not implemented for float operands ({t})")
         return _binary(op, a, b)
     f.__name__ = name
     return f
@@ -284,15 +341,15 @@ def _as_bool(x):
 
 
 def logical_and(a, b):
-    return _binary("and", _as_bool(a), _as_bool(b))
+    return _binary("and", _as_bool(a), _as_bool(b), name="logical_and")
 
 
 def logical_or(a, b):
-    return _binary("or", _as_bool(a), _as_bool(b))
+    return _binary("or", _as_bool(a), _as_bool(b), name="logical_or")
 
 
 def logical_xor(a, b):
-    return _binary("xor", _as_bool(a), _as_bool(b))
+    return _binary("xor", _as_bool(a), _as_bool(b), name="logical_xor")
 
 
 # ---- selection ---------------------------------------------------------------------------------
@@ -370,7 +427,10 @@ def masked_fill(x, mask, value):
 
 # ---- in-place forms ----------------------------------------------------------------------------
 def _check_inplace(op, a, dtype):
-    if a.dtype is not dtype and dt.promote_types(a.dtype, dtype) is not a.dtype:
+    """torch's canCast: a result may narrow within its kind (int64 -> int32, float64 -> float16)
+    but never go float -> integer/bool or integer -> bool."""
+    kind = lambda d: 2 if d.is_floating_point else (0 if d is dt.bool_ else 1)  # noqa: E731
+    if kind(dtype) > kind(a.dtype):
         raise RuntimeError(f"{op}: result type {dtype} can't be cast to the desired output type "
                            f"{a.dtype}")
 
@@ -385,7 +445,7 @@ def binary_(op, a, b, fn):
             raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                                f"in-place operation.")
         if a._requires_grad or (isinstance(b, Tensor) and b._requires_grad):
-            out = fn(a, b)
+            out = fn(snapshot(a), b)     # mul_/div_ save their input: it must keep its old value
             _check_inplace(name, a, out.dtype)
             if out.shape != a.shape:
                 raise RuntimeError(f"{name}: output with shape {tuple(a.shape)} doesn't match "
@@ -401,7 +461,7 @@ def binary_(op, a, b, fn):
         if not ok:
             raise RuntimeError(f"{name}: output with shape {tuple(a.shape)} doesn't match the "
                                f"broadcast shape of {tuple(a.shape)} and {tuple(b.shape)}")
-    ab, bb, dtype, _ = prepare(op, a, b, floating if op == "div" else None)
+    ab, bb, dtype, _ = prepare(name, a, b, floating if op == "div" else None)
     _check_inplace(name, a, dtype)
     if dtype is a.dtype:
         a._backend.binary(op, a._data, bb, out=a._data)

@@ -58,7 +58,19 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     dev = as_device(device if device is not None else (data.device if isinstance(data, Tensor) else None))
     if arr.dtype.kind == "f" and not dtype.is_floating_point and dtype is not dt.bool_:
         arr = np.trunc(arr)     # float -> int truncates toward zero
+    if not isinstance(data, (np.ndarray, np.generic, Tensor)) and arr.size and \
+            arr.dtype.kind in "iuf" and not dtype.is_floating_point and dtype is not dt.bool_:
+        _check_range(arr, dtype)
     return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
+
+
+def _check_range(arr, dtype):
+    """Python numbers that don't fit the integer dtype raise, as in PyTorch (arrays wrap)."""
+    info = np.iinfo(dtype.to_numpy())
+    if (arr.dtype.kind == "f" and not np.isfinite(arr).all()) or arr.min() < info.min \
+            or arr.max() > info.max:
+        raise RuntimeError(f"tensor(): value cannot be converted to type {dtype.name} without "
+                           f"overflow")
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -93,7 +105,9 @@ def _dd(dtype, device):
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
-    size = _shape((size,) if isinstance(size, int) else tuple(size), "full")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    size = _shape(tuple(size), "full")
     if dtype is None:
         dtype = dt.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
     dtype, dev = dt.get_dtype(dtype), as_device(device)
@@ -170,6 +184,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     dtype, dev = _dd(dtype, device)
+    _shape((n,) if m is None else (n, m), "eye")
     arr = np.eye(n, n if m is None else m)
     return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
 

@@ -100,6 +100,12 @@ def gather(x, dim, index):
     index = _index_tensor(index, "gather").to(dt.int64)
     d = dim_arg(dim, x.ndim, "gather")
     _check_gather_shapes("gather", x, d, index)
+    # torch.gather reads only the index-shaped block of x off `dim`: narrow x to it (a view), so
+    # the backend primitive never sees shapes it would broadcast
+    stops = tuple(x.shape[i] if i == d else index.shape[i] for i in range(x.ndim))
+    if stops != tuple(x.shape):
+        from .movement import slice_op
+        x = slice_op(x, (0,) * x.ndim, stops, (1,) * x.ndim)
     out = _wrap(x._backend.gather(x._data, index._data, d), x.dtype, x._device)
     if x._requires_grad and autograd._grad_enabled:
         node = GatherBackward()
@@ -318,6 +324,12 @@ def _strides(sizes):
 
 
 def getitem(x, key):
+    """x[key] with PyTorch's rules: ints and slices are basic (a view) and applied first, then
+    index tensors/lists/masks with NumPy's placement of the advanced dims.
+
+    Differs from torch 2.13 in two deprecated corners, where paragrad follows NumPy: a nested
+    list such as x[[[0, 1], [1, 2]]] is one index array (torch still reads it as a tuple and
+    warns that this will change), and a second '...' raises IndexError."""
     starts, stops, steps, out_shape, adv = _plan(x, key)
     v = _basic(x, starts, stops, steps, out_shape)
     return _advanced(v, adv) if adv else v

@@ -32,18 +32,22 @@ def _check(op, a, b):
     same_device(op, a, b)
 
 
-def _matmul_nd(a, b, op="matmul"):
-    """Both >= 2-D: (..., m, k) @ (..., k, n) with broadcast batch dims."""
+def _shapes_error(op, a, b, detail):
+    return RuntimeError(f"{op}: {detail}; input shapes {tuple(a.shape)} and {tuple(b.shape)}")
+
+
+def _matmul_nd(a, b, op="matmul", orig=None):
+    """Both >= 2-D: (..., m, k) @ (..., k, n) with broadcast batch dims. `orig` holds the
+    user's operands when 1-D inputs were promoted, so errors name the shapes they passed."""
+    ua, ub = orig or (a, b)
     if a.shape[-1] != b.shape[-2]:
-        raise RuntimeError(f"{op}: mat1 and mat2 shapes cannot be multiplied "
-                           f"({'x'.join(map(str, a.shape[-2:]))} and {'x'.join(map(str, b.shape[-2:]))}); "
-                           f"full shapes {tuple(a.shape)} and {tuple(b.shape)}")
+        raise _shapes_error(op, ua, ub, f"mat1 and mat2 shapes cannot be multiplied "
+                            f"({'x'.join(map(str, a.shape[-2:]))} and {'x'.join(map(str, b.shape[-2:]))})")
     if a.ndim > 2 or b.ndim > 2:
         try:
             np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         except ValueError:
-            raise RuntimeError(f"{op}: batch dimensions of {tuple(a.shape)} and {tuple(b.shape)} are "
-                               f"not broadcastable") from None
+            raise _shapes_error(op, ua, ub, "batch dimensions are not broadcastable") from None
     out = _wrap(a._backend.matmul(a._data, b._data), a.dtype, a._device)
     if autograd._grad_enabled and (a._requires_grad or b._requires_grad):
         node = MatmulBackward()
@@ -52,49 +56,66 @@ def _matmul_nd(a, b, op="matmul"):
     return out
 
 
-def matmul(a, b):
-    _check("matmul", a, b)
+def _matmul(a, b, op):
+    """PyTorch's matmul rules: a 1-D operand gains a dim (prepended on the left, appended on
+    the right) that is removed from the result."""
     if a.ndim >= 2 and b.ndim >= 2:
-        return _matmul_nd(a, b)
+        return _matmul_nd(a, b, op)
     if a.ndim == 1 and b.ndim == 1:
         if a.shape[0] != b.shape[0]:
-            raise RuntimeError(f"matmul: inconsistent tensor size, expected tensor [{a.shape[0]}] and "
-                               f"src [{b.shape[0]}] to have the same number of elements")
-        return _matmul_nd(a.unsqueeze(0), b.unsqueeze(1)).reshape(())
+            raise _shapes_error(op, a, b, f"inconsistent tensor size, expected tensor [{a.shape[0]}] "
+                                f"and src [{b.shape[0]}] to have the same number of elements")
+        return _matmul_nd(a.unsqueeze(0), b.unsqueeze(1), op, (a, b)).reshape(())
     if a.ndim == 1:
-        return _matmul_nd(a.unsqueeze(0), b).squeeze(-2)
-    return _matmul_nd(a, b.unsqueeze(1)).squeeze(-1)
+        return _matmul_nd(a.unsqueeze(0), b, op, (a, b)).squeeze(-2)
+    return _matmul_nd(a, b.unsqueeze(1), op, (a, b)).squeeze(-1)
+
+
+def matmul(a, b):
+    _check("matmul", a, b)
+    return _matmul(a, b, "matmul")
 
 
 def mm(a, b):
     _check("mm", a, b)
     if a.ndim != 2 or b.ndim != 2:
-        raise RuntimeError(f"mm: expected 2D tensors, got {a.ndim}D and {b.ndim}D")
+        raise RuntimeError(f"mm: expected 2D tensors, got {a.ndim}D and {b.ndim}D "
+                           f"(shapes {tuple(a.shape)} and {tuple(b.shape)})")
     return _matmul_nd(a, b, "mm")
 
 
 def bmm(a, b):
     _check("bmm", a, b)
     if a.ndim != 3 or b.ndim != 3:
-        raise RuntimeError(f"bmm: batch1 must be a 3D tensor (got {a.ndim}D and {b.ndim}D)")
+        raise RuntimeError(f"bmm: expected 3D tensors, got {a.ndim}D and {b.ndim}D "
+                           f"(shapes {tuple(a.shape)} and {tuple(b.shape)})")
     if a.shape[0] != b.shape[0]:
-        raise RuntimeError(f"bmm: batch sizes differ: {tuple(a.shape)} and {tuple(b.shape)}")
+        raise _shapes_error("bmm", a, b, "batch sizes differ")
     return _matmul_nd(a, b, "bmm")
 
 
 def mv(a, v):
     _check("mv", a, v)
     if a.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(f"mv: vector + matrix @ vector expected, got {a.ndim}D and {v.ndim}D")
-    return matmul(a, v)
+        raise RuntimeError(f"mv: expected a 2D matrix and a 1D vector, got {a.ndim}D and {v.ndim}D "
+                           f"(shapes {tuple(a.shape)} and {tuple(v.shape)})")
+    return _matmul(a, v, "mv")
 
 
 def dot(a, b):
     _check("dot", a, b)
     if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
-    return matmul(a, b)
+        raise RuntimeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors "
+                           f"(shapes {tuple(a.shape)} and {tuple(b.shape)})")
+    return _matmul(a, b, "dot")
 
 
 def outer(a, b):
+    """Outer product of two vectors; unlike matmul it promotes mixed dtypes, as PyTorch."""
+    for name, t in (("vec1", a), ("vec2", b)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"outer(): argument '{name}' must be Tensor, not {type(t).__name__}")
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D "
+                               f"(shape {tuple(t.shape)})")
     return a.reshape(-1, 1) * b.reshape(1, -1)

@@ -172,6 +172,10 @@ def movedim(x, source, destination):
     if len(src) != len(dst):
         raise RuntimeError("movedim: Invalid source or destination dims: source and destination "
                            "must have the same number of dims")
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in source {source} or destination {destination}")
+    if x.ndim == 0:
+        return reshape(x, ())
     order = [d for d in range(x.ndim) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -289,8 +293,9 @@ def chunk(x, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = dim_arg(dim, x.ndim, "chunk")
-    size = -(-x.shape[d] // chunks)
-    return split(x, size if size else 1, d) if x.shape[d] else (x,) * 1
+    if x.shape[d] == 0:     # PyTorch: `chunks` empty pieces of an empty dim
+        return split(x, [0] * chunks, d)
+    return split(x, -(-x.shape[d] // chunks), d)
 
 
 def unbind(x, dim=0):
@@ -301,7 +306,9 @@ def unbind(x, dim=0):
 # ---- joining -----------------------------------------------------------------------------------
 class CatBackward(Node):
     def backward(self, g):
-        return split(g, self.sizes, self.dim)
+        parts = iter(split(g, [s for s in self.sizes if s is not None], self.dim))
+        # skipped legacy 1-D empty inputs still get their (empty) gradient, as in PyTorch
+        return tuple(next(parts) if s is not None else g.new_zeros(0) for s in self.sizes)
 
 
 def cat(tensors, dim=0):
@@ -313,7 +320,10 @@ def cat(tensors, dim=0):
     for t in tensors:
         check_tensor(t, "cat", "tensors")
     # PyTorch's legacy rule: 1-D empty tensors are skipped
-    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
+    keep = [not (t.ndim == 1 and t.shape[0] == 0) for t in tensors]
+    if not any(keep):
+        keep[0] = True
+    parts = [t for t, k in zip(tensors, keep) if k]
     ref = parts[0]
     d = dim_arg(dim, ref.ndim, "cat")
     for i, t in enumerate(parts):
@@ -325,10 +335,10 @@ def cat(tensors, dim=0):
     dtype = dt.result_type(*parts) if any(t.dtype is not ref.dtype for t in parts) else ref.dtype
     bufs = [t._data if t.dtype is dtype else t._backend.cast(t._data, dtype) for t in parts]
     out = _wrap(ref._backend.concat(bufs, d), dtype, ref._device)
-    if autograd.needs_grad(*parts):
+    if autograd.needs_grad(*tensors):
         node = CatBackward()
-        node.sizes, node.dim = [t.shape[d] for t in parts], d
-        record(node, parts, out)
+        node.sizes, node.dim = [t.shape[d] if k else None for t, k in zip(tensors, keep)], d
+        record(node, tensors, out)
     return out
 
 
@@ -425,6 +435,8 @@ def flip(x, dims):
     axes = tuple(sorted(dim_arg(d, x.ndim, "flip") for d in dims))
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"flip: dims has duplicates, got {tuple(dims)}")
+    if x.ndim == 0:     # dim 0 / -1 of a scalar is accepted, and there is nothing to reverse
+        axes = ()
     out = _wrap(x._backend.flip(x._data, axes), x.dtype, x._device)
     if _track(x):
         node = FlipBackward()

@@ -40,7 +40,7 @@ def _softmax(name, x, dim, dtype, log):
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}: expected a floating-point input, got {x.dtype}")
     d = dim_arg(dim, x.ndim, name)
-    if x.ndim == 0:
+    if x.ndim == 0 or x.numel() == 0:    # a scalar is its own softmax group; empty stays empty
         with autograd.no_grad():
             out = x * 0 if log else x * 0 + 1
     else:

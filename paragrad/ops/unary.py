@@ -12,7 +12,7 @@ from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap
-from ._common import alias, check_tensor, floating
+from ._common import alias, check_tensor, floating, grad_for
 
 # gradient formulas: (g, x, y) -> dx. Entries marked in _NEEDS_Y use the output y.
 _GRADS = {
@@ -37,6 +37,9 @@ _ZERO_GRAD = {"sign", "floor", "ceil", "round", "trunc"}
 _FLOAT_ONLY = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "log1p",
                "expm1", "reciprocal"}
 _BOOL_OUT = {"isnan", "isinf", "isfinite"}
+# ops torch allows on bool tensors without converting to float; sign of a bool is a copy of it
+_BOOL_SELF = {"sign"}
+_BOOL_ARITH = _BOOL_OUT | _BOOL_SELF | {"not"}
 
 
 class UnaryBackward(Node):
@@ -59,12 +62,18 @@ def unary(op, x):
         dtype = dt.get_default_dtype()          # torch: exp(int tensor) -> float
         data = x._backend.cast(x._data, dtype)
     else:
-        if dtype is dt.bool_ and op in ("neg",):
+        if dtype is dt.bool_ and op == "neg":
             raise RuntimeError("neg: Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
+        if dtype is dt.bool_ and op not in _BOOL_ARITH:
+            raise NotImplementedError(f"{op}: not implemented for bool tensors")
         data = x._data
-    out = _wrap(x._backend.unary(op, data), dt.bool_ if op in _BOOL_OUT else dtype, x._device)
+    if dtype is dt.bool_ and op in _BOOL_SELF:     # sign/floor/... of a bool is the bool itself
+        buf = x._backend.cast(data, dt.bool_)
+    else:
+        buf = x._backend.unary(op, data)
+    out = _wrap(buf, dt.bool_ if op in _BOOL_OUT else dtype, x._device)
     if x._requires_grad and autograd._grad_enabled and dtype.is_floating_point and op not in _BOOL_OUT:
         if op in _ZERO_GRAD:
             node = ZeroBackward()
@@ -102,8 +111,9 @@ def logical_not(x):
 
 
 def bitwise_not(x):
-    if x.dtype.is_floating_point:
-        raise TypeError(f"bitwise_not: not implemented for floating-point tensors ({x.dtype})")
+    if x.dtype.is_floating_point:    # torch raises NotImplementedError (a RuntimeError) too
+        raise NotImplementedError(f"bitwise_not: not implemented for floating-point tensors "
+                                  f"({x.dtype}); use logical_not for a mask")
     return unary("not", x)
 
 
@@ -153,7 +163,8 @@ def _gelu_grad(g, x, approximate):
 
 def gelu(x, approximate="none"):
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise RuntimeError(f"gelu: approximate argument must be either none or tanh, "
+                           f"got {approximate!r}")
     return _activation("gelu", x, _gelu_fwd, _gelu_grad, approximate=approximate)
 
 
@@ -170,8 +181,8 @@ def _select(cond, a, b):
 def softplus(x, beta=1.0, threshold=20.0):
     def fwd(x, beta, threshold):
         bx = x * beta
-        # log1p(exp(bx)) overflows past the threshold, where softplus is x anyway
-        soft = clamp(bx, max=threshold).exp().log1p() / beta
+        # log1p(exp(bx)) = max(bx, 0) + log1p(exp(-|bx|)): no overflow, even in float16
+        soft = (bx.relu() + (-bx.abs()).exp().log1p()) / beta
         return _select(bx <= threshold, soft, x)
 
     def grad(g, x, beta, threshold):
@@ -188,35 +199,57 @@ def leaky_relu(x, negative_slope=0.01):
 
 # ---- clamp -------------------------------------------------------------------------------------
 class ClampBackward(Node):
+    """As torch: x gets the gradient where min <= x <= max; a tensor bound gets it where its
+    value was taken (min where x < min < max; max where x > max or max < min)."""
+
     def backward(self, g):
-        (x, lo, hi) = self.saved
+        x, lo, hi = self.saved
+        zero = g.new_zeros(())
         keep = None
         if lo is not None:
             keep = x >= lo
         if hi is not None:
             keep = (x <= hi) if keep is None else keep & (x <= hi)
-        return g * keep
+        gx = grad_for(_select(keep, g, zero), x) if x._requires_grad else None
+        glo = ghi = None
+        if isinstance(lo, Tensor) and lo._requires_grad:
+            took = (x < lo) if hi is None else (x < lo) & (lo < hi)
+            glo = grad_for(_select(took, g, zero), lo)
+        if isinstance(hi, Tensor) and hi._requires_grad:
+            took = (x > hi) if lo is None else (x > hi) | (hi < lo)
+            ghi = grad_for(_select(took, g, zero), hi)
+        return gx, glo, ghi
 
 
 def clamp(x, min=None, max=None):  # noqa: A002
-    """Limit x to [min, max]; min/max are numbers or tensors. The gradient flows where
-    min <= x <= max (PyTorch's convention at the boundaries)."""
+    """Limit x to [min, max]; min/max are numbers or tensors (which broadcast and promote,
+    and receive gradients, as in PyTorch)."""
     check_tensor(x, "clamp")
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     with autograd.no_grad():
         out = x
         if min is not None:
-            out = out.maximum(min) if isinstance(min, Tensor) else _clamp_scalar(out, min, "maximum")
+            out = _clamp_tensor(out, min, "maximum") if isinstance(min, Tensor) else \
+                _clamp_scalar(out, min, "maximum")
         if max is not None:
-            out = out.minimum(max) if isinstance(max, Tensor) else _clamp_scalar(out, max, "minimum")
+            out = _clamp_tensor(out, max, "minimum") if isinstance(max, Tensor) else \
+                _clamp_scalar(out, max, "minimum")
         if out is x:
             out = x.clone()
-    if x._requires_grad and autograd._grad_enabled and x.dtype.is_floating_point:
+    bounds = [b if isinstance(b, Tensor) else None for b in (min, max)]
+    if out.dtype.is_floating_point and autograd.needs_grad(x, *bounds):
         node = ClampBackward()
         node.saved = (x, min, max)
-        record(node, (x,), out)
+        record(node, (x, *bounds), out)
     return out
+
+
+def _clamp_tensor(x, bound, op):
+    try:
+        return x.maximum(bound) if op == "maximum" else x.minimum(bound)
+    except RuntimeError as e:      # name the op the user called, not its building block
+        raise RuntimeError(f"clamp: {e}") from None
 
 
 def _clamp_scalar(x, v, op):

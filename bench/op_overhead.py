@@ -1,0 +1,78 @@
+"""Host time per op: paragrad vs PyTorch on the CPU, for a tiny add and a tiny matmul,
+forward only and forward+backward, side by side in one run.
+
+    python bench/op_overhead.py [--repeat 2000]
+
+Tiny tensors make the arithmetic negligible, so the numbers are the framework's own per-op
+cost: argument checks, dtype promotion, tensor creation, graph recording and the backward
+engine. Each figure is the median over several timed batches.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def _time(fn, repeat, batches=7):
+    for _ in range(max(repeat // 10, 10)):   # warm-up
+        fn()
+    per = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        per.append((time.perf_counter() - t0) / repeat * 1e6)
+    return statistics.median(per)
+
+
+def cases(lib):
+    """(name, fn) pairs for one library; lib is paragrad or torch (same API)."""
+    rng = np.random.default_rng(0)
+    a = lib.tensor(rng.standard_normal((4, 4)).astype(np.float32))
+    b = lib.tensor(rng.standard_normal((4, 4)).astype(np.float32))
+    ag = lib.tensor(a.numpy(), requires_grad=True)
+    bg = lib.tensor(b.numpy(), requires_grad=True)
+
+    def add_fwd():
+        return a + b
+
+    def mm_fwd():
+        return a @ b
+
+    def add_fwd_bwd():
+        (ag + bg).sum().backward()
+
+    def mm_fwd_bwd():
+        (ag @ bg).sum().backward()
+
+    return [("add (4x4) forward", add_fwd), ("matmul (4x4) forward", mm_fwd),
+            ("add + sum, forward+backward", add_fwd_bwd), ("matmul + sum, forward+backward", mm_fwd_bwd)]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=2000)
+    args = p.parse_args()
+    import torch
+
+    import paragrad
+    torch.set_num_threads(1)
+    rows = []
+    for (name, f_pg), (_, f_t) in zip(cases(paragrad), cases(torch)):
+        rows.append((name, _time(f_pg, args.repeat), _time(f_t, args.repeat)))
+    print(f"command : python {' '.join(sys.argv)}")
+    print(f"machine : {platform.processor() or platform.machine()}, {platform.python_implementation()} "
+          f"{platform.python_version()}, paragrad {paragrad.__version__}, torch {torch.__version__}, "
+          f"numpy {np.__version__}")
+    print(f"{'case':34s} {'paragrad us':>12s} {'torch us':>10s} {'ratio':>7s}")
+    for name, tp, tt in rows:
+        print(f"{name:34s} {tp:12.2f} {tt:10.2f} {tp / tt:7.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""curves.png: training loss and test accuracy per epoch (needs matplotlib: paragrad[plot])."""
+from __future__ import annotations
+
+
+def plot_curves(records, path):
+    """Write the plot; returns False (and writes nothing) when matplotlib is not installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    epochs = [r["epoch"] for r in records]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5))
+    a.plot(epochs, [r["train_loss"] for r in records], marker="o")
+    a.set(xlabel="epoch", ylabel="train loss", title="training loss")
+    b.plot(epochs, [100 * r["test_accuracy"] for r in records], marker="o", color="tab:green")
+    b.set(xlabel="epoch", ylabel="test accuracy (%)", title="test accuracy")
+    for ax in (a, b):
+        ax.grid(alpha=0.3)
+        ax.set_xticks(epochs)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True

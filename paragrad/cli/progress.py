@@ -1,0 +1,36 @@
+"""A one-line progress bar with loss and throughput (stderr; sparse when not a terminal)."""
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    def __init__(self, total, desc="", stream=None, width=24):
+        self.total, self.desc, self.width = total, desc, width
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.start = self.last = time.perf_counter()
+        self.every = 0.1 if self.tty else 10.0      # seconds between redraws
+        self.n = 0
+
+    def update(self, n_steps, samples, **fields):
+        self.n = n_steps
+        now = time.perf_counter()
+        if now - self.last < self.every and n_steps < self.total:
+            return
+        self.last = now
+        self._draw(samples / max(now - self.start, 1e-9), fields)
+
+    def _draw(self, rate, fields):
+        done = int(self.width * self.n / max(self.total, 1))
+        bar = "=" * done + (">" if done < self.width else "") + " " * max(self.width - done - 1, 0)
+        extra = " ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in fields.items())
+        line = f"{self.desc} [{bar}] {self.n}/{self.total} {extra} {rate:,.0f} samples/s"
+        self.stream.write(("\r" + line) if self.tty else line + "\n")
+        self.stream.flush()
+
+    def close(self):
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()

@@ -1,0 +1,2 @@
+"""Reference models."""
+from .mlp import MLP  # noqa: F401

@@ -1,0 +1,146 @@
+"""Sequential, ModuleList and ModuleDict."""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from .module import Module
+
+
+class Sequential(Module):
+    """Modules applied in order; `Sequential(a, b)` or `Sequential(OrderedDict(name=module))`."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __getitem__(self, idx):
+        mods = list(self._modules.items())
+        if isinstance(idx, slice):
+            return Sequential(OrderedDict(mods[idx]))
+        return mods[_index(idx, len(mods), "Sequential")][1]
+
+    def __setitem__(self, idx, module):
+        name = list(self._modules)[_index(idx, len(self._modules), "Sequential")]
+        self.add_module(name, module)
+
+    def __delitem__(self, idx):
+        names = list(self._modules)
+        for name in (names[idx] if isinstance(idx, slice) else [names[_index(idx, len(names), "Sequential")]]):
+            del self._modules[name]
+        # renumber as PyTorch does, so that append() after a deletion can't clash with a name
+        mods = list(self._modules.values())
+        self._modules.clear()
+        self._modules.update((str(i), m) for i, m in enumerate(mods))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+def _index(idx, n, cls):
+    if not -n <= idx < n:
+        raise IndexError(f"{cls}: index {idx} is out of range (length {n})")
+    return idx % n
+
+
+class ModuleList(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        mods = list(self._modules.values())
+        if isinstance(idx, slice):
+            return ModuleList(mods[idx])
+        return mods[_index(idx, len(mods), "ModuleList")]
+
+    def __setitem__(self, idx, module):
+        self.add_module(str(_index(idx, len(self), "ModuleList")), module)
+
+    def __delitem__(self, idx):
+        mods = list(self._modules.values())
+        del mods[idx]
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
+
+
+class ModuleDict(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for k, m in items:
+            self.add_module(k, m)
+
+    def pop(self, key):
+        return self._modules.pop(key)

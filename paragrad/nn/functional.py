@@ -1,0 +1,170 @@
+"""paragrad.nn.functional: the stateless forms of the layers and losses (PyTorch's F)."""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from ..ops import (gelu, leaky_relu, log_softmax, pad, relu, sigmoid, silu, softmax, softplus,  # noqa: F401
+                   tanh)
+from ..ops.creation import zeros
+from ..random import default_generator
+from ..tensor import Tensor, _wrap
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(reduction, op):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: {reduction} is not a valid value for reduction "
+                         f"(expected one of {_REDUCTIONS})")
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def linear(input, weight, bias=None):
+    """y = x @ W^T + b, with W of shape (out_features, in_features)."""
+    if input.shape[-1] != weight.shape[-1]:
+        raise RuntimeError(f"linear: mat1 and mat2 shapes cannot be multiplied (input "
+                           f"{tuple(input.shape)} and weight {tuple(weight.shape)}.T)")
+    out = input @ weight.t() if weight.ndim == 2 else input @ weight
+    return out + bias if bias is not None else out
+
+
+def dropout(input, p=0.5, training=True, inplace=False, generator=None):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training only)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    g = generator or default_generator(input.device)
+    keep = input._backend.bernoulli(g._state, 1.0 - p, tuple(input.shape), input.dtype,
+                                    input.device.index)
+    scale = _wrap(keep, input.dtype, input.device) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
+    return input.mul_(scale) if inplace else input * scale
+
+
+def one_hot(tensor, num_classes=-1):
+    if not isinstance(tensor, Tensor) or tensor.dtype is not dt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor "
+                           f"(got {getattr(tensor, 'dtype', type(tensor).__name__)})")
+    if num_classes == -1:
+        num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= num_classes):
+        raise RuntimeError(f"one_hot: Class values must be non-negative and smaller than "
+                           f"num_classes ({num_classes})")
+    out = zeros(tuple(tensor.shape) + (num_classes,), dtype=dt.int64, device=tensor.device)
+    return out.scatter(-1, tensor.unsqueeze(-1), 1)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """Negative log-likelihood of class indices: input (N, C, ...) or (C,) log-probabilities."""
+    _check_reduction(reduction, "nll_loss")
+    if target.dtype.is_floating_point:
+        raise RuntimeError(f"nll_loss: expected target of integer (class index) dtype, got {target.dtype}")
+    if input.ndim == 1:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+        squeeze = True
+    else:
+        squeeze = False
+    if input.ndim < 2 or tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
+        raise ValueError(f"nll_loss: expected target of shape {(input.shape[0],) + tuple(input.shape[2:])} "
+                         f"for input of shape {tuple(input.shape)}, got {tuple(target.shape)}")
+    n_classes = input.shape[1]
+    ignored = target == ignore_index
+    safe = target.masked_fill(ignored, 0).long()
+    if safe.numel() and (int(safe.min()) < 0 or int(safe.max()) >= n_classes):
+        bad = int(safe.max()) if int(safe.max()) >= n_classes else int(safe.min())
+        raise IndexError(f"nll_loss: Target {bad} is out of bounds for {n_classes} classes")
+    picked = -input.gather(1, safe.unsqueeze(1)).squeeze(1)          # (N, ...)
+    w = weight[safe] if weight is not None else None
+    keep = (~ignored).to(input.dtype)
+    w = keep if w is None else w * keep
+    loss = picked * w
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if squeeze else loss
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    """Cross-entropy of logits input (N, C, ...) or (C,) against class indices or class
+    probabilities, with PyTorch's weighting, ignore_index and label smoothing rules."""
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    logp = log_softmax(input, class_dim)
+    n_classes = input.shape[class_dim]
+    wshape = [1] * input.ndim
+    wshape[class_dim] = n_classes
+    if target.dtype.is_floating_point:          # class probabilities
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(f"cross_entropy: soft target shape {tuple(target.shape)} must match "
+                               f"input shape {tuple(input.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        terms = logp * target
+        if weight is not None:
+            terms = terms * weight.reshape(wshape)
+        loss = -terms.sum(class_dim)
+        if reduction == "mean":
+            return loss.sum() / (loss.numel() if input.ndim > 1 else 1)
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if label_smoothing == 0.0:
+        return nll
+    ignored = target == ignore_index
+    smooth = -(logp * weight.reshape(wshape)).sum(class_dim) if weight is not None else -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignored, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            safe = target.masked_fill(ignored, 0)
+            denom = (weight[safe] * (~ignored).to(weight.dtype)).sum()
+        else:
+            denom = (~ignored).sum()
+        smooth = smooth.sum() / denom
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def mse_loss(input, target, reduction="mean"):
+    _check_reduction(reduction, "mse_loss")
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def l1_loss(input, target, reduction="mean"):
+    _check_reduction(reduction, "l1_loss")
+    return _reduce((input - target).abs(), reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
+    """log-sigmoid form that never overflows: (1-y)x + (1+(pw-1)y) * (log1p(exp(-|x|)) + max(-x, 0))."""
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) "
+                         f"must be the same as input size ({tuple(input.shape)})")
+    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp(min=0)   # log(1 + exp(-x))
+    if pos_weight is not None:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
+    else:
+        loss = (1 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    _check_reduction(reduction, "binary_cross_entropy")
+    # PyTorch clamps the log terms at -100 so that log(0) stays finite
+    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)

@@ -1,0 +1,109 @@
+"""Weight initialization, PyTorch's `nn.init`: every function fills a tensor in place under
+no_grad and returns it."""
+from __future__ import annotations
+
+import math
+
+from ..autograd import no_grad
+
+
+def calculate_gain(nonlinearity, param=None):
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
+
+
+def _calculate_fan_in_and_fan_out(t):
+    if t.ndim < 2:
+        raise ValueError(f"Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         f"dimensions (got shape {tuple(t.shape)})")
+    receptive = math.prod(t.shape[2:]) if t.ndim > 2 else 1
+    return t.shape[1] * receptive, t.shape[0] * receptive
+
+
+def _fan(t, mode):
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(t)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(t, a=0.0, b=1.0, generator=None):
+    with no_grad():
+        return t.uniform_(a, b, generator=generator)
+
+
+def normal_(t, mean=0.0, std=1.0, generator=None):
+    with no_grad():
+        return t.normal_(mean, std, generator=generator)
+
+
+def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Normal samples redrawn until they fall in [a, b] (rejection keeps the exact law)."""
+    with no_grad():
+        from ..ops.creation import randn
+        from ..ops.binary import where
+        vals = randn(tuple(t.shape), generator=generator, dtype=t.dtype, device=t.device) * std + mean
+        for _ in range(100):
+            bad = (vals < a) | (vals > b)
+            if not bool(bad.any()):
+                break
+            fresh = randn(tuple(t.shape), generator=generator, dtype=t.dtype, device=t.device) * std + mean
+            vals = where(bad, fresh, vals)
+        return t.copy_(vals.clamp(a, b))
+
+
+def constant_(t, val):
+    with no_grad():
+        return t.fill_(val)
+
+
+def zeros_(t):
+    with no_grad():
+        return t.zero_()
+
+
+def ones_(t):
+    with no_grad():
+        return t.fill_(1.0)
+
+
+def eye_(t):
+    if t.ndim != 2:
+        raise ValueError("eye_: only tensors with 2 dimensions are supported")
+    from ..ops.creation import eye
+    with no_grad():
+        return t.copy_(eye(t.shape[0], t.shape[1], dtype=t.dtype, device=t.device))
+
+
+def xavier_uniform_(t, gain=1.0, generator=None):
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(t)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(t, -bound, bound, generator)
+
+
+def xavier_normal_(t, gain=1.0, generator=None):
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(t)
+    return normal_(t, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def kaiming_uniform_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode))
+    bound = math.sqrt(3.0) * std
+    return uniform_(t, -bound, bound, generator)
+
+
+def kaiming_normal_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode))
+    return normal_(t, 0.0, std, generator)

@@ -1,0 +1,369 @@
+"""Module: the base class of layers and models, with PyTorch's registration rules.
+
+Assigning a Parameter to an attribute registers it, assigning a Module registers a child, and
+`register_buffer` adds non-learnable state (saved in state_dict unless persistent=False).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+
+from ..autograd import no_grad
+from ..tensor import Tensor
+from .parameter import Parameter
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class _Handle:
+    def __init__(self, store, key):
+        self._store, self._key = store, key
+
+    def remove(self):
+        self._store.pop(self._key, None)
+
+
+class Module:
+    training: bool
+
+    def __init__(self):
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required "
+                                  f"\"forward\" function")
+
+    def __call__(self, *args, **kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            r = hook(self, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            r = hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    def register_forward_hook(self, hook):
+        key = object()
+        self._forward_hooks[key] = hook
+        return _Handle(self._forward_hooks, key)
+
+    def register_forward_pre_hook(self, hook):
+        key = object()
+        self._forward_pre_hooks[key] = hook
+        return _Handle(self._forward_pre_hooks, key)
+
+    # ---- attribute registration ------------------------------------------------------------
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        if "_parameters" not in d:
+            raise AttributeError(f"cannot assign '{name}' before Module.__init__() call")
+        params, modules, buffers = d["_parameters"], d["_modules"], d["_buffers"]
+        if isinstance(value, Parameter):
+            self._drop(name, keep=params)
+            params[name] = value
+        elif isinstance(value, Module):
+            self._drop(name, keep=modules)
+            modules[name] = value
+        elif name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                f"(paragrad.nn.Parameter or None expected)")
+            params[name] = None
+        elif name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                                f"(paragrad.nn.Module or None expected)")
+            modules[name] = None
+        elif name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                f"(paragrad.Tensor or None expected)")
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _drop(self, name, keep=None):
+        """Forget `name` everywhere except in `keep`, the store about to be written (so that a
+        reassigned parameter, buffer or child keeps its place in the order, as in PyTorch)."""
+        for store in (self.__dict__, self._parameters, self._modules, self._buffers):
+            if store is not keep:
+                store.pop(name, None)
+        self._non_persistent.discard(name)
+
+    def _check_new_name(self, name, store, kind):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if "." in name or not name:
+            raise KeyError(f"{kind} name can't contain \".\" or be empty, got {name!r}")
+        if name not in store and (name in self.__dict__ or hasattr(type(self), name)
+                                  or any(name in s for s in (self._parameters, self._buffers,
+                                                              self._modules))):
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        if name in self._parameters or name in self._buffers or name in self._modules:
+            self._drop(name)
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+    def register_parameter(self, name, param):
+        self._check_new_name(name, self._parameters, "parameter")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            f"(paragrad.nn.Parameter or None required)")
+        self._drop(name, keep=self._parameters)
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        self._check_new_name(name, self._buffers, "buffer")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            f"(paragrad.Tensor or None required)")
+        self._drop(name, keep=self._buffers)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_new_name(name, self._modules, "module")
+        self._drop(name, keep=self._modules)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target):
+        mod = self
+        for part in target.split(".") if target else []:
+            if part not in mod._modules:
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{part}`")
+            mod = mod._modules[part]
+        return mod
+
+    def get_parameter(self, target):
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return mod._parameters[name]
+
+    # ---- traversal -------------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        memo = set() if memo is None else memo
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and m not in seen:
+                seen.add(m)
+                yield name, m
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, store, prefix, recurse, remove_duplicate=True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for mprefix, m in mods:
+            for name, v in getattr(m, store).items():
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                seen.add(id(v))
+                yield mprefix + ("." if mprefix else "") + name, v
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn):
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # ---- modes and conversions -------------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad = p.grad.detach()
+                    p.grad.zero_()
+
+    def _apply(self, fn):
+        """Convert every parameter and buffer with fn(tensor) -> tensor, keeping the Parameter
+        objects (so optimizers that hold them stay valid)."""
+        for m in self.modules():
+            for name, p in m._parameters.items():
+                if p is None:
+                    continue
+                with no_grad():
+                    new = fn(p)
+                if new is not p:
+                    p.data = new
+                if p.grad is not None:
+                    with no_grad():
+                        g = fn(p.grad)
+                    p.grad = g
+            for name, b in m._buffers.items():
+                if b is not None:
+                    m._buffers[name] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs):
+        """module.to(device), .to(dtype), .to(device, dtype); only floating-point parameters
+        and buffers change dtype, as in PyTorch."""
+        from ..backends import device as Device
+        dtype = kwargs.get("dtype")
+        device = kwargs.get("device")
+        for a in args:
+            if isinstance(a, (str, Device)):
+                device = a
+            elif isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            else:
+                dtype = a
+
+        def convert(t):
+            d = dtype if (dtype is not None and t.dtype.is_floating_point) else None
+            return t.to(device=device, dtype=d)
+        return self._apply(convert)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+
+    def float(self):
+        return self._apply(lambda t: t.float() if t.dtype.is_floating_point else t)
+
+    def double(self):
+        return self._apply(lambda t: t.double() if t.dtype.is_floating_point else t)
+
+    def half(self):
+        return self._apply(lambda t: t.half() if t.dtype.is_floating_point else t)
+
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.dtype.is_floating_point else t)
+
+    # ---- state -------------------------------------------------------------------------------
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        out = OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(out, prefix + name + ".", keep_vars)
+        return out
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy tensors into parameters and buffers by name. With strict, missing or unexpected
+        keys raise (after nothing has been changed); shape mismatches always raise."""
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        if strict and (missing or unexpected):
+            if missing:
+                errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+        for k, v in state_dict.items():
+            if k in own:
+                if not isinstance(v, Tensor):
+                    errors.append(f'While copying the parameter named "{k}", expected a Tensor, '
+                                  f'got {type(v).__name__}.')
+                elif tuple(v.shape) != tuple(own[k].shape):
+                    errors.append(f"size mismatch for {k}: copying a param with shape {tuple(v.shape)} "
+                                  f"from checkpoint, the shape in current model is {tuple(own[k].shape)}.")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        with no_grad():
+            for k, v in state_dict.items():
+                if k in own:
+                    own[k].copy_(v)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- printing ------------------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, m in self._modules.items():
+            sub = repr(m).replace("\n", "\n  ")
+            lines.append(f"({name}): {sub}")
+        head = type(self).__name__ + "("
+        if not lines:
+            return head + ")"
+        if len(lines) == 1 and not self._modules:
+            return head + lines[0] + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"

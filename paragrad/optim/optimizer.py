@@ -1,0 +1,136 @@
+"""Optimizer base: param groups, per-parameter state, zero_grad, state_dict/load_state_dict.
+
+Updates run on the backend buffers directly (in place, no graph), through `_ops`: each line of
+an update rule is one backend call writing into existing memory, so an update makes no Tensor
+objects and as few temporaries as the rule needs.
+"""
+from __future__ import annotations
+
+import copy
+
+from ..tensor import Tensor, _wrap
+
+
+class _Required:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = {}
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors "
+                            f"or dicts, but got {type(params).__name__}")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, group):
+        group = dict(group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for p in group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for k, v in self.defaults.items():
+            if v is required and k not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization "
+                                 f"parameter {k}")
+            group.setdefault(k, v)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        group.setdefault("initial_lr", group.get("lr"))
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        p.grad = p.grad.detach()
+                        p.grad.zero_()
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    def _closure(self, closure):
+        if closure is None:
+            return None
+        from ..autograd import enable_grad
+        with enable_grad():
+            return closure()
+
+    # ---- state ---------------------------------------------------------------------------------
+    def state_dict(self):
+        """{'state': {index: {name: value}}, 'param_groups': [{..., 'params': [index, ...]}]}, with
+        parameters numbered in group order as PyTorch does; tensors are detached copies."""
+        index = {}
+        groups = []
+        for g in self.param_groups:
+            entry = {k: v for k, v in g.items() if k != "params"}
+            entry["params"] = []
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+                entry["params"].append(index[id(p)])
+            groups.append(entry)
+        state = {}
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p in self.state:
+                    state[index[id(p)]] = {k: (v.clone() if isinstance(v, Tensor) else copy.copy(v))
+                                           for k, v in self.state[p].items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(groups)} parameter groups, the optimizer has "
+                             f"{len(self.param_groups)}")
+        for mine, theirs in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(theirs["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the "
+                                 "size of optimizer's group")
+        by_index = {}
+        for mine, theirs in zip(self.param_groups, groups):
+            for p, i in zip(mine["params"], theirs["params"]):
+                by_index[i] = p
+        self.state = {}
+        for i, st in state_dict["state"].items():
+            p = by_index[int(i)]
+            self.state[p] = {k: (v.to(device=p.device).clone() if isinstance(v, Tensor) else v)
+                             for k, v in st.items()}
+        for mine, theirs in zip(self.param_groups, groups):
+            for k, v in theirs.items():
+                if k != "params":
+                    mine[k] = v
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(g):
+                if k != "params":
+                    lines.append(f"    {k}: {g[k]}")
+        return "\n".join(lines) + "\n)"
+
+
+def zeros_like_buf(p):
+    """A zero-filled tensor shaped like parameter p (optimizer state)."""
+    b = p._backend
+    return _wrap(b.full(tuple(p.shape), 0, p.dtype, p.device.index), p.dtype, p.device)

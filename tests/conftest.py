@@ -1,0 +1,21 @@
+"""Test configuration: the device list comes from PARAGRAD_TEST_DEVICES (default 'cpu'), so a
+new backend joins every conformance test by setting e.g. PARAGRAD_TEST_DEVICES=cpu,cuda."""
+import os
+
+import pytest
+
+DEVICES = [d.strip() for d in os.environ.get("PARAGRAD_TEST_DEVICES", "cpu").split(",") if d.strip()]
+
+
+def pytest_generate_tests(metafunc):
+    if "device" in metafunc.fixturenames:
+        metafunc.parametrize("device", DEVICES)
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    import numpy as np
+
+    import paragrad as pg
+    pg.manual_seed(0)
+    np.random.seed(0)

@@ -1,0 +1,422 @@
+"""Module semantics against torch.nn.Module: registration, traversal order, modes, conversions,
+state_dict/load_state_dict, containers, hooks and repr. Each test builds the same model in
+paragrad and torch and compares names, flags and values."""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+import paragrad.nn as nn
+from tests.helpers import _np
+
+
+def both(build):
+    """build(nn_module_namespace) for paragrad and for torch."""
+    return build(nn), build(torch.nn)
+
+
+def from_torch_state(tm, device="cpu"):
+    """A torch module's state_dict as paragrad tensors (through NumPy)."""
+    return OrderedDict((k, pg.tensor(v.detach().numpy(), device=device)) for k, v in tm.state_dict().items())
+
+
+def mlp(lib):
+    return lib.Sequential(lib.Linear(4, 8), lib.ReLU(), lib.Linear(8, 3))
+
+
+def nested(lib):
+    return lib.ModuleDict({
+        "enc": lib.Sequential(lib.Linear(3, 5), lib.Tanh()),
+        "heads": lib.ModuleList([lib.Linear(5, 2), lib.Linear(5, 2, bias=False)]),
+        "drop": lib.Dropout(0.1),
+    })
+
+
+class WithBuffers:
+    """The same small module class for both libraries (a factory: torch.nn.Module vs nn.Module)."""
+
+    @staticmethod
+    def make(lib, tensor):
+        class Net(lib.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.Linear(2, 2)
+                self.register_buffer("running", tensor([1.0, 2.0]))
+                self.register_buffer("scratch", tensor([0.0]), persistent=False)
+                self.register_buffer("absent", None)
+                self.scale = lib.Parameter(tensor([3.0]))
+
+            def forward(self, x):
+                return self.fc(x) * self.scale + self.running
+        return Net()
+
+
+def buffered():
+    return WithBuffers.make(nn, pg.tensor), WithBuffers.make(torch.nn, torch.tensor)
+
+
+# ---- traversal -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("build", [mlp, nested], ids=["sequential", "nested"])
+def test_named_parameters_order_and_prefixes(build):
+    p, t = both(build)
+    assert [n for n, _ in p.named_parameters()] == [n for n, _ in t.named_parameters()]
+    assert [tuple(x.shape) for x in p.parameters()] == [tuple(x.shape) for x in t.parameters()]
+    assert [n for n, _ in p.named_parameters(prefix="model")] == \
+        [n for n, _ in t.named_parameters(prefix="model")]
+    assert [n for n, _ in p.named_parameters(recurse=False)] == []
+    assert all(isinstance(x, nn.Parameter) and x.requires_grad for x in p.parameters())
+
+
+@pytest.mark.parametrize("build", [mlp, nested], ids=["sequential", "nested"])
+def test_state_dict_keys_match_torch(build):
+    p, t = both(build)
+    assert list(p.state_dict()) == list(t.state_dict())
+    assert [tuple(v.shape) for v in p.state_dict().values()] == [tuple(v.shape) for v in t.state_dict().values()]
+
+
+@pytest.mark.parametrize("build", [mlp, nested], ids=["sequential", "nested"])
+def test_modules_children_named_modules(build):
+    p, t = both(build)
+    assert [n for n, _ in p.named_modules()] == [n for n, _ in t.named_modules()]
+    assert [type(m).__name__ for m in p.modules()] == [type(m).__name__ for m in t.modules()]
+    assert [n for n, _ in p.named_children()] == [n for n, _ in t.named_children()]
+    assert [type(m).__name__ for m in p.children()] == [type(m).__name__ for m in t.children()]
+    assert [n for n, _ in p.named_modules(prefix="root")] == [n for n, _ in t.named_modules(prefix="root")]
+
+
+def test_shared_modules_and_parameters_are_deduplicated():
+    def build(lib):
+        lin = lib.Linear(3, 3)
+        return lib.Sequential(lin, lib.ReLU(), lin)
+    p, t = both(build)
+    assert [n for n, _ in p.named_parameters()] == [n for n, _ in t.named_parameters()] == ["0.weight", "0.bias"]
+    assert len(list(p.parameters())) == 2
+    assert [n for n, _ in p.named_modules()] == [n for n, _ in t.named_modules()]
+    assert list(p.state_dict()) == list(t.state_dict())      # both names kept, as torch
+    assert [n for n, _ in p.named_parameters(remove_duplicate=False)] == \
+        [n for n, _ in t.named_parameters(remove_duplicate=False)]
+
+    def tied(lib):
+        m = lib.Sequential(lib.Linear(4, 4, bias=False), lib.Linear(4, 4, bias=False))
+        m[1].weight = m[0].weight
+        return m
+    p, t = both(tied)
+    assert [n for n, _ in p.named_parameters()] == [n for n, _ in t.named_parameters()] == ["0.weight"]
+    assert list(p.state_dict()) == list(t.state_dict()) == ["0.weight", "1.weight"]
+
+
+def test_buffers_persistent_and_not():
+    p, t = buffered()
+    assert [n for n, _ in p.named_buffers()] == [n for n, _ in t.named_buffers()] == ["running", "scratch"]
+    assert list(p.state_dict()) == list(t.state_dict())
+    assert "scratch" not in p.state_dict() and "running" in p.state_dict()
+    assert [n for n, _ in p.named_parameters()] == [n for n, _ in t.named_parameters()]
+    assert p.absent is None
+    assert not p.running.requires_grad
+    with pytest.raises(KeyError):
+        p.register_buffer("a.b", pg.tensor([1.0]))
+    with pytest.raises(TypeError):
+        p.register_buffer("bad", [1.0])
+
+
+def test_setattr_registration_rules():
+    m = nn.Linear(2, 2)
+    with pytest.raises(TypeError):
+        m.weight = pg.zeros(2, 2)          # a plain tensor can't replace a Parameter
+    m.bias = None
+    assert [n for n, _ in m.named_parameters()] == ["weight"]
+    m.extra = nn.Parameter(pg.ones(1))
+    assert [n for n, _ in m.named_parameters()] == ["weight", "extra"]
+    del m.extra
+    assert [n for n, _ in m.named_parameters()] == ["weight"]
+    with pytest.raises(AttributeError):
+        m.missing
+
+
+def test_apply_visits_children_first():
+    p, t = both(nested)
+    seen_p, seen_t = [], []
+    assert p.apply(lambda m: seen_p.append(type(m).__name__)) is p
+    t.apply(lambda m: seen_t.append(type(m).__name__))
+    assert seen_p == seen_t
+
+
+def test_train_eval_propagate():
+    p, t = both(nested)
+    for call in (lambda m: m.eval(), lambda m: m.train(), lambda m: m.train(False),
+                 lambda m: m["enc"].train(True)):
+        assert call(p) is not None
+        call(t)
+        assert [m.training for m in p.modules()] == [m.training for m in t.modules()]
+    with pytest.raises(ValueError):
+        p.train("yes")
+
+
+def test_dropout_in_eval_is_identity(device):
+    m = nn.Sequential(nn.Dropout(0.9)).to(device)
+    x = pg.ones(100, device=device)
+    m.eval()
+    np.testing.assert_array_equal(_np(m(x)), np.ones(100))
+    m.train()
+    assert (_np(m(x)) == 0).sum() > 50
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_zero_grad(set_to_none, device):
+    m = mlp(nn).to(device)
+    x = pg.randn(5, 4, device=device)
+    m(x).sum().backward()
+    assert all(q.grad is not None for q in m.parameters())
+    m.zero_grad(set_to_none=set_to_none)
+    for q in m.parameters():
+        if set_to_none:
+            assert q.grad is None
+        else:
+            assert q.grad is not None and not q.grad.requires_grad and not _np(q.grad).any()
+    m(x).sum().backward()      # accumulates from zero again: equals one fresh backward
+    g1 = [_np(q.grad).copy() for q in m.parameters()]
+    m.zero_grad()
+    m(x).sum().backward()
+    for a, q in zip(g1, m.parameters()):
+        np.testing.assert_allclose(a, _np(q.grad), rtol=1e-6)
+
+
+def test_to_dtype_keeps_parameter_identity(device):
+    p, _ = buffered()
+    p.register_buffer("count", pg.tensor([3]))          # integer buffers keep their dtype
+    p = p.to(device)
+    before = {n: q for n, q in p.named_parameters()}
+    out = p.to(pg.float64)
+    assert out is p
+    for n, q in p.named_parameters():
+        assert q is before[n] and isinstance(q, nn.Parameter)
+        assert q.dtype is pg.float64 and q.requires_grad and q.is_leaf
+    assert p.running.dtype is pg.float64 and p.count.dtype is pg.int64
+    y = p(pg.ones(3, 2, dtype=pg.float64, device=device))
+    assert y.dtype is pg.float64
+    p.float()
+    assert all(q.dtype is pg.float32 for q in p.parameters())
+    assert all(q is before[n] for n, q in p.named_parameters())
+
+
+# ---- state_dict / load_state_dict ----------------------------------------------------------------
+@pytest.mark.parametrize("build", [mlp, nested], ids=["sequential", "nested"])
+def test_load_torch_state_dict_gives_same_outputs(build, device):
+    p, t = both(build)
+    p.to(device)
+    result = p.load_state_dict(from_torch_state(t, device))
+    assert list(result.missing_keys) == [] and list(result.unexpected_keys) == []
+    x = np.random.default_rng(0).standard_normal((6, 4 if build is mlp else 3)).astype(np.float32)
+    if build is mlp:
+        outs = [(p(pg.tensor(x, device=device)), t(torch.tensor(x)))]
+    else:
+        p.eval(), t.eval()
+        hp = p["enc"](pg.tensor(x, device=device))
+        ht = t["enc"](torch.tensor(x))
+        outs = [(head_p(hp), head_t(ht)) for head_p, head_t in zip(p["heads"], t["heads"])]
+    for yp, yt in outs:
+        np.testing.assert_allclose(_np(yp), yt.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for (n, a), (_, b) in zip(p.state_dict().items(), t.state_dict().items()):
+        np.testing.assert_array_equal(_np(a), b.numpy(), err_msg=n)
+
+
+def test_state_dict_is_detached_and_shares_memory():
+    m = nn.Linear(2, 3)
+    sd = m.state_dict()
+    assert not sd["weight"].requires_grad and not isinstance(sd["weight"], nn.Parameter)
+    with pg.no_grad():
+        m.weight.fill_(7.0)
+    assert (_np(sd["weight"]) == 7.0).all()       # aliases, as torch (no copy)
+    assert isinstance(m.state_dict(keep_vars=True)["weight"], nn.Parameter)
+
+
+def test_load_state_dict_strict_raises_and_changes_nothing():
+    m = mlp(nn)
+    before = {k: _np(v).copy() for k, v in m.state_dict().items()}
+    good = {k: pg.zeros(*v.shape) for k, v in m.state_dict().items()}
+
+    missing = dict(good)
+    del missing["2.bias"]
+    with pytest.raises(RuntimeError, match=r'Missing key\(s\) in state_dict: "2.bias"'):
+        m.load_state_dict(missing)
+    unexpected = dict(good, extra=pg.zeros(1))
+    with pytest.raises(RuntimeError, match=r'Unexpected key\(s\) in state_dict: "extra"'):
+        m.load_state_dict(unexpected)
+    for k, v in m.state_dict().items():          # the valid keys were not copied either
+        np.testing.assert_array_equal(_np(v), before[k])
+
+    t = mlp(torch.nn)
+    with pytest.raises(RuntimeError, match="Missing key"):
+        t.load_state_dict({k: torch.zeros(*v.shape) for k, v in t.state_dict().items() if k != "2.bias"})
+
+
+def test_load_state_dict_non_strict_reports_keys():
+    m, t = both(mlp)
+    sd = {k: pg.zeros(*v.shape) for k, v in m.state_dict().items() if k != "0.weight"}
+    sd["surplus"] = pg.ones(2)
+    tsd = {k: torch.zeros(*v.shape) for k, v in t.state_dict().items() if k != "0.weight"}
+    tsd["surplus"] = torch.ones(2)
+    res, tres = m.load_state_dict(sd, strict=False), t.load_state_dict(tsd, strict=False)
+    assert res.missing_keys == tres.missing_keys == ["0.weight"]
+    assert res.unexpected_keys == tres.unexpected_keys == ["surplus"]
+    missing, unexpected = res
+    assert missing == ["0.weight"] and unexpected == ["surplus"]
+    assert not _np(m[0].bias).any() and _np(m[0].weight).any()
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_load_state_dict_shape_mismatch_raises(strict):
+    m = mlp(nn)
+    before = _np(m[0].bias).copy()
+    sd = {k: pg.zeros(*v.shape) for k, v in m.state_dict().items()}
+    sd["0.weight"] = pg.zeros(8, 5)
+    with pytest.raises(RuntimeError, match="size mismatch for 0.weight"):
+        m.load_state_dict(sd, strict=strict)
+    np.testing.assert_array_equal(_np(m[0].bias), before)
+    t = mlp(torch.nn)
+    tsd = {k: torch.zeros(*v.shape) for k, v in t.state_dict().items()}
+    tsd["0.weight"] = torch.zeros(8, 5)
+    with pytest.raises(RuntimeError, match="size mismatch for 0.weight"):
+        t.load_state_dict(tsd, strict=strict)
+
+
+def test_load_state_dict_keeps_parameter_objects_and_buffers(device):
+    p, t = buffered()
+    p.to(device)
+    params = list(p.parameters())
+    p.load_state_dict(from_torch_state(t, device))
+    assert all(a is b for a, b in zip(params, p.parameters()))
+    x = np.ones((3, 2), np.float32)
+    np.testing.assert_allclose(_np(p(pg.tensor(x, device=device))), t(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-6)
+
+
+# ---- containers ------------------------------------------------------------------------------------
+def test_sequential_indexing_slicing_len_append():
+    def build(lib):
+        return lib.Sequential(lib.Linear(2, 3), lib.ReLU(), lib.Linear(3, 4), lib.Tanh())
+    p, t = both(build)
+    assert len(p) == len(t) == 4
+    assert type(p[0]).__name__ == "Linear" and p[-1] is list(p)[-1] and type(p[-1]).__name__ == "Tanh"
+    for sl in (slice(1, 3), slice(None, None, 2), slice(-2, None)):
+        ps, ts = p[sl], t[sl]
+        assert isinstance(ps, nn.Sequential)
+        assert list(ps.state_dict()) == list(ts.state_dict())
+        assert [n for n, _ in ps.named_children()] == [n for n, _ in ts.named_children()]
+    assert p[1:3][1] is p[2]
+    with pytest.raises(IndexError):
+        p[4]
+    p.append(nn.Sigmoid())
+    t.append(torch.nn.Sigmoid())
+    assert [n for n, _ in p.named_children()] == [n for n, _ in t.named_children()]
+    p[1] = nn.GELU()
+    assert type(p[1]).__name__ == "GELU"
+    del p[0]
+    del t[0]
+    assert [n for n, _ in p.named_children()] == [n for n, _ in t.named_children()]
+    assert list(p.state_dict()) == list(t.state_dict())
+    assert [type(m).__name__ for m in p] == ["GELU", "Linear", "Tanh", "Sigmoid"]
+
+
+def test_sequential_ordered_dict_names():
+    p, t = both(lambda lib: lib.Sequential(OrderedDict([("fc", lib.Linear(2, 2)), ("act", lib.ReLU())])))
+    assert list(p.state_dict()) == list(t.state_dict()) == ["fc.weight", "fc.bias"]
+    assert p.fc is p[0]
+
+
+def test_module_list():
+    p, t = both(lambda lib: lib.ModuleList([lib.Linear(1, 1) for _ in range(3)]))
+    assert len(p) == 3 and list(p.state_dict()) == list(t.state_dict())
+    for q in (p, t):
+        q.append(type(q[0])(1, 2))
+        q.extend([type(q[0])(2, 2)])
+        q.insert(1, type(q[0])(3, 3))
+        del q[0]
+    assert [n for n, _ in p.named_parameters()] == [n for n, _ in t.named_parameters()]
+    assert [tuple(x.shape) for x in p.parameters()] == [tuple(x.shape) for x in t.parameters()]
+    assert isinstance(p[1:], nn.ModuleList) and len(p[1:]) == len(t[1:])
+    assert p[-1] is list(p)[-1]
+    with pytest.raises(IndexError):
+        p[10]
+
+
+def test_module_dict():
+    p, t = both(nested)
+    assert list(p.keys()) == list(t.keys()) and len(p) == len(t) == 3
+    assert "enc" in p and "nope" not in p
+    assert list(p) == list(t)
+    assert [k for k, _ in p.items()] == [k for k, _ in t.items()]
+    p["extra"] = nn.Linear(1, 1)
+    t["extra"] = torch.nn.Linear(1, 1)
+    assert list(p.state_dict()) == list(t.state_dict())
+    p.pop("drop")
+    t.pop("drop")
+    del p["extra"]
+    del t["extra"]
+    assert [n for n, _ in p.named_modules()] == [n for n, _ in t.named_modules()]
+
+
+# ---- hooks -------------------------------------------------------------------------------------------
+def test_forward_hooks(device):
+    m = nn.Linear(3, 2).to(device)
+    x = pg.ones(4, 3, device=device)
+    calls = []
+
+    def hook(mod, inputs, output):
+        calls.append((mod, inputs, output))
+
+    h = m.register_forward_hook(hook)
+    y = m(x)
+    assert len(calls) == 1 and calls[0][0] is m and isinstance(calls[0][1], tuple)
+    assert calls[0][1][0] is x and calls[0][2] is y
+    h2 = m.register_forward_hook(lambda mod, inp, out: out * 0)     # a returned value replaces output
+    assert not _np(m(x)).any()
+    h2.remove()
+    h.remove()
+    m(x)
+    assert len(calls) == 2
+    pre = m.register_forward_pre_hook(lambda mod, inp: (inp[0] * 0,))  # replaces the input
+    np.testing.assert_allclose(_np(m(x)), np.broadcast_to(_np(m.bias), (4, 2)), rtol=1e-6)
+    pre.remove()
+    np.testing.assert_allclose(_np(m(x)), _np(y), rtol=1e-6)
+
+
+# ---- repr -------------------------------------------------------------------------------------------
+LAYERS = [
+    lambda lib: lib.Linear(3, 4),
+    lambda lib: lib.Linear(3, 4, bias=False),
+    lambda lib: lib.Identity(),
+    lambda lib: lib.Flatten(),
+    lambda lib: lib.Unflatten(1, (2, 3)),
+    lambda lib: lib.Dropout(0.25),
+    lambda lib: lib.ReLU(),
+    lambda lib: lib.ReLU(inplace=True),
+    lambda lib: lib.GELU(approximate="tanh"),
+    lambda lib: lib.SiLU(),
+    lambda lib: lib.Tanh(),
+    lambda lib: lib.Sigmoid(),
+    lambda lib: lib.Softmax(dim=1),
+    lambda lib: lib.LogSoftmax(dim=-1),
+    lambda lib: lib.LeakyReLU(0.2),
+    lambda lib: lib.Softplus(beta=2.0, threshold=10.0),
+    lambda lib: lib.CrossEntropyLoss(),
+    lambda lib: lib.MSELoss(),
+    mlp,
+    nested,
+    lambda lib: lib.Sequential(lib.Sequential(lib.Linear(1, 1)), lib.ModuleList([lib.ReLU()])),
+]
+
+
+@pytest.mark.parametrize("build", LAYERS, ids=[f"layer{i}" for i in range(len(LAYERS))])
+def test_repr_matches_torch(build):
+    p, t = both(build)
+    assert repr(p) == repr(t)
+
+
+def test_module_without_forward_raises():
+    with pytest.raises(NotImplementedError):
+        nn.Module()(pg.ones(1))
