@@ -7,9 +7,9 @@
 from . import autograd, dtypes
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backends import device
-from .dtypes import (bfloat16, bool_ as bool, double, float16, float32, float64, get_default_dtype,
-                     half, int8, int16, int32, int64, long, promote_types, result_type,
-                     set_default_dtype, short, uint8)
+from .dtypes import (bfloat16, bool_ as bool, double, finfo, float16, float32, float64,
+                     get_default_dtype, half, iinfo, int8, int16, int32, int64, long, promote_types,
+                     result_type, set_default_dtype, short, uint8)
 from .dtypes import DType as dtype
 from .dtypes import float32 as float  # noqa: A001  (torch.float is float32)
 from .dtypes import int32 as int  # noqa: A001  (torch.int is int32)

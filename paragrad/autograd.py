@@ -366,6 +366,7 @@ class FunctionCtx(Node):
         self.materialize_grads = True
         self._non_differentiable = set()
         self._out_meta = []
+        self._in_meta = ()
 
     def name(self):
         return self._cls.__name__ + "Backward"
@@ -387,15 +388,31 @@ class FunctionCtx(Node):
 
     def backward(self, *grads):
         if self.materialize_grads:
-            grads = tuple(g if g is not None else make_zeros(*meta)
+            grads = tuple(g if g is not None or meta is None else make_zeros(*meta)
                           for g, meta in zip(grads, self._out_meta))
         r = self._cls.backward(self, *grads)
         r = r if isinstance(r, tuple) else (r,)
         n = len(self.next_edges)
-        if len(r) < n:
-            raise RuntimeError(f"{self._cls.__name__}.backward returned {len(r)} gradients, "
-                               f"expected {n} (one per forward input)")
-        return tuple(r[:n])
+        if len(r) != n and not (len(r) > n and all(g is None for g in r[n:])):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                               f"gradients (expected {n}, got {len(r)})")
+        return tuple(_fit(self, i, g, meta) if g is not None and meta is not None else None
+                     for i, (g, meta) in enumerate(zip(r[:n], self._in_meta)))
+
+
+def _fit(ctx, i, g, meta):
+    """A user backward's gradient made to match its input, as PyTorch validates it: summed
+    over broadcast dimensions, cast to the input's dtype; an incompatible shape raises."""
+    shape, dtype = meta
+    if g.shape != shape:
+        lead = g.ndim - len(shape)
+        if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, g.shape[lead:])):
+            raise RuntimeError(f"Function {ctx.name()} returned an invalid gradient at index {i} - "
+                               f"got {list(g.shape)} but expected shape compatible with {list(shape)}")
+        axes = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(shape)
+                                          if s == 1 and g.shape[lead + k] != 1)
+        g = (g.sum(dim=axes, keepdim=True) if axes else g).reshape(shape)
+    return g if g.dtype is dtype else g.to(dtype)
 
 
 def make_zeros(cls, shape, dtype, device):
@@ -421,13 +438,23 @@ class Function:
     def backward(ctx, *grads):
         raise NotImplementedError("Function subclasses must implement backward")
 
+    # The newer PyTorch style: forward(*args) without ctx, and setup_context(ctx, inputs, output)
+    # filling the ctx. Subclasses that override setup_context use it.
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx(cls)
         tensor_args = [a if hasattr(a, "grad_fn") else None for a in args]
         ctx.needs_input_grad = tuple(a is not None and a.requires_grad for a in tensor_args)
         with no_grad():
-            out = cls.forward(ctx, *args, **kwargs)
+            if cls.setup_context is Function.setup_context:
+                out = cls.forward(ctx, *args, **kwargs)
+            else:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
         track = needs_grad(*tensor_args)
         outs = out if isinstance(out, tuple) else (out,)
         fixed = []
@@ -437,6 +464,7 @@ class Function:
             fixed.append(o)
         if track:
             ctx.next_edges = tuple(edge(a) if a is not None else None for a in tensor_args)
+            ctx._in_meta = tuple((a.shape, a.dtype) if a is not None else None for a in tensor_args)
             ctx.n_outputs = len(fixed)
             for i, o in enumerate(fixed):
                 if hasattr(o, "grad_fn"):

@@ -166,3 +166,51 @@ def result_type(*operands) -> DType:
 
 def is_floating(d: DType) -> bool:
     return d.is_floating_point
+
+
+# ---- numeric limits (torch.finfo / torch.iinfo) ------------------------------------------------
+_BF16_LIMITS = dict(bits=16, eps=0.0078125, max=3.3895313892515355e+38,
+                    tiny=1.1754943508222875e-38, resolution=0.01)
+
+
+class finfo:
+    """Limits of a floating dtype (the default dtype when none is given)."""
+
+    def __init__(self, dtype=None):
+        d = get_dtype(dtype) if dtype is not None else _default_float
+        if not d.is_floating_point:
+            raise TypeError(f"finfo: expected a floating point dtype, got {d}")
+        if d is bfloat16:
+            lim = _BF16_LIMITS
+        else:
+            f = np.finfo(d.np)
+            fl = builtins_float     # `float` is the dtype alias in this module
+            lim = dict(bits=f.bits, eps=fl(f.eps), max=fl(f.max), tiny=fl(f.tiny),
+                       resolution=10.0 ** -f.precision)
+        self.bits, self.eps, self.max, self.min = lim["bits"], lim["eps"], lim["max"], -lim["max"]
+        self.tiny = self.smallest_normal = lim["tiny"]
+        self.resolution = lim["resolution"]
+        self.dtype = d.name
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer (or bool) dtype."""
+
+    def __init__(self, dtype):
+        d = get_dtype(dtype)
+        if d.is_floating_point:
+            raise TypeError(f"iinfo: expected an integer dtype, got {d}")
+        if d is bool_:
+            self.bits, self.min, self.max = 8, 0, 1
+        else:
+            i = np.iinfo(d.np)
+            self.bits, self.min, self.max = i.bits, builtins_int(i.min), builtins_int(i.max)
+        self.dtype = d.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -12,7 +12,22 @@ from .backends import CPU, backend_for
 
 
 class Size(tuple):
-    """torch.Size: a tuple of ints with numel()."""
+    """torch.Size: a tuple of ints with numel(); slicing, + and * give Sizes again."""
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if type(i) is slice else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
     def numel(self):
         n = 1
@@ -33,7 +48,9 @@ class Tensor:
         PyTorch's legacy constructor. Prefer `paragrad.tensor` / `paragrad.empty`."""
         from .ops.creation import empty, tensor
         dtype = dtype or dt.get_default_dtype()
-        if len(args) == 1 and not isinstance(args[0], int):
+        if not args:
+            args = (0,)         # Tensor() is an empty 1-d tensor, as in PyTorch
+        if len(args) == 1 and not isinstance(args[0], (int, Size)):
             src = tensor(args[0], dtype=dtype, device=device)
         else:
             src = empty(*args, dtype=dtype, device=device)
@@ -159,10 +176,15 @@ class Tensor:
         return self._backend.to_numpy(self._data).tolist()
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype is dt.bool_:
@@ -171,7 +193,8 @@ class Tensor:
 
     def __bool__(self):
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
+            which = "no values" if self.numel() == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {which} is ambiguous")
         return bool(self.item())
 
     def __len__(self):

@@ -441,7 +441,8 @@ def test_autograd_grad_non_leaf_input_and_grad_outputs(device):
     for x, lib in ((p, pg), (t, torch)):
         y = x * 3
         z = y.exp()
-        res.append(lib.autograd.grad(z, y, grad_outputs=lib.tensor(g))[0])
+        go = pg.tensor(g, device=device) if lib is pg else torch.tensor(g)
+        res.append(lib.autograd.grad(z, y, grad_outputs=go)[0])
     close(res[0], res[1])
     assert p.grad is None
 
@@ -600,6 +601,65 @@ def test_custom_function_non_tensor_output_and_mark_non_differentiable(device):
     close(p.grad, t.grad)
 
 
+def test_custom_function_setup_context_style(device):
+    def make(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(x, k):
+                return x * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.k = inputs[1]
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k, None
+        return Scale
+
+    p, t = both(device=device)
+    for x, lib in ((p, pg), (t, torch)):
+        make(lib).apply(x, 3.0).exp().sum().backward()
+    close(p.grad, t.grad)
+
+
+@pytest.mark.parametrize("bad, err", [
+    (lambda g: (g, g), "incorrect number of gradients"),
+    (lambda g: g.sum(0, keepdim=True), "invalid gradient at index 0"),
+    (lambda g: g.reshape(-1), "invalid gradient at index 0"),
+])
+def test_custom_function_gradients_are_validated(device, bad, err):
+    for lib, x in ((pg, both(device=device)[0]), (torch, both()[1])):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return bad(g)
+
+        with pytest.raises(RuntimeError, match=err):
+            F.apply(x).sum().backward()
+
+
+def test_custom_function_gradient_broadcast_and_cast(device):
+    """A gradient with extra broadcast dims, or another float dtype, is summed and cast."""
+    p, t = both(device=device)
+    for lib, x in ((pg, p), (torch, t)):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.expand(4, *g.shape).double(), None
+
+        F.apply(x).sum().backward()
+    close(p.grad, t.grad)
+
+
 # ---- gradient buffers ----------------------------------------------------------------------------
 def test_leaf_grads_are_not_aliased(device):
     pa, ta = both(device=device)
@@ -621,7 +681,7 @@ def test_accumulation_through_views(device):
     p, t = both([1.0, 2.0, 3.0], device=device)
     w = np.arange(12, dtype=np.float32).reshape(3, 4)
     for x, lib in ((p, pg), (t, torch)):
-        wt = lib.tensor(w)
+        wt = pg.tensor(w, device=device) if lib is pg else torch.tensor(w)
         y = x.reshape(3, 1).expand(3, 4)
         loss = (y * wt).sum()
         loss.backward(retain_graph=True)

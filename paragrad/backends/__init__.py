@@ -28,11 +28,11 @@ class device:
             return
         if not isinstance(spec, str):
             raise TypeError(f"device: expected a string like 'cpu' or 'cuda:0', got {spec!r}")
-        kind, _, num = spec.partition(":")
+        kind, colon, num = spec.partition(":")
         if kind not in _KNOWN:
             raise RuntimeError(f"device: unknown device type {kind!r} in {spec!r}; "
                                f"expected one of {sorted(_KNOWN)}")
-        if num:
+        if colon:       # 'cuda:' without an index is invalid, as in PyTorch
             if not num.isdigit() or index is not None:
                 raise RuntimeError(f"device: invalid device string {spec!r}")
             index = int(num)

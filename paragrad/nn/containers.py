@@ -52,6 +52,40 @@ class Sequential(Module):
         self.add_module(str(len(self)), module)
         return self
 
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Sequential.insert: index {index} is out of range (length {n})")
+        mods = list(self._modules.values())
+        mods.insert(index if index >= 0 else index + n, module)
+        self._modules.clear()
+        self._modules.update((str(i), m) for i, m in enumerate(mods))
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return self.extend(list(other))
+
 
 def _index(idx, n, cls):
     if not -n <= idx < n:
@@ -95,6 +129,16 @@ class ModuleList(Module):
         for m in modules:
             self.append(m)
         return self
+
+    __iadd__ = extend
+
+    def __add__(self, other):
+        return ModuleList(list(self) + list(other))
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
 
     def insert(self, index, module):
         mods = list(self._modules.values())
@@ -144,3 +188,6 @@ class ModuleDict(Module):
 
     def pop(self, key):
         return self._modules.pop(key)
+
+    def clear(self):
+        self._modules.clear()

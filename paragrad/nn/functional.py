@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from .. import dtypes as dt
+from ..autograd import Function
 from ..ops import (gelu, leaky_relu, log_softmax, pad, relu, sigmoid, silu, softmax, softplus,  # noqa: F401
                    tanh)
 from ..ops.creation import zeros
+from ..ops.linalg import linear  # noqa: F401  (F.linear)
 from ..random import default_generator
 from ..tensor import Tensor, _wrap
 
@@ -23,15 +25,6 @@ def _reduce(loss, reduction):
     if reduction == "sum":
         return loss.sum()
     return loss
-
-
-def linear(input, weight, bias=None):
-    """y = x @ W^T + b, with W of shape (out_features, in_features)."""
-    if input.shape[-1] != weight.shape[-1]:
-        raise RuntimeError(f"linear: mat1 and mat2 shapes cannot be multiplied (input "
-                           f"{tuple(input.shape)} and weight {tuple(weight.shape)}.T)")
-    out = input @ weight.t() if weight.ndim == 2 else input @ weight
-    return out + bias if bias is not None else out
 
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
@@ -83,7 +76,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     w = weight[safe] if weight is not None else None
     keep = (~ignored).to(input.dtype)
     w = keep if w is None else w * keep
-    loss = picked * w
+    # masked_fill (not only w = 0) so that ignored targets get exactly zero loss and gradient,
+    # even when the mean divides by a zero total weight (all ignored: nan loss, zero gradient)
+    loss = (picked * w).masked_fill(ignored, 0.0)
     if reduction == "mean":
         return loss.sum() / w.sum()
     if reduction == "sum":
@@ -145,17 +140,59 @@ def l1_loss(input, target, reduction="mean"):
     return _reduce((input - target).abs(), reduction)
 
 
+class _BCEWithLogits(Function):
+    """Elementwise (1-y)x + (1+(pw-1)y) * log(1+exp(-x)), in the form that never overflows, with
+    PyTorch's closed-form gradients: composing them from abs/clamp would give the wrong
+    subgradient at x = 0 and lose sigmoid(x) - y to cancellation for large |x|."""
+
+    @staticmethod
+    def forward(ctx, x, y, pos_weight):
+        softplus_neg = _softplus_neg(x)
+        ctx.save_for_backward(x, y, pos_weight)
+        if pos_weight is None:
+            return (1 - y) * x + softplus_neg
+        return (1 - y) * x + (1 + (pos_weight - 1) * y) * softplus_neg
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, pw = ctx.saved_tensors
+        gx = gy = None
+        if ctx.needs_input_grad[0]:
+            if pw is None:
+                gx = g * (x.sigmoid() - y)
+            else:
+                gx = g * ((1 + (pw - 1) * y) * x.sigmoid() - pw * y)
+            gx = _sum_to(gx, x.shape)
+        if ctx.needs_input_grad[1]:
+            # d/dy = -x + (pw - 1) * log(1 + exp(-x))
+            gy = -x if pw is None else (pw - 1) * _softplus_neg(x) - x
+            gy = _sum_to(g * gy, y.shape)
+        return gx, gy, None
+
+
+def _softplus_neg(x):
+    """log(1 + exp(-x)) = log1p(exp(-|x|)) + max(-x, 0): finite for any x."""
+    return (-x.abs()).exp().log1p() + (-x).clamp(min=0)
+
+
+def _sum_to(g, shape):
+    """Reduce a broadcast gradient back to `shape`."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    lead = g.ndim - len(shape)
+    g = g.sum(tuple(range(lead))) if lead else g
+    dims = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
+    return g.sum(dims, keepdim=True) if dims else g
+
+
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
-    """log-sigmoid form that never overflows: (1-y)x + (1+(pw-1)y) * (log1p(exp(-|x|)) + max(-x, 0))."""
+    """log-sigmoid form that never overflows: (1-y)x + (1+(pw-1)y) * (log1p(exp(-|x|)) + max(-x, 0)),
+    with the gradients sigmoid(x) - y (times the weights) computed directly, as PyTorch."""
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) "
                          f"must be the same as input size ({tuple(input.shape)})")
-    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp(min=0)   # log(1 + exp(-x))
-    if pos_weight is not None:
-        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
-    else:
-        loss = (1 - target) * input + softplus_neg
+    loss = _BCEWithLogits.apply(input, target, pos_weight)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)

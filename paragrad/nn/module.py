@@ -307,25 +307,32 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.dtype.is_floating_point else t)
 
     # ---- state -------------------------------------------------------------------------------
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        out = OrderedDict() if destination is None else destination
+    def _state_entries(self, prefix=""):
+        """(key, owning module, attribute name, tensor) for every state_dict entry, in order."""
         for name, p in self._parameters.items():
             if p is not None:
-                out[prefix + name] = p if keep_vars else p.detach()
+                yield prefix + name, self, name, p
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent:
-                out[prefix + name] = b if keep_vars else b.detach()
+                yield prefix + name, self, name, b
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(out, prefix + name + ".", keep_vars)
+                yield from m._state_entries(prefix + name + ".")
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        out = OrderedDict() if destination is None else destination
+        for key, _, _, t in self._state_entries(prefix):
+            out[key] = t if keep_vars else t.detach()
         return out
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy tensors into parameters and buffers by name. With strict, missing or unexpected
-        keys raise (after nothing has been changed); shape mismatches always raise."""
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
+        """Copy tensors into parameters and buffers by name (with assign, make the given tensors
+        the parameters and buffers instead, as PyTorch). With strict, missing or unexpected keys
+        raise; shape mismatches always raise. Unlike PyTorch, a load that raises has changed
+        nothing (PyTorch copies the good entries before raising)."""
+        entries = {key: (mod, name, t) for key, mod, name, t in self._state_entries()}
+        missing = [k for k in entries if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in entries]
         errors = []
         if strict and (missing or unexpected):
             if missing:
@@ -333,20 +340,32 @@ class Module:
             if unexpected:
                 errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
         for k, v in state_dict.items():
-            if k in own:
+            if k in entries:
+                own = entries[k][2]
                 if not isinstance(v, Tensor):
                     errors.append(f'While copying the parameter named "{k}", expected a Tensor, '
                                   f'got {type(v).__name__}.')
-                elif tuple(v.shape) != tuple(own[k].shape):
+                elif tuple(v.shape) != tuple(own.shape):
                     errors.append(f"size mismatch for {k}: copying a param with shape {tuple(v.shape)} "
-                                  f"from checkpoint, the shape in current model is {tuple(own[k].shape)}.")
+                                  f"from checkpoint, the shape in current model is {tuple(own.shape)}.")
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         with no_grad():
             for k, v in state_dict.items():
-                if k in own:
-                    own[k].copy_(v)
+                if k not in entries:
+                    continue
+                mod, name, own = entries[k]
+                if not assign:
+                    own.copy_(v)
+                elif isinstance(own, Parameter):
+                    if not isinstance(v, Parameter):
+                        v = Parameter(v, requires_grad=own.requires_grad)
+                    else:
+                        v.requires_grad_(own.requires_grad)
+                    mod._parameters[name] = v
+                else:
+                    mod._buffers[name] = v
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- printing ------------------------------------------------------------------------------

@@ -56,7 +56,11 @@ def alias(t):
 
 def snapshot(t):
     """A new Tensor object holding t's buffer at t's place in the graph. In-place ops compute
-    from it, so a node that saves its input keeps the old value after t's buffer is replaced."""
+    from it, and nodes save it, so the saved value stays the old one after an in-place op
+    replaces t's buffer. A leaf that requires grad is returned as is: in-place ops refuse it
+    while grad mode is on, and its gradient must reach its own AccumulateGrad."""
+    if t.grad_fn is None and t._requires_grad:
+        return t
     s = _wrap(t._data, t.dtype, t._device)
     s.grad_fn, s._output_nr, s._requires_grad = t.grad_fn, t._output_nr, t._requires_grad
     return s

@@ -45,8 +45,11 @@ def to(x, *args, dtype=None, device=None, non_blocking=False, copy=False):
             device = a
         elif a is not None:
             dtype = a
-    dtype = dt.get_dtype(dtype) if dtype is not None else x.dtype
-    dev = as_device(device) if device is not None else x._device
+    try:
+        dtype = dt.get_dtype(dtype) if dtype is not None else x.dtype
+        dev = as_device(device) if device is not None else x._device
+    except (TypeError, RuntimeError) as e:
+        raise type(e)(f"to(): {e}") from None
     return _convert(x, dtype, dev, copy)
 
 
@@ -61,9 +64,23 @@ float_, double, half, bfloat16 = _typed(dt.float32), _typed(dt.float64), _typed(
 long, int_, short, bool_, byte = _typed(dt.int64), _typed(dt.int32), _typed(dt.int16), _typed(dt.bool_), _typed(dt.uint8)
 
 
-def type_(x, dtype=None):
+# legacy tensor type names, as x.type() returns them ('paragrad.FloatTensor')
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "bool": "Bool"}
+_BY_TYPE_NAME = {v + "Tensor": k for k, v in _TYPE_NAMES.items()}
+
+
+def type_(x, dtype=None, non_blocking=False):
+    """x.type() names the tensor type ('paragrad.FloatTensor', 'paragrad.cuda.FloatTensor');
+    x.type(dtype) converts, also from such a name."""
     if dtype is None:
-        return f"paragrad.{x.dtype.name}"
+        where = "" if x.device.type == "cpu" else x.device.type + "."
+        return f"paragrad.{where}{_TYPE_NAMES[x.dtype.name]}Tensor"
+    if isinstance(dtype, str) and dtype.rsplit(".", 1)[-1] in _BY_TYPE_NAME:
+        parts = dtype.split(".")
+        device = "cuda" if "cuda" in parts[:-1] else "cpu"
+        return to(x, dtype=_BY_TYPE_NAME[parts[-1]], device=device)
     return to(x, dtype)
 
 

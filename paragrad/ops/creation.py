@@ -11,6 +11,27 @@ from ..random import default_generator
 from ..tensor import Tensor, _wrap
 
 
+def _dtype(dtype, op, default=None):
+    """Parse a dtype argument; errors name the factory."""
+    if dtype is None:
+        return default if default is not None else dt.get_default_dtype()
+    try:
+        return dt.get_dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"{op}(): argument 'dtype': {e}") from None
+
+
+def _number(v, op, name):
+    """A Python number (0-d/1-element tensors give their value), else a TypeError naming op."""
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.generic):
+        v = v.item()
+    if not isinstance(v, (bool, int, float)):
+        raise TypeError(f"{op}(): argument '{name}' must be Number, not {type(v).__name__}")
+    return v
+
+
 def _finish(data, dtype, dev, requires_grad):
     t = _wrap(data, dtype, dev)
     if requires_grad:
@@ -54,7 +75,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = data.dtype if isinstance(data, Tensor) else _infer_dtype(arr, data)
     else:
-        dtype = dt.get_dtype(dtype)
+        dtype = _dtype(dtype, "tensor")
     dev = as_device(device if device is not None else (data.device if isinstance(data, Tensor) else None))
     if arr.dtype.kind == "f" and not dtype.is_floating_point and dtype is not dt.bool_:
         arr = np.trunc(arr)     # float -> int truncates toward zero
@@ -89,6 +110,15 @@ def from_numpy(array):
     return _wrap(array, dt.get_dtype(array.dtype), CPU)
 
 
+def _size(args, size, op):
+    """The shape from `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(size=(2, 3))`."""
+    if size is not None:
+        if args:
+            raise TypeError(f"{op}(): got multiple values for argument 'size'")
+        args = (size,)
+    return _shape(args, op)
+
+
 def _shape(size, op):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -100,8 +130,8 @@ def _shape(size, op):
     return tuple(int(s) for s in size)
 
 
-def _dd(dtype, device):
-    return (dt.get_dtype(dtype) if dtype is not None else dt.get_default_dtype()), as_device(device)
+def _dd(dtype, device, op):
+    return _dtype(dtype, op), as_device(device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -110,80 +140,100 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     size = _shape(tuple(size), "full")
     if dtype is None:
         dtype = dt.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
-    dtype, dev = dt.get_dtype(dtype), as_device(device)
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
+    dtype, dev = _dtype(dtype, "full"), as_device(device)
+    fill_value = _number(fill_value, "full", "fill_value")
     return _finish(backend_for(dev).full(size, fill_value, dtype, dev.index), dtype, dev, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _dd(dtype, device)
-    return _finish(backend_for(dev).full(_shape(size, "zeros"), 0, dtype, dev.index), dtype, dev, requires_grad)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
+    dtype, dev = _dd(dtype, device, "zeros")
+    shape = _size(args, size, "zeros")
+    return _finish(backend_for(dev).full(shape, 0, dtype, dev.index), dtype, dev, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _dd(dtype, device)
-    return _finish(backend_for(dev).full(_shape(size, "ones"), 1, dtype, dev.index), dtype, dev, requires_grad)
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
+    dtype, dev = _dd(dtype, device, "ones")
+    shape = _size(args, size, "ones")
+    return _finish(backend_for(dev).full(shape, 1, dtype, dev.index), dtype, dev, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _dd(dtype, device)
-    return _finish(backend_for(dev).empty(_shape(size, "empty"), dtype, dev.index), dtype, dev, requires_grad)
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False):
+    dtype, dev = _dd(dtype, device, "empty")
+    shape = _size(args, size, "empty")
+    return _finish(backend_for(dev).empty(shape, dtype, dev.index), dtype, dev, requires_grad)
 
 
-def _like(x, dtype, device):
-    return (dt.get_dtype(dtype) if dtype is not None else x.dtype,
-            as_device(device) if device is not None else x.device)
+def _like(x, dtype, device, op):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    return (_dtype(dtype, op, x.dtype), as_device(device) if device is not None else x.device)
 
 
 def zeros_like(x, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _like(x, dtype, device)
+    dtype, dev = _like(x, dtype, device, "zeros_like")
     return _finish(backend_for(dev).full(tuple(x.shape), 0, dtype, dev.index), dtype, dev, requires_grad)
 
 
 def ones_like(x, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _like(x, dtype, device)
+    dtype, dev = _like(x, dtype, device, "ones_like")
     return _finish(backend_for(dev).full(tuple(x.shape), 1, dtype, dev.index), dtype, dev, requires_grad)
 
 
 def full_like(x, fill_value, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _like(x, dtype, device)
+    dtype, dev = _like(x, dtype, device, "full_like")
+    fill_value = _number(fill_value, "full_like", "fill_value")
     return _finish(backend_for(dev).full(tuple(x.shape), fill_value, dtype, dev.index), dtype, dev, requires_grad)
 
 
 def empty_like(x, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _like(x, dtype, device)
+    dtype, dev = _like(x, dtype, device, "empty_like")
     return _finish(backend_for(dev).empty(tuple(x.shape), dtype, dev.index), dtype, dev, requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    vals = [_number(v, "arange", n) for v, n in ((start, "start"), (end, "end"), (step, "step"))]
     start, end, step = vals
     if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
+        raise RuntimeError("arange(): step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign "
+        raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step sign "
                            f"(start={start}, end={end}, step={step})")
     if dtype is None:
         dtype = dt.get_default_dtype() if any(isinstance(v, float) for v in vals) else dt.int64
-    dtype, dev = dt.get_dtype(dtype), as_device(device)
-    n = max(math.ceil((end - start) / step), 0)
-    arr = start + step * np.arange(n, dtype=np.float64 if dtype.is_floating_point else np.int64)
+    dtype, dev = _dtype(dtype, "arange"), as_device(device)
+    n = max(math.ceil((end - start) / step), 0)     # the length comes from the exact bounds
+    if dtype.is_floating_point:
+        arr = start + step * np.arange(n, dtype=np.float64)
+    else:
+        # as PyTorch: start and step are converted to the integer type before stepping
+        arr = int(start) + int(step) * np.arange(n, dtype=np.int64)
     return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    start, end = _number(start, "linspace", "start"), _number(end, "linspace", "end")
+    if not isinstance(steps, int) or isinstance(steps, bool):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
-        raise RuntimeError("linspace: number of steps must be non-negative")
-    dtype, dev = _dd(dtype, device)
-    arr = np.linspace(start, end, steps, dtype=np.float64)
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    dtype, dev = _dd(dtype, device, "linspace")
+    if dtype.is_floating_point or steps <= 1:
+        arr = np.linspace(start, end, steps, dtype=np.float64)
+    else:
+        # PyTorch's integer kernel: integer bounds, a float64 step, truncation toward zero, and
+        # the second half counted back from the end
+        start, end = int(start), int(end)
+        step = (end - start) / (steps - 1)
+        i = np.arange(steps, dtype=np.float64)
+        arr = np.where(i < steps // 2, start + step * i, end - step * (steps - i - 1))
+        arr = np.trunc(arr)
     return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _dd(dtype, device)
+    dtype, dev = _dd(dtype, device, "eye")
     _shape((n,) if m is None else (n, m), "eye")
     arr = np.eye(n, n if m is None else m)
     return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
@@ -200,23 +250,25 @@ def _gen(generator, dev):
 
 
 def _float_dtype(dtype, op):
-    dtype = dt.get_dtype(dtype) if dtype is not None else dt.get_default_dtype()
+    dtype = _dtype(dtype, op)
     if not dtype.is_floating_point:
         raise RuntimeError(f"{op}(): expected a floating-point dtype, got {dtype}")
     return dtype
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     dtype, dev = _float_dtype(dtype, "rand"), as_device(device)
+    shape = _size(args, size, "rand")
     g = _gen(generator, dev)
-    data = backend_for(dev).uniform(g._state, _shape(size, "rand"), 0.0, 1.0, dtype, dev.index)
+    data = backend_for(dev).uniform(g._state, shape, 0.0, 1.0, dtype, dev.index)
     return _finish(data, dtype, dev, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     dtype, dev = _float_dtype(dtype, "randn"), as_device(device)
+    shape = _size(args, size, "randn")
     g = _gen(generator, dev)
-    data = backend_for(dev).normal(g._state, _shape(size, "randn"), 0.0, 1.0, dtype, dev.index)
+    data = backend_for(dev).normal(g._state, shape, 0.0, 1.0, dtype, dev.index)
     return _finish(data, dtype, dev, requires_grad)
 
 
@@ -228,10 +280,11 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None, 
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    low, high = _number(low, "randint", "low"), _number(high, "randint", "high")
     if high <= low:
         raise RuntimeError(f"randint(): random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
-    dtype, dev = dt.get_dtype(dtype) if dtype is not None else dt.int64, as_device(device)
+    dtype, dev = _dtype(dtype, "randint", dt.int64), as_device(device)
     b = backend_for(dev)
     g = _gen(generator, dev)
     u = b.uniform(g._state, _shape(tuple(size), "randint"), 0.0, 1.0, dt.float64, dev.index)
@@ -241,23 +294,23 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None, 
 
 
 def randperm(n, generator=None, dtype=None, device=None):
-    dtype, dev = dt.get_dtype(dtype) if dtype is not None else dt.int64, as_device(device)
+    dtype, dev = _dtype(dtype, "randperm", dt.int64), as_device(device)
     perm = _gen(generator, CPU)._state.permutation(n)   # drawn on the host, as PyTorch does for CPU
     return tensor(perm, dtype=dtype, device=dev)
 
 
 def rand_like(x, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _like(x, dtype, device)
+    dtype, dev = _like(x, dtype, device, "rand_like")
     return rand(tuple(x.shape), dtype=dtype, device=dev, requires_grad=requires_grad)
 
 
 def randn_like(x, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _like(x, dtype, device)
+    dtype, dev = _like(x, dtype, device, "randn_like")
     return randn(tuple(x.shape), dtype=dtype, device=dev, requires_grad=requires_grad)
 
 
 def randint_like(x, low, high=None, dtype=None, device=None):
-    dtype, dev = _like(x, dtype, device)
+    dtype, dev = _like(x, dtype, device, "randint_like")
     return randint(low, high, tuple(x.shape), dtype=dtype, device=dev)
 
 

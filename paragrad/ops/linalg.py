@@ -119,3 +119,50 @@ def outer(a, b):
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D "
                                f"(shape {tuple(t.shape)})")
     return a.reshape(-1, 1) * b.reshape(1, -1)
+
+
+class LinearBackward(Node):
+    def backward(self, g):
+        x, w = self.saved                       # x (..., in), w (out, in), g (..., out)
+        gx = gw = gb = None
+        if self.next_edges[0] is not None:
+            gx = g @ w                          # (..., in)
+        if self.next_edges[1] is not None or (len(self.next_edges) > 2 and self.next_edges[2] is not None):
+            g2 = g.reshape(-1, g.shape[-1])     # (N, out)
+            if self.next_edges[1] is not None:
+                gw = g2.mT @ x.reshape(-1, x.shape[-1])   # (out, in): a fresh buffer, no copy
+            if len(self.next_edges) > 2 and self.next_edges[2] is not None:
+                gb = g2.sum(0)
+        return gx, gw, gb
+
+
+def linear(x, weight, bias=None):
+    """y = x @ weight.T + bias as one recorded op (PyTorch's F.linear); weight is
+    (out_features, in_features). A backend with a `linear_act` fast path runs it fused."""
+    for name, t in (("input", x), ("weight", weight)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"linear(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if weight.ndim == 1 and x.ndim >= 1:       # torch allows a vector weight: y = x @ w (+ b)
+        out = matmul(x, weight)
+        return out + bias if bias is not None else out
+    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"linear: mat1 and mat2 shapes cannot be multiplied: input "
+                           f"{tuple(x.shape)} and weight {tuple(weight.shape)} (expected input[..., "
+                           f"{weight.shape[-1] if weight.ndim else '?'}] and a 2-D weight)")
+    if x.dtype is not weight.dtype or (bias is not None and bias.dtype is not x.dtype):
+        raise RuntimeError(f"linear: expected input, weight and bias of one dtype, got {x.dtype}, "
+                           f"{weight.dtype}, {bias.dtype if bias is not None else None}")
+    if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
+        raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} does not match weight "
+                           f"{tuple(weight.shape)}")
+    same_device("linear", x, weight, bias)
+    b = x._backend
+    data = b.matmul(x._data, b.permute(weight._data, (1, 0)))
+    if bias is not None:
+        b.binary("add", data, bias._data, out=data)
+    out = _wrap(data, x.dtype, x._device)
+    if autograd.needs_grad(x, weight, bias):
+        node = LinearBackward()
+        node.saved = (x, weight)
+        record(node, (x, weight, bias), out)
+    return out

@@ -48,7 +48,8 @@ def _infer_shape(shape, numel, op, in_shape):
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
-            raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel} "
+                               f"(input shape {tuple(in_shape)})")
         shape = tuple(numel // known if s == -1 else s for s in shape)
     elif known != numel:
         raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel} "
@@ -137,6 +138,7 @@ def permute(x, *dims):
 
 
 def transpose(x, dim0, dim1):
+    check_tensor(x, "transpose")
     n = x.ndim
     if n == 0:
         dim_arg(dim0, 0, "transpose"), dim_arg(dim1, 0, "transpose")
@@ -345,6 +347,8 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    for t in tensors:
+        check_tensor(t, "stack", "tensors")
     shape = tensors[0].shape
     for i, t in enumerate(tensors):
         if t.shape != shape:

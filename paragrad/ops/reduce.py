@@ -2,15 +2,25 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections import namedtuple
 
 from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap
-from ._common import alias, check_tensor, dim_arg, dims_arg
+from ._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _axes(dim, x, name):
+    """Reduced axes as a sorted tuple. dim=None, () or [] mean every axis (as torch). A 0-d
+    tensor accepts dim 0 / -1 but has no axes to reduce."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
+    axes = dims_arg(dim, x.ndim, name)
+    return axes if x.ndim else ()
 
 
 def _keep_shape(shape, axes):
@@ -24,11 +34,19 @@ def _expand_back(g, shape, axes, keepdim):
     return g.expand(shape)
 
 
-def _reduce_buf(op, x, axes, keepdim, name):
-    if x.numel() == 0 and op in ("max", "min") and builtins.any(x.shape[a] == 0 for a in axes):
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0"
-                           f" (input shape {tuple(x.shape)}, reducing dims {axes}).")
-    return x._backend.reduce(op, x._data, axes, keepdim)
+def _check_nonempty(x, axes, dim, name):
+    """max/min-like reductions have no identity: an empty reduction raises, as in torch
+    (RuntimeError for a full reduction, IndexError for an empty dim)."""
+    if x.numel():
+        return
+    if dim is None or x.ndim == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                           f"input.numel() == 0 (input shape {tuple(x.shape)}). Specify the "
+                           f"reduction dim with the 'dim' argument.")
+    for a in axes:
+        if x.shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size "
+                             f"(input shape {tuple(x.shape)}).")
 
 
 class SumBackward(Node):
@@ -38,7 +56,7 @@ class SumBackward(Node):
 
 def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001
     check_tensor(x, "sum")
-    axes = dims_arg(dim, x.ndim, "sum")
+    axes = _axes(dim, x, "sum")
     out_dtype = dt.get_dtype(dtype) if dtype is not None else (
         x.dtype if x.dtype.is_floating_point else dt.int64)
     data = x._data if out_dtype is x.dtype else x._backend.cast(x._data, out_dtype)
@@ -57,34 +75,54 @@ def mean(x, dim=None, keepdim=False, dtype=None):
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {x.dtype}")
-    axes = dims_arg(dim, x.ndim, "mean")
+    axes = _axes(dim, x, "mean")
     n = 1
     for a in axes:
         n *= x.shape[a]
     return sum(x, axes, keepdim) / n if n else sum(x, axes, keepdim) * float("nan")
 
 
-def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance with `correction` (default 1, Bessel); `unbiased=False` means correction=0."""
-    check_tensor(x, "var")
-    if isinstance(unbiased, bool) or unbiased is None:
-        pass
-    else:
-        raise TypeError(f"var(): unbiased must be a bool, got {unbiased!r}")
+def _var(x, dim, unbiased, keepdim, correction, name):
+    check_tensor(x, name)
+    if unbiased is not None and not isinstance(unbiased, bool):
+        raise TypeError(f"{name}(): unbiased must be a bool, got {unbiased!r}")
     if correction is None:
         correction = 0 if unbiased is False else 1
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f"var(): input dtype should be floating point, got {x.dtype}")
-    axes = dims_arg(dim, x.ndim, "var")
+        raise RuntimeError(f"{name}(): std and var only support floating point dtypes, got {x.dtype}")
+    axes = _axes(dim, x, name)
     n = 1
     for a in axes:
         n *= x.shape[a]
+    if n - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      f"than the reduction factor (input numel divided by output numel).",
+                      stacklevel=3)
     d = x - x.mean(axes, keepdim=True)
     return (d * d).sum(axes, keepdim=keepdim) / builtins.max(n - correction, 0)
 
 
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance with `correction` (default 1, Bessel); `unbiased=False` means correction=0."""
+    return _var(x, dim, unbiased, keepdim, correction, "var")
+
+
+class StdBackward(Node):
+    """d sqrt(v) = g / (2 sqrt(v)), zero where the std is 0 (a constant row), as torch."""
+
+    def backward(self, g):
+        (out,) = self.saved
+        return (g / (2 * out)).masked_fill(out == 0, 0.0)
+
+
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return var(x, dim, unbiased, keepdim, correction=correction).sqrt()
+    v = _var(x, dim, unbiased, keepdim, correction, "std")
+    out = _wrap(v._backend.unary("sqrt", v._data), v.dtype, v._device)
+    if v._requires_grad and autograd._grad_enabled:
+        node = StdBackward()
+        node.saved = (alias(out),)
+        record(node, (v,), out)
+    return out
 
 
 def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -103,11 +141,12 @@ class EvenlyBackward(Node):
 
 def _extreme(op, x, dim, keepdim, name):
     check_tensor(x, name)
-    axes = dims_arg(dim, x.ndim, name) if dim not in ((), []) else tuple(range(x.ndim))
-    out = _wrap(_reduce_buf(op, x, axes, keepdim, name), x.dtype, x._device)
+    axes = _axes(dim, x, name)
+    _check_nonempty(x, axes, None if dim is None or dim in ((), []) else dim, name)
+    out = _wrap(x._backend.reduce(op, x._data, axes, keepdim), x.dtype, x._device)
     if x._requires_grad and autograd._grad_enabled:
         node = EvenlyBackward()
-        node.axes, node.keepdim, node.saved = axes, keepdim, (x, alias(out))
+        node.axes, node.keepdim, node.saved = axes, keepdim, (snapshot(x), alias(out))
         record(node, (x,), out)
     return out
 
@@ -128,9 +167,9 @@ def _max_min(op, x, dim, keepdim, name):
         from .binary import maximum, minimum
         return (maximum if op == "max" else minimum)(x, dim)
     d = dim_arg(dim, x.ndim, name)
-    if x.ndim and x.shape[d] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    idx = argmax(x, d, keepdim=True) if op == "max" else argmin(x, d, keepdim=True)
+    _check_nonempty(x, (d,), d, name)
+    src = x.to(dt.uint8) if x.dtype is dt.bool_ else x   # argmax refuses bool; max(dim) doesn't
+    idx = _arg("argmax" if op == "max" else "argmin", src, d, True)
     values = x.gather(d, idx) if x.ndim else x.clone()
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
@@ -147,15 +186,19 @@ def min(x, dim=None, keepdim=False):  # noqa: A001
 
 def _arg(op, x, dim, keepdim):
     check_tensor(x, op)
-    if x.numel() == 0:
-        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
+    if x.dtype is dt.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input")
     if dim is None:
+        if x.numel() == 0:     # IndexError here, where max() raises RuntimeError: as torch
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0 (input shape {tuple(x.shape)}).")
         flat = x.reshape(-1)
         out = flat._backend.arg_reduce(op, flat._data, 0, False)
         if keepdim:
             out = flat._backend.reshape(out, (1,) * x.ndim)
         return _wrap(out, dt.int64, x._device)
     d = dim_arg(dim, x.ndim, op)
+    _check_nonempty(x, (d,), d, op)
     data = x._data if x.ndim else x._backend.reshape(x._data, (1,))
     out = x._backend.arg_reduce(op, data, d if x.ndim else 0, keepdim and x.ndim > 0)
     return _wrap(out, dt.int64, x._device)
@@ -171,14 +214,17 @@ def argmin(x, dim=None, keepdim=False):
 
 def logsumexp(x, dim, keepdim=False):
     check_tensor(x, "logsumexp")
-    axes = dims_arg(dim, x.ndim, "logsumexp")
+    axes = _axes(dim, x, "logsumexp")
     if not x.dtype.is_floating_point:
         x = x.to(dt.get_default_dtype())
     with autograd.no_grad():
-        m = amax(x, axes, keepdim=True)
-        m = m.masked_fill(m.isinf(), 0.0)   # all -inf rows: keep exp(x - m) finite
+        if x.numel():
+            m = amax(x, axes, keepdim=True)
+            m = m.masked_fill(m.isinf(), 0.0)   # all -inf rows: keep exp(x - m) finite
+        else:                                   # empty: the sum is 0 and the result -inf
+            m = x.new_zeros(_keep_shape(x.shape, axes))
     s = (x - m).exp().sum(axes, keepdim=True).log() + m
-    return s if keepdim else s.squeeze(axes)
+    return s if keepdim or not axes else s.squeeze(axes)
 
 
 class ProdBackward(Node):
@@ -200,14 +246,14 @@ class ProdBackward(Node):
 
 def prod(x, dim=None, keepdim=False, dtype=None):
     check_tensor(x, "prod")
-    axes = dims_arg(dim, x.ndim, "prod")
+    axes = _axes(dim, x, "prod")
     out_dtype = dt.get_dtype(dtype) if dtype is not None else (
         x.dtype if x.dtype.is_floating_point else dt.int64)
     data = x._data if out_dtype is x.dtype else x._backend.cast(x._data, out_dtype)
     out = _wrap(x._backend.reduce("prod", data, axes, keepdim), out_dtype, x._device)
     if x._requires_grad and autograd._grad_enabled:
         node = ProdBackward()
-        node.axes, node.keepdim, node.saved = axes, keepdim, (x, alias(out))
+        node.axes, node.keepdim, node.saved = axes, keepdim, (snapshot(x), alias(out))
         record(node, (x,), out)
     return out
 
@@ -215,7 +261,7 @@ def prod(x, dim=None, keepdim=False, dtype=None):
 def all(x, dim=None, keepdim=False):  # noqa: A001
     check_tensor(x, "all")
     b = x if x.dtype is dt.bool_ else x.ne(0)
-    axes = dims_arg(dim, x.ndim, "all")
+    axes = _axes(dim, x, "all")
     return _wrap(b._backend.reduce("min", b._data, axes, keepdim) if b.numel() else
                  b._backend.full(_reduced_shape(b.shape, axes, keepdim), True, dt.bool_, b._device.index),
                  dt.bool_, x._device)
@@ -224,7 +270,7 @@ def all(x, dim=None, keepdim=False):  # noqa: A001
 def any(x, dim=None, keepdim=False):  # noqa: A001
     check_tensor(x, "any")
     b = x if x.dtype is dt.bool_ else x.ne(0)
-    axes = dims_arg(dim, x.ndim, "any")
+    axes = _axes(dim, x, "any")
     return _wrap(b._backend.reduce("max", b._data, axes, keepdim) if b.numel() else
                  b._backend.full(_reduced_shape(b.shape, axes, keepdim), False, dt.bool_, b._device.index),
                  dt.bool_, x._device)

@@ -12,7 +12,7 @@ from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap
-from ._common import alias, check_tensor, floating, grad_for
+from ._common import alias, check_tensor, floating, grad_for, snapshot
 
 # gradient formulas: (g, x, y) -> dx. Entries marked in _NEEDS_Y use the output y.
 _GRADS = {
@@ -80,7 +80,7 @@ def unary(op, x):
         else:
             node = UnaryBackward()
             node.op = op
-            node.saved = (x, alias(out) if op in _NEEDS_Y else None)
+            node.saved = (snapshot(x), alias(out) if op in _NEEDS_Y else None)
         record(node, (x,), out)
     return out
 
@@ -134,7 +134,7 @@ def _activation(name, x, forward, grad, **kw):
         out = forward(x, **kw)
     if x._requires_grad and autograd._grad_enabled:
         node = CompositeBackward()
-        node.grad, node.kw, node.saved = grad, kw, (x,)
+        node.grad, node.kw, node.saved = grad, kw, (snapshot(x),)
         node.name = lambda: name.capitalize() + "Backward"
         record(node, (x,), out)
     return out
@@ -240,7 +240,7 @@ def clamp(x, min=None, max=None):  # noqa: A002
     bounds = [b if isinstance(b, Tensor) else None for b in (min, max)]
     if out.dtype.is_floating_point and autograd.needs_grad(x, *bounds):
         node = ClampBackward()
-        node.saved = (x, min, max)
+        node.saved = tuple(snapshot(t) if isinstance(t, Tensor) else t for t in (x, min, max))
         record(node, (x, *bounds), out)
     return out
 

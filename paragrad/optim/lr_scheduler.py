@@ -10,7 +10,12 @@ class LRScheduler:
         if last_epoch == -1:
             for g in optimizer.param_groups:
                 g.setdefault("initial_lr", g["lr"])
-                g["initial_lr"] = g["lr"] if g.get("initial_lr") is None else g["initial_lr"]
+        else:
+            for i, g in enumerate(optimizer.param_groups):
+                if "initial_lr" not in g:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when "
+                                   f"resuming a scheduler with last_epoch >= 0 (load the optimizer's "
+                                   f"state_dict first)")
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._step_count = 0

@@ -53,7 +53,6 @@ class Optimizer:
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
-        group.setdefault("initial_lr", group.get("lr"))
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):

@@ -240,7 +240,8 @@ def test_setitem_into_view_of_nonleaf(device):
 def test_setitem_nonleaf_scalar(device):
     # the example of the brief, compared with torch
     for lib_ in (torch, pg):
-        a = lib_.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        a = lib_.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True,
+                        device=device if lib_ is pg else "cpu")
         x = a * 2
         x[0] = 5
         x.sum().backward()
@@ -334,17 +335,17 @@ def test_scatter_is_out_of_place(device):
     (lambda x, i: x.gather(1, i.float()), RuntimeError, ["gather", "dtype", "float32"]),
     (lambda x, i: x.gather(1, i[0]), RuntimeError, ["gather", "dimensions", "1", "2"]),
     (lambda x, i: x.gather(1, i + 3), RuntimeError, ["gather", "index 4", "size 4"]),
-    (lambda x, i: x.gather(1, pg.zeros(4, 1, dtype=pg.int64)), RuntimeError,
+    (lambda x, i: x.gather(1, pg.zeros(4, 1, dtype=pg.int64, device=x.device)), RuntimeError,
      ["gather", "(4, 1)", "(3, 4)"]),
     (lambda x, i: x.gather(2, i), IndexError, ["gather", "range"]),
     (lambda x, i: x.index_select(0, i), IndexError, ["index_select", "(3, 1)"]),
-    (lambda x, i: x.index_select(1, pg.tensor([4])), IndexError, ["size 4", "(3, 4)"]),
+    (lambda x, i: x.index_select(1, pg.tensor([4], device=x.device)), IndexError, ["size 4", "(3, 4)"]),
     (lambda x, i: x.index_select(0, [0]), TypeError, ["index_select", "Tensor"]),
-    (lambda x, i: x.scatter(1, i, pg.zeros(3, 1, dtype=pg.float64)), RuntimeError,
+    (lambda x, i: x.scatter(1, i, pg.zeros(3, 1, dtype=pg.float64, device=x.device)), RuntimeError,
      ["scatter", "float32", "float64"]),
-    (lambda x, i: x.scatter_add(1, i, pg.zeros(2, 1)), RuntimeError,
+    (lambda x, i: x.scatter_add(1, i, pg.zeros(2, 1, device=x.device)), RuntimeError,
      ["scatter_add", "(3, 1)", "(2, 1)"]),
-    (lambda x, i: x.scatter_add(0, i - 1, pg.zeros(3, 1)), RuntimeError,
+    (lambda x, i: x.scatter_add(0, i - 1, pg.zeros(3, 1, device=x.device)), RuntimeError,
      ["scatter_add", "-1", "size 3"]),
 ])
 def test_index_op_errors(device, fn, exc, words):

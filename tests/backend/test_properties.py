@@ -119,7 +119,7 @@ def test_int_array_index(device, case, as_list):
 
     def fn(x):
         index = idx.tolist() if as_list and idx.ndim == 1 and idx.size else \
-            (torch if isinstance(x, torch.Tensor) else pg).tensor(idx)
+            (torch if isinstance(x, torch.Tensor) else pg).tensor(idx, device=x.device)
         return x[lead + (index,)]
     check_op(fn, [shape], device=device)
 
@@ -138,7 +138,7 @@ def test_two_index_arrays(device, case, other, with_slice):
 
     def fn(x):
         lib = torch if isinstance(x, torch.Tensor) else pg
-        return x[tuple(lib.tensor(k) if isinstance(k, np.ndarray) else k for k in key)]
+        return x[tuple(lib.tensor(k, device=x.device) if isinstance(k, np.ndarray) else k for k in key)]
     check_op(fn, [shape], device=device)
 
 
@@ -148,11 +148,11 @@ def test_index_select_and_gather(device, case, dim_neg):
     shape, axis, idx = case
     dim = axis - len(shape) if dim_neg else axis
     flat = np.mod(idx.reshape(-1), shape[axis])      # index_select and gather take 0 <= i < size
-    check_op(lambda x: x.index_select(dim, (torch if isinstance(x, torch.Tensor) else pg).tensor(flat)),
+    check_op(lambda x: x.index_select(dim, (torch if isinstance(x, torch.Tensor) else pg).tensor(flat, device=x.device)),
              [shape], device=device)
     gshape = list(shape)
     gshape[axis] = flat.size
     gidx = np.resize(flat, gshape) if flat.size else np.zeros(gshape, np.int64)
-    check_op(lambda x: x.gather(dim, (torch if isinstance(x, torch.Tensor) else pg).tensor(gidx)),
+    check_op(lambda x: x.gather(dim, (torch if isinstance(x, torch.Tensor) else pg).tensor(gidx, device=x.device)),
              [shape], device=device)
 

@@ -49,7 +49,7 @@ def test_softmax_fd(device, op, dim):
 ])
 def test_softmax_cases(device, op, name, fn, shapes):
     out = check_op(fn(op), shapes, device=device)
-    assert np.isfinite(out.detach().numpy()).all()
+    assert np.isfinite(out.detach().cpu().numpy()).all()
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -71,7 +71,7 @@ def test_softmax_large_stays_finite(device, op):
     x = pg.tensor(make_input((4, 7)) * 1000, device=device, requires_grad=True)
     y = getattr(x, op)(-1)
     (y * pg.tensor(make_input((4, 7), rng=np.random.default_rng(1)), device=device)).sum().backward()
-    assert np.isfinite(y.detach().numpy()).all() and np.isfinite(x.grad.numpy()).all()
+    assert np.isfinite(y.detach().cpu().numpy()).all() and np.isfinite(x.grad.cpu().numpy()).all()
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -82,7 +82,7 @@ def test_softmax_double_backward(device, op):
     for lib_, x in ((torch, torch.tensor(a, requires_grad=True)),
                     (pg, pg.tensor(a, device=device, requires_grad=True))):
         y = getattr(x, op)(-1)
-        (g,) = lib_.autograd.grad((y * lib_.tensor(w)).sum(), x, create_graph=True)
+        (g,) = lib_.autograd.grad((y * lib_.tensor(w, device=x.device)).sum(), x, create_graph=True)
         (g * g).sum().backward()
         grads.append((g, x.grad))
     assert_close(grads[1][0], grads[0][0], 1e-9, 1e-7, "first derivative")
@@ -109,7 +109,7 @@ def test_fast_path_matches_composite(device, op, dim, dtype):
     atol, rtol = (1e-6, 1e-5) if dtype == "float32" else (1e-12, 1e-10)
     for fast, comp, what in ((y_fast, y_comp, "forward"), (g_fast, g_comp, "backward")):
         assert fast.dtype is comp.dtype and fast.shape == comp.shape, what
-        np.testing.assert_allclose(fast.numpy(), comp.numpy(), atol=atol, rtol=rtol, err_msg=what)
+        np.testing.assert_allclose(fast.cpu().numpy(), comp.cpu().numpy(), atol=atol, rtol=rtol, err_msg=what)
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -183,7 +183,9 @@ FD = [  # (name, fn, low, high): ranges keep away from kinks and domain edges
     ("relu_pos", lambda x: x.relu(), 0.1, 2), ("relu_neg", lambda x: x.relu(), -2, -0.1),
     ("erf", lambda x: x.erf(), -2, 2), ("log1p", lambda x: x.log1p(), -0.5, 2),
     ("expm1", lambda x: x.expm1(), -2, 2), ("reciprocal", lambda x: x.reciprocal(), 0.3, 2),
-    ("floor", lambda x: x.floor(), 0.1, 0.9), ("sign", lambda x: x.sign(), 0.1, 2),
+    ("floor", lambda x: x.floor(), 0.1, 0.9), ("ceil", lambda x: x.ceil(), 0.1, 0.9),
+    ("round", lambda x: x.round(), 0.1, 0.4), ("trunc", lambda x: x.trunc(), 1.1, 1.9),
+    ("sign", lambda x: x.sign(), 0.1, 2),
     ("gelu", lambda x: pg.gelu(x), -3, 3), ("gelu_tanh", lambda x: pg.gelu(x, approximate="tanh"), -3, 3),
     ("silu", lambda x: pg.silu(x), -3, 3), ("softplus", lambda x: pg.softplus(x), -3, 3),
     ("softplus_beta", lambda x: pg.softplus(x, beta=2.0, threshold=3.0), -1, 1),
@@ -217,7 +219,8 @@ ERRORS = [  # (fn, exception, message that names the op); every row also raises 
     (lambda x, i, b: ns(x).clamp(x), RuntimeError, "clamp"),
     (lambda x, i, b: -b, RuntimeError, "Negation"),
     (lambda x, i, b: b.abs(), RuntimeError, "abs"),
-    (lambda x, i, b: x.clamp(min=ns(x).zeros(5)), RuntimeError, "clamp|size"),
+    (lambda x, i, b: x.clamp(min=ns(x).zeros(5)), RuntimeError, "clamp"),
+    (lambda x, i, b: b.floor(), RuntimeError, "floor"),
 ]
 
 

@@ -420,3 +420,99 @@ def test_repr_matches_torch(build):
 def test_module_without_forward_raises():
     with pytest.raises(NotImplementedError):
         nn.Module()(pg.ones(1))
+
+
+def test_sequential_extend_insert_pop_add():
+    def build(lib):
+        return lib.Sequential(lib.Linear(2, 3), lib.ReLU())
+    p, t = both(build)
+    for q, lib in ((p, nn), (t, torch.nn)):
+        q.extend([lib.Linear(3, 4), lib.Tanh()])
+        q.insert(1, lib.Linear(3, 3))
+        q.insert(-1, lib.Sigmoid())
+        q.insert(len(q), lib.Identity())
+        assert type(q.pop(0)).__name__ == "Linear"
+        q += lib.Sequential(lib.Linear(4, 1))
+    assert [n for n, _ in p.named_children()] == [n for n, _ in t.named_children()]
+    assert [type(m).__name__ for m in p] == [type(m).__name__ for m in t]
+    assert list(p.state_dict()) == list(t.state_dict())
+    combined = p + nn.Sequential(nn.ReLU())
+    assert isinstance(combined, nn.Sequential) and len(combined) == len(p) + 1 and combined[0] is p[0]
+    with pytest.raises(IndexError):
+        p.insert(100, nn.ReLU())
+    with pytest.raises(ValueError):
+        p + [nn.ReLU()]
+
+
+def test_module_list_pop_add_iadd_and_module_dict_clear():
+    p, t = both(lambda lib: lib.ModuleList([lib.Linear(1, 1), lib.Linear(1, 2), lib.Linear(2, 2)]))
+    for q, lib in ((p, nn), (t, torch.nn)):
+        assert tuple(q.pop(1).weight.shape) == (2, 1)
+        q += [lib.ReLU()]
+        assert type(q.pop(-1)).__name__ == "ReLU"
+    assert list(p.state_dict()) == list(t.state_dict())
+    both_lists = p + nn.ModuleList([nn.Tanh()])
+    assert isinstance(both_lists, nn.ModuleList) and len(both_lists) == 3 and both_lists[0] is p[0]
+    d = nn.ModuleDict({"a": nn.ReLU()})
+    d.clear()
+    assert len(d) == 0 and list(d.named_modules()) == [("", d)]
+
+
+def test_reassigning_keeps_registration_order():
+    p, t = both(mlp)
+    p[0] = nn.Linear(4, 8)
+    t[0] = torch.nn.Linear(4, 8)
+    p[0].weight = nn.Parameter(pg.zeros(8, 4))
+    t[0].weight = torch.nn.Parameter(torch.zeros(8, 4))
+    assert [n for n, _ in p.named_parameters()] == [n for n, _ in t.named_parameters()]
+    assert list(p.state_dict()) == list(t.state_dict())
+
+
+def test_register_name_clashes_raise_like_torch():
+    for lib, tensor in ((nn, pg.zeros), (torch.nn, torch.zeros)):
+        m = lib.Linear(2, 2)
+        m.plain = 3
+        for call in (lambda: m.register_buffer("weight", tensor(2)),
+                     lambda: m.register_parameter("plain", None),
+                     lambda: m.add_module("bias", lib.ReLU()),
+                     lambda: m.register_buffer("forward", tensor(2))):
+            with pytest.raises(KeyError):
+                call()
+
+
+def test_load_state_dict_assign(device):
+    p, t = both(lambda lib: lib.Linear(2, 3))
+    p.to(device)
+    w, b = pg.ones(3, 2, device=device), nn.Parameter(pg.zeros(3, device=device), requires_grad=False)
+    p.load_state_dict({"weight": w, "bias": b}, assign=True)
+    t.load_state_dict({"weight": torch.ones(3, 2),
+                       "bias": torch.nn.Parameter(torch.zeros(3), requires_grad=False)}, assign=True)
+    assert isinstance(p.weight, nn.Parameter) and p.weight._data is w._data
+    assert p.bias is b
+    assert [q.requires_grad for q in p.parameters()] == [q.requires_grad for q in t.parameters()] == [True, True]
+    assert [n for n, _ in p.named_parameters()] == ["weight", "bias"]
+
+
+def test_load_state_dict_casts_dtype_and_keeps_identity(device):
+    m = nn.Linear(2, 2).to(device)
+    w = m.weight
+    m.load_state_dict({k: v.double() for k, v in m.state_dict().items()})
+    assert m.weight is w and m.weight.dtype is pg.float32
+
+
+def test_get_submodule_and_parameter():
+    p, t = both(lambda lib: lib.Sequential(lib.Linear(2, 2), lib.Sequential(lib.Linear(2, 3))))
+    assert type(p.get_submodule("1.0")).__name__ == "Linear" and p.get_submodule("") is p
+    assert tuple(p.get_parameter("1.0.bias").shape) == tuple(t.get_parameter("1.0.bias").shape)
+    for q in (p, t):
+        with pytest.raises(AttributeError):
+            q.get_submodule("1.5")
+        with pytest.raises(AttributeError):
+            q.get_parameter("1.0.nope")
+
+
+def test_requires_grad_and_state_dict_prefix():
+    p, t = both(mlp)
+    assert p.requires_grad_(False) is p
+    assert not any(q.requires_grad for q in p.parameters())
+    assert list(p.state_dict(prefix="model.")) == list(t.state_dict(prefix="model."))

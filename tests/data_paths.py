@@ -1,0 +1,14 @@
+"""Where the real datasets are for tests: $PARAGRAD_DATA, else the checkout's ../shared/data."""
+import os
+from pathlib import Path
+
+import pytest
+
+
+def mnist_root():
+    env = os.environ.get("PARAGRAD_DATA")
+    candidates = ([Path(env)] if env else []) + [Path(__file__).resolve().parents[2] / "shared" / "data"]
+    for c in candidates:
+        if (c / "mnist" / "t10k-labels-idx1-ubyte.gz").exists():
+            return c
+    pytest.fail("MNIST not found: set PARAGRAD_DATA to the folder holding mnist/ (shared/data)")

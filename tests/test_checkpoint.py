@@ -1,0 +1,119 @@
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+from paragrad import checkpoint, nn, optim
+from paragrad.safetensors import SafetensorsError
+
+
+def _model():
+    return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def _train(model, opt, sched=None, steps=3, seed=0):
+    rng = np.random.default_rng(seed)
+    losses = []
+    for _ in range(steps):
+        x = pg.tensor(rng.standard_normal((5, 6)).astype(np.float32))
+        y = pg.tensor(rng.integers(0, 3, 5))
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if sched:
+            sched.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_round_trip_restores_everything(tmp_path):
+    m, o = _model(), None
+    o = optim.AdamW(m.parameters(), lr=1e-2, weight_decay=0.1)
+    s = optim.lr_scheduler.CosineAnnealingLR(o, 10)
+    _train(m, o, s)
+    path = tmp_path / "ck.safetensors"
+    checkpoint.save(path, m, o, s, step=3, epoch=1, extra={"note": "x"})
+    m2 = _model()
+    o2 = optim.AdamW(m2.parameters(), lr=1e-2, weight_decay=0.1)
+    s2 = optim.lr_scheduler.CosineAnnealingLR(o2, 10)
+    meta = checkpoint.load(path, m2, o2, s2)
+    assert meta == {"step": 3, "epoch": 1, "extra": {"note": "x"}}
+    for (k, a), (_, b) in zip(m.state_dict().items(), m2.state_dict().items()):
+        assert np.array_equal(a.numpy(), b.numpy()), k
+    assert s2.last_epoch == s.last_epoch and o2.param_groups[0]["lr"] == o.param_groups[0]["lr"]
+    assert _train(m, o, s, seed=1) == _train(m2, o2, s2, seed=1)   # continues identically
+
+
+def test_weights_load_with_safetensors_and_into_torch(tmp_path):
+    from safetensors.numpy import load_file
+    from safetensors.torch import load_file as load_torch
+    m = _model()
+    path = tmp_path / "w.safetensors"
+    checkpoint.save(path, m)
+    arrays = load_file(str(path))
+    assert set(arrays) == set(m.state_dict())
+    tm = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    tm.load_state_dict(load_torch(str(path)), strict=True)
+    x = np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)
+    np.testing.assert_allclose(tm(torch.tensor(x)).detach().numpy(), m(pg.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_killed_write_leaves_previous_checkpoint(tmp_path, monkeypatch):
+    m = _model()
+    o = optim.Adam(m.parameters())
+    path = tmp_path / "ck.safetensors"
+    checkpoint.save(path, m, o, epoch=1)
+    before = {k: v.numpy().copy() for k, v in m.state_dict().items()}
+    with pg.no_grad():
+        for p in m.parameters():
+            p.add_(1.0)
+
+    real_write = os.write
+
+    def dying_replace(src, dst):
+        raise KeyboardInterrupt("killed mid-save")
+    monkeypatch.setattr(os, "replace", dying_replace)
+    with pytest.raises(KeyboardInterrupt):
+        checkpoint.save(path, m, o, epoch=2)
+    monkeypatch.undo()
+    assert os.write is real_write
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck.safetensors", "ck.safetensors.train.safetensors"]
+    m2 = _model()
+    assert checkpoint.load(path, m2, optim.Adam(m2.parameters()))["epoch"] == 1
+    for k, v in m2.state_dict().items():
+        assert np.array_equal(v.numpy(), before[k])
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
+def test_corrupt_file_gives_clear_error(tmp_path, damage):
+    m = _model()
+    path = tmp_path / "ck.safetensors"
+    checkpoint.save(path, m)
+    data = path.read_bytes()
+    path.write_bytes({"truncate": data[: len(data) // 2], "garbage": b"\xff" * 64, "empty": b""}[damage])
+    with pytest.raises(SafetensorsError, match="ck.safetensors"):
+        checkpoint.load(path, _model())
+
+
+def test_mismatched_pair_is_refused(tmp_path):
+    m = _model()
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    checkpoint.save(a, m, optim.SGD(m.parameters()))
+    checkpoint.save(b, m, optim.SGD(m.parameters()))
+    os.replace(checkpoint.train_state_path(b), checkpoint.train_state_path(a))
+    with pytest.raises(SafetensorsError, match="different saves"):
+        checkpoint.load(a, _model(), optim.SGD(_model().parameters()))
+
+
+def test_rng_state_is_restored(tmp_path):
+    m = _model()
+    pg.manual_seed(5)
+    checkpoint.save(tmp_path / "r.safetensors", m)
+    expected = pg.rand(4).tolist()
+    pg.manual_seed(99)
+    checkpoint.load(tmp_path / "r.safetensors", _model())
+    assert pg.rand(4).tolist() == expected
