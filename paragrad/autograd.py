@@ -120,6 +120,7 @@ class Node:
     next_edges = ()
     out_hooks = None        # {output_index: [hook, ...]} for non-leaf Tensor.register_hook
     retained = None         # {output_index: weakref to the tensor} for retain_grad
+    user_code = False       # backward is user code (custom Function): see _owned
 
     def backward(self, *grads):
         raise NotImplementedError(f"{type(self).__name__} has no backward")
@@ -209,14 +210,17 @@ def run_backward(roots, retain_graph=False, capture=None, create_graph=False, in
     global _grad_enabled
     prev_mode = _grad_enabled
     _grad_enabled = create_graph
+    # ids of gradient tensors that something outside the engine may hold (roots, what hooks
+    # saw, what user code returned) or that a .grad already owns: a leaf must copy these
+    # before adopting them, since its .grad is later updated in place
+    claimed = set()
     try:
         if inputs is None:
-            return _run(roots, retain_graph, capture, create_graph)
+            return _run(roots, retain_graph, capture, create_graph, claimed)
         inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if not inputs:
             raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
-        grads = _run(roots, retain_graph, [edge(t) for t in inputs], create_graph)
-        claimed = {id(g) for _, g in roots}
+        grads = _run(roots, retain_graph, [edge(t) for t in inputs], create_graph, claimed)
         for t, g in zip(inputs, grads):
             if g is not None:
                 _accumulate(t, g, claimed, create_graph)
@@ -224,10 +228,9 @@ def run_backward(roots, retain_graph=False, capture=None, create_graph=False, in
         _grad_enabled = prev_mode
 
 
-def _run(roots, retain_graph, capture, create_graph):
+def _run(roots, retain_graph, capture, create_graph, claimed):
     buffers = {}        # node -> list of gradients per output (summed as they arrive)
     start = []
-    claimed = set()     # ids of gradient tensors already owned by someone (see AccumulateGrad)
     for t, g in roots:
         e = edge(t)
         if e is None:
@@ -272,9 +275,9 @@ def _run(roots, retain_graph, capture, create_graph):
         if node.out_hooks:
             for idx, hooks in node.out_hooks.items():
                 if grads[idx] is not None:
-                    grads[idx] = _run_hooks(hooks, grads[idx])
+                    grads[idx] = _run_hooks(hooks, grads[idx], claimed)
         elif type(node) is AccumulateGrad and node.variable._hooks and grads[0] is not None:
-            grads[0] = _run_hooks(node.variable._hooks, grads[0])
+            grads[0] = _run_hooks(node.variable._hooks, grads[0], claimed)
         if wanted is not None:
             for idx in range(node.n_outputs):
                 for i in wanted.get((node, idx), ()):
@@ -300,6 +303,8 @@ def _run(roots, retain_graph, capture, create_graph):
             in_grads = node.backward(*grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
+            if node.user_code:      # a custom Function may return tensors the user keeps
+                claimed.update(id(g) for g in in_grads)
             if not retain_graph and node.saved is not None:
                 node.saved = RELEASED
 
@@ -318,11 +323,13 @@ def _run(roots, retain_graph, capture, create_graph):
     return results if capture is not None else None
 
 
-def _run_hooks(hooks, g):
+def _run_hooks(hooks, g, claimed):
     for hook in tuple(hooks):       # a hook may remove itself while running
+        claimed.add(id(g))          # the hook may keep a reference to what it was given
         r = hook(g)
         if r is not None:
             g = r
+    claimed.add(id(g))
     return g
 
 
@@ -358,6 +365,8 @@ def _owned(g, claimed):
 # ---- user-defined functions ------------------------------------------------------------------
 class FunctionCtx(Node):
     """The `ctx` of a custom `Function`: also its graph node (as in PyTorch)."""
+
+    user_code = True
 
     def __init__(self, fn_cls):
         self._cls = fn_cls

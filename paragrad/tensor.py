@@ -210,6 +210,32 @@ class Tensor:
     def __hash__(self):
         return id(self)
 
+    # ---- copy / pickle --------------------------------------------------------------------
+    def __deepcopy__(self, memo):
+        """A copy of a leaf with its own buffer, requires_grad, .grad and attributes (as
+        PyTorch); the backend object and the graph are never copied."""
+        if self.grad_fn is not None:
+            raise RuntimeError("deepcopy: only Tensors created explicitly by the user (graph "
+                               "leaves) support the deepcopy protocol; detach() it first")
+        import copy
+        new = type(self).__new__(type(self))
+        b = self._backend
+        _init(new, b.copy_(b.empty(self._data.shape, self.dtype, self._device.index), self._data),
+              self.dtype, self._device)
+        new._requires_grad = self._requires_grad
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        if self.__dict__:
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+    def __reduce_ex__(self, protocol):
+        # by value, through NumPy: the backend object and the graph stay out of the pickle
+        arr = self._backend.to_numpy(self._data)
+        return (_rebuild, (type(self), arr, self.dtype.name, str(self._device),
+                           self._requires_grad, self.__dict__ or None))
+
     def __repr__(self):
         from .repr import tensor_repr
         return tensor_repr(self)
@@ -312,6 +338,18 @@ class _HookHandle:
     def remove(self):
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
+
+
+def _rebuild(cls, arr, dtype_name, device, requires_grad, attrs):
+    """Unpickle a tensor (see Tensor.__reduce_ex__)."""
+    from .backends import as_device
+    dtype, dev = dt.get_dtype(dtype_name), as_device(device)
+    t = cls.__new__(cls)
+    _init(t, backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev)
+    t._requires_grad = requires_grad
+    if attrs:
+        t.__dict__.update(attrs)
+    return t
 
 
 def _init(t, data, dtype, device):

@@ -763,3 +763,36 @@ def test_backward_inputs_limits_accumulation(device):
         assert b.grad is None
     close(pa.grad, ta.grad)
     close(res[0], res[1])
+
+
+def test_in_place_accumulation_never_touches_outside_tensors(device):
+    """.grad is updated in place on later backwards, so it must never be a tensor that a
+    hook kept or that a custom Function's backward handed out (torch copies those too)."""
+    p, t = both(device=device)
+    kept = {}
+    for x, lib in ((p, pg), (t, torch)):
+        seen = []
+        x.register_hook(lambda g: seen.append(g))
+        const = (pg.full((2, 3), 5.0, device=device) if lib is pg else torch.full((2, 3), 5.0))
+
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return const
+
+        (x * 2).sum().backward()
+        (x * 3).sum().backward()
+        y = x.detach() * 1
+        y.requires_grad_()
+        F.apply(y).sum().backward()
+        F.apply(y).sum().backward()
+        kept[lib.__name__] = (seen, const, y.grad)
+    for a, b in zip(kept["paragrad"][0], kept["torch"][0]):
+        close(a, b)
+    close(kept["paragrad"][1], kept["torch"][1])
+    close(kept["paragrad"][2], kept["torch"][2])
+    close(p.grad, t.grad)

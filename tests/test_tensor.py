@@ -2,9 +2,6 @@
 type promotion, devices, and the errors bad arguments give."""
 from __future__ import annotations
 
-import itertools
-import math
-
 import numpy as np
 import pytest
 import torch
@@ -604,3 +601,23 @@ def test_errors_name_the_op(expr, err, op):
 def test_bad_dtype_names_raise(expr, op):
     with pytest.raises((TypeError, RuntimeError), match=op):
         eval(expr, {"L": pg})
+
+
+# ---- copy and pickle -----------------------------------------------------------------------------
+def test_deepcopy_and_pickle(device):
+    import copy
+    import pickle
+    x = pg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, device=device)
+    (x * 2).sum().backward()            # leaves an AccumulateGrad behind: must not be copied
+    for y in (copy.deepcopy(x), pickle.loads(pickle.dumps(x))):
+        assert y is not x and y.requires_grad and y.is_leaf and y.device == x.device
+        same(y.detach(), torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        y.detach().add_(1)              # its own buffer
+        assert x.detach().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert copy.deepcopy(x).grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]   # deepcopy keeps .grad, as torch
+    t = torch.ones(2, requires_grad=True)
+    for lib, leaf in ((torch, t), (pg, x)):
+        with pytest.raises(RuntimeError, match="deepcopy"):
+            copy.deepcopy(leaf * 2)     # non-leaves refuse, as in torch
+    nc = pickle.loads(pickle.dumps(pg.arange(6, device=device).reshape(2, 3).t()))
+    assert nc.tolist() == [[0, 3], [1, 4], [2, 5]] and nc.dtype is pg.int64

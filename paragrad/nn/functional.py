@@ -7,6 +7,7 @@ from ..ops import (gelu, leaky_relu, log_softmax, pad, relu, sigmoid, silu, soft
                    tanh)
 from ..ops.creation import zeros
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
+from ..ops.nn import cross_entropy_indices
 from ..random import default_generator
 from ..tensor import Tensor, _wrap
 
@@ -93,6 +94,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    if (input.ndim == 2 and weight is None and label_smoothing == 0.0 and reduction != "none"
+            and not target.dtype.is_floating_point and target.ndim == 1
+            and target.shape[0] == input.shape[0] and input.dtype.is_floating_point):
+        return cross_entropy_indices(input, target, ignore_index, reduction)   # the fused common case
     class_dim = 0 if input.ndim == 1 else 1
     logp = log_softmax(input, class_dim)
     n_classes = input.shape[class_dim]
@@ -200,6 +205,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     _check_reduction(reduction, "binary_cross_entropy")
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"binary_cross_entropy: Using a target size ({tuple(target.shape)}) that is "
+                         f"different to the input size ({tuple(input.shape)}) is deprecated. Please "
+                         f"ensure they have the same size.")
     # PyTorch clamps the log terms at -100 so that log(0) stays finite
     loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
     if weight is not None:

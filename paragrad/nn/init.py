@@ -3,6 +3,7 @@ no_grad and returns it."""
 from __future__ import annotations
 
 import math
+import warnings
 
 from ..autograd import no_grad
 
@@ -99,11 +100,17 @@ def xavier_normal_(t, gain=1.0, generator=None):
 
 
 def kaiming_uniform_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    if 0 in tuple(t.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op")
+        return t
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode))
     bound = math.sqrt(3.0) * std
     return uniform_(t, -bound, bound, generator)
 
 
 def kaiming_normal_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    if 0 in tuple(t.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op")
+        return t
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode))
     return normal_(t, 0.0, std, generator)

@@ -68,3 +68,63 @@ def softmax(x, dim=None, dtype=None):
 
 def log_softmax(x, dim=None, dtype=None):
     return _softmax("log_softmax", x, dim, dtype, log=True)
+
+
+class CrossEntropyBackward(Node):
+    def backward(self, g):
+        x, target, valid, count = self.saved
+        if autograd.is_grad_enabled():       # double backward: the differentiable composite
+            logp = x.log_softmax(1)
+            picked = logp.gather(1, target.unsqueeze(1)).squeeze(1)
+            loss = -(picked * valid).sum()
+            return _grad_of(loss / count if self.mean else loss, x, g)
+        b = x._backend
+        fast = b.fast("softmax")
+        p = fast(x._data, 1) if fast is not None else _softmax_buf(b, x._data)
+        # d loss / d x = (softmax(x) - onehot(target)) * valid * g (/ count)
+        minus_one = b.full(tuple(target.shape) + (1,), -1, x.dtype, x._device.index)
+        b.scatter_add(p, b.reshape(target._data, tuple(target.shape) + (1,)), minus_one, 1)
+        scale = b.binary("mul", b.reshape(valid._data, (-1, 1)), g._data)
+        if self.mean:   # (no valid row: count 0, scale 0 -> a zero gradient, as PyTorch)
+            b.binary("div", scale, b.binary("maximum", count._data, 1), out=scale)
+        b.binary("mul", p, scale, out=p)
+        return _wrap(p, x.dtype, x._device)
+
+
+def _grad_of(loss, x, g):
+    return autograd.grad(loss, x, g, create_graph=True)[0]
+
+
+def _softmax_buf(b, x):
+    e = b.unary("exp", b.binary("sub", x, b.reduce("max", x, (1,), True)))
+    return b.binary("div", e, b.reduce("sum", e, (1,), True), out=e)
+
+
+def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
+    """Cross-entropy of logits x (N, C) against class indices (N,) as one op: the loss is
+    logsumexp(x_i) - x_i[target_i] averaged over non-ignored rows; the backward is one
+    softmax pass. (nn.functional.cross_entropy routes its common case here.)"""
+    b = x._backend
+    valid = target != ignore_index                                    # (N,)
+    safe = target.masked_fill(~valid, 0)
+    n = x.shape[1]
+    if safe.numel() and (int(safe.min()) < 0 or int(safe.max()) >= n):
+        bad = int(safe.max()) if int(safe.max()) >= n else int(safe.min())
+        raise IndexError(f"cross_entropy: Target {bad} is out of bounds for {n} classes")
+    xd = x._data
+    m = b.reduce("max", xd, (1,), True)                                # (N, 1)
+    lse = b.binary("add", b.unary("log", b.reduce("sum", b.unary("exp", b.binary("sub", xd, m)),
+                                                  (1,), True)), m)    # (N, 1)
+    picked = b.gather(xd, b.reshape(safe._data, (-1, 1)), 1)           # (N, 1)
+    vf = b.cast(valid._data, x.dtype)
+    per_row = b.binary("mul", b.reshape(b.binary("sub", lse, picked), (-1,)), vf)
+    total = b.reduce("sum", per_row, (0,), False)
+    count = _wrap(b.reduce("sum", vf, (0,), False), x.dtype, x._device)
+    loss = b.binary("div", total, count._data) if reduction == "mean" else total
+    out = _wrap(loss, x.dtype, x._device)
+    if x._requires_grad and autograd._grad_enabled:
+        node = CrossEntropyBackward()
+        node.mean = reduction == "mean"
+        node.saved = (x, safe, _wrap(vf, x.dtype, x._device), count)
+        record(node, (x,), out)
+    return out

@@ -355,3 +355,37 @@ FD_NAMES = ["ce-idx-weight-smooth", "ce-idx-sum", "ce-probs-weight", "ce-probs-t
 def test_losses_finite_differences(name, device):
     fn, inputs = _fd_cases(device)[name]
     fd_check(fn, None, device=device, inputs=[np.array(a, np.float64) for a in inputs])
+
+
+@pytest.mark.parametrize("fname", ["binary_cross_entropy", "binary_cross_entropy_with_logits"])
+def test_binary_losses_reject_mismatched_target(fname, device):
+    x = np.full((2,), 0.5, np.float32)
+    with pytest.raises(ValueError):
+        getattr(TF, fname)(torch.tensor(x), torch.ones(1, 2))
+    with pytest.raises(ValueError):
+        getattr(F, fname)(pg.tensor(x, device=device), pg.ones(1, 2, device=device))
+
+
+SECOND_ORDER = {
+    "cross_entropy": (lambda F_, x, y: F_.cross_entropy(x, y, label_smoothing=0.1),
+                      lambda: np.array([0, 2, 1], np.int64)),
+    "bce_with_logits": (lambda F_, x, y: F_.binary_cross_entropy_with_logits(x, y, pos_weight=y * 0 + 2.0),
+                        lambda: np.random.default_rng(2).uniform(0, 1, (3, 4)).astype(np.float32)),
+    "mse": (lambda F_, x, y: F_.mse_loss(x.tanh(), y), lambda: np.zeros((3, 4), np.float32)),
+}
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_loss_double_backward(name, device):
+    """A gradient penalty: d/dx |d loss/dx|^2, through create_graph=True."""
+    fn, target = SECOND_ORDER[name]
+    x = make_input((3, 4), "float64")
+    y = target()
+    y = y.astype(np.float64) if y.dtype.kind == "f" else y
+    xt, xp = torch.tensor(x, requires_grad=True), pg.tensor(x, device=device, requires_grad=True)
+    (gt,) = torch.autograd.grad(fn(TF, xt, torch.tensor(y)), xt, create_graph=True)
+    (gp,) = pg.autograd.grad(fn(F, xp, pg.tensor(y, device=device)), xp, create_graph=True)
+    assert_close(gp, gt, 1e-10, 1e-8, "first derivative")
+    (gt * gt).sum().backward()
+    (gp * gp).sum().backward()
+    assert_close(xp.grad, xt.grad, 1e-10, 1e-8, "second derivative")

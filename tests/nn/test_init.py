@@ -211,3 +211,13 @@ def test_init_with_generator_is_reproducible(device):
     a = init.kaiming_uniform_(fresh(device, (20, 20)), generator=g1)
     b = init.kaiming_uniform_(fresh(device, (20, 20)), generator=g2)
     np.testing.assert_array_equal(_np(a), _np(b))
+
+
+@pytest.mark.parametrize("in_features,out_features", [(0, 3), (3, 0)])
+def test_zero_sized_linear(in_features, out_features, device):
+    with pytest.warns(UserWarning, match="zero-element"):
+        m = nn.Linear(in_features, out_features).to(device)
+    with pytest.warns(UserWarning):
+        t = torch.nn.Linear(in_features, out_features)
+    x = np.ones((2, in_features), np.float32)
+    np.testing.assert_array_equal(_np(m(pg.tensor(x, device=device))), t(torch.tensor(x)).detach().numpy())

@@ -516,3 +516,18 @@ def test_requires_grad_and_state_dict_prefix():
     assert p.requires_grad_(False) is p
     assert not any(q.requires_grad for q in p.parameters())
     assert list(p.state_dict(prefix="model.")) == list(t.state_dict(prefix="model."))
+
+
+def test_deepcopy_and_pickle(device):
+    import copy
+    import pickle
+    lin = nn.Linear(3, 3)
+    m = nn.Sequential(lin, nn.ReLU(), lin).to(device)
+    x = pg.ones(1, 3, device=device)
+    for clone in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert clone[0] is clone[2] and isinstance(clone[0].weight, nn.Parameter)
+        assert clone[0].weight is not lin.weight and clone[0].weight.requires_grad
+        np.testing.assert_array_equal(_np(clone(x)), _np(m(x)))
+        with pg.no_grad():
+            clone[0].weight.fill_(5.0)
+        assert not (_np(lin.weight) == 5.0).all()
