@@ -100,6 +100,8 @@ class CPUBackend(Backend):
 
     # ---- elementwise --------------------------------------------------------------------------
     def unary(self, op, x, out=None):
+        if out is not None and op in _UNARY:   # the optimizers' in-place hot path
+            return _UNARY[op](x, out=out)
         # NumPy ufuncs turn 0-d results into NumPy scalars; buffers must stay writable arrays
         if op in _DOMAIN_OPS:   # log(0), 1/0: inf/nan are values, not warnings (as in torch)
             with np.errstate(all="ignore"):
@@ -132,6 +134,10 @@ class CPUBackend(Backend):
         raise ValueError(f"cpu backend: unknown unary op {op!r}")
 
     def binary(self, op, a, b, out=None):
+        if out is not None:                 # the optimizers' in-place hot path
+            f = _BINARY.get(op)
+            if f is not None:
+                return f(a, b, out=out)
         if op in _DOMAIN_OPS:               # as in unary (errstate costs ~1 us: only here)
             with np.errstate(all="ignore"):
                 return np.asarray(self._binary(op, a, b, out))

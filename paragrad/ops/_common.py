@@ -21,7 +21,8 @@ def same_device(op, *tensors):
             continue
         if dev is None:
             dev = t._device
-        elif t._device != dev and not (t.ndim == 0 and t._device.type == "cpu"):
+        elif t._device is not dev and t._device != dev and not (
+                t._data.ndim == 0 and t._device.type == "cpu"):
             raise RuntimeError(f"{op}: Expected all tensors to be on the same device, but found "
                                f"at least two devices, {dev} and {t._device}!")
     return dev
@@ -68,14 +69,16 @@ def snapshot(t):
 
 def sum_to(g, shape):
     """Reduce a broadcast gradient back to an input's shape (differentiable)."""
-    if g.shape == shape:
+    gshape, shape = g._data.shape, tuple(shape)
+    if gshape == shape:
         return g
-    lead = g.ndim - len(shape)
+    lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
     if axes:
         g = g.sum(dim=axes, keepdim=True)
-    return g.reshape(shape) if g.shape != shape else g
+    from .movement import reshape_to
+    return reshape_to(g, shape) if g._data.shape != shape else g
 
 
 def grad_for(g, t):

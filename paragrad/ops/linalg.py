@@ -8,13 +8,14 @@ from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap
 from ._common import same_device, sum_to
+from .movement import mT, reshape_to
 
 
 class MatmulBackward(Node):
     def backward(self, g):
         a, b = self.saved
-        ga = sum_to(g @ b.mT, a.shape) if a._requires_grad else None
-        gb = sum_to(a.mT @ g, b.shape) if b._requires_grad else None
+        ga = sum_to(_matmul_nd(g, mT(b)), a._data.shape) if a._requires_grad else None
+        gb = sum_to(_matmul_nd(mT(a), g), b._data.shape) if b._requires_grad else None
         return ga, gb
 
 
@@ -39,13 +40,15 @@ def _shapes_error(op, a, b, detail):
 def _matmul_nd(a, b, op="matmul", orig=None):
     """Both >= 2-D: (..., m, k) @ (..., k, n) with broadcast batch dims. `orig` holds the
     user's operands when 1-D inputs were promoted, so errors name the shapes they passed."""
-    ua, ub = orig or (a, b)
-    if a.shape[-1] != b.shape[-2]:
+    sa, sb = a._data.shape, b._data.shape
+    if sa[-1] != sb[-2]:
+        ua, ub = orig or (a, b)
         raise _shapes_error(op, ua, ub, f"mat1 and mat2 shapes cannot be multiplied "
                             f"({'x'.join(map(str, a.shape[-2:]))} and {'x'.join(map(str, b.shape[-2:]))})")
-    if a.ndim > 2 or b.ndim > 2:
+    if len(sa) > 2 or len(sb) > 2:
+        ua, ub = orig or (a, b)
         try:
-            np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+            np.broadcast_shapes(sa[:-2], sb[:-2])
         except ValueError:
             raise _shapes_error(op, ua, ub, "batch dimensions are not broadcastable") from None
     out = _wrap(a._backend.matmul(a._data, b._data), a.dtype, a._device)
@@ -125,15 +128,24 @@ class LinearBackward(Node):
     def backward(self, g):
         x, w = self.saved                       # x (..., in), w (out, in), g (..., out)
         gx = gw = gb = None
-        if self.next_edges[0] is not None:
-            gx = g @ w                          # (..., in)
-        if self.next_edges[1] is not None or (len(self.next_edges) > 2 and self.next_edges[2] is not None):
-            g2 = g.reshape(-1, g.shape[-1])     # (N, out)
-            if self.next_edges[1] is not None:
-                gw = g2.mT @ x.reshape(-1, x.shape[-1])   # (out, in): a fresh buffer, no copy
-            if len(self.next_edges) > 2 and self.next_edges[2] is not None:
+        edges = self.next_edges
+        if edges[0] is not None:
+            gx = _matmul_nd(g, w)                                   # (..., in)
+        if edges[1] is not None or edges[2] is not None:
+            gs, xs = g._data.shape, x._data.shape
+            g2 = reshape_to(g, (_prod(gs[:-1]), gs[-1]))            # (N, out)
+            if edges[1] is not None:                                # (out, in): a fresh buffer
+                gw = _matmul_nd(mT(g2), reshape_to(x, (_prod(xs[:-1]), xs[-1])))
+            if edges[2] is not None:
                 gb = g2.sum(0)
         return gx, gw, gb
+
+
+def _prod(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
 
 
 def linear(x, weight, bias=None):
@@ -156,6 +168,8 @@ def linear(x, weight, bias=None):
         raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} does not match weight "
                            f"{tuple(weight.shape)}")
     same_device("linear", x, weight, bias)
+    if x.ndim == 1:
+        return linear(x.unsqueeze(0), weight, bias).squeeze(0)
     b = x._backend
     data = b.matmul(x._data, b.permute(weight._data, (1, 0)))
     if bias is not None:

@@ -34,7 +34,19 @@ def _track(x):
 # ---- reshape family ------------------------------------------------------------------------
 class ReshapeBackward(Node):
     def backward(self, g):
-        return g.reshape(self.shape)
+        return reshape_to(g, self.shape)
+
+
+def reshape_to(x, shape):
+    """reshape with an already valid, fully known shape tuple: the unchecked core that
+    reshape and backward formulas share."""
+    data = x._data if shape == x._data.shape else x._backend.reshape(x._data, shape)
+    out = _wrap(data, x.dtype, x._device)
+    if x._requires_grad and autograd._grad_enabled:
+        node = ReshapeBackward()
+        node.shape = x._data.shape
+        record(node, (x,), out)
+    return out
 
 
 def _infer_shape(shape, numel, op, in_shape):
@@ -61,14 +73,11 @@ def reshape(x, *shape):
     """Same elements in a new shape (-1 inferred). A view when the layout allows, as PyTorch;
     paragrad's `view` is the same function (it does not reject non-viewable layouts)."""
     check_tensor(x, "reshape")
-    shape = _infer_shape(_sizes(shape, "reshape"), x.numel(), "reshape", x.shape)
-    data = x._data if shape == x._data.shape else x._backend.reshape(x._data, shape)
-    out = _wrap(data, x.dtype, x._device)
-    if _track(x):
-        node = ReshapeBackward()
-        node.shape = x.shape
-        record(node, (x,), out)
-    return out
+    if len(shape) == 1 and type(shape[0]) is tuple:      # the common reshape((a, b)) call
+        shape = shape[0]
+    if not (shape == x._data.shape and all(type(s) is int for s in shape)):
+        shape = _infer_shape(_sizes(shape, "reshape"), x.numel(), "reshape", x.shape)
+    return reshape_to(x, shape)
 
 
 view = reshape
@@ -129,8 +138,13 @@ def permute(x, *dims):
     axes = tuple(dim_arg(d, x.ndim, "permute") for d in dims)
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"permute: repeated dim in {dims}")
+    return permute_to(x, axes)
+
+
+def permute_to(x, axes):
+    """permute with valid non-negative axes: the unchecked core."""
     out = _wrap(x._backend.permute(x._data, axes), x.dtype, x._device)
-    if _track(x):
+    if x._requires_grad and autograd._grad_enabled:
         node = PermuteBackward()
         node.inverse = tuple(np.argsort(axes))
         record(node, (x,), out)
@@ -163,9 +177,10 @@ def T(x):
 
 
 def mT(x):
-    if x.ndim < 2:
-        raise RuntimeError(f"mT: tensor of dimension {x.ndim} has no matrix transpose (need >= 2)")
-    return transpose(x, -2, -1)
+    n = x._data.ndim
+    if n < 2:
+        raise RuntimeError(f"mT: tensor of dimension {n} has no matrix transpose (need >= 2)")
+    return permute_to(x, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def movedim(x, source, destination):
@@ -210,11 +225,17 @@ def expand(x, *sizes):
                                f"existing size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(x.shape)}")
         shape.append(s)
-    shape = tuple(shape)
+    return expand_to(x, tuple(shape))
+
+
+def expand_to(x, shape):
+    """expand to a valid target shape: the unchecked core."""
+    if shape == x._data.shape:
+        return reshape_to(x, shape)
     out = _wrap(x._backend.expand(x._data, shape), x.dtype, x._device)
-    if _track(x):
+    if x._requires_grad and autograd._grad_enabled:
         node = ExpandBackward()
-        node.shape = x.shape
+        node.shape = x._data.shape
         record(node, (x,), out)
     return out
 

@@ -105,18 +105,22 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
     logsumexp(x_i) - x_i[target_i] averaged over non-ignored rows; the backward is one
     softmax pass. (nn.functional.cross_entropy routes its common case here.)"""
     b = x._backend
-    valid = target != ignore_index                                    # (N,)
-    safe = target.masked_fill(~valid, 0)
     n = x.shape[1]
-    if safe.numel() and (int(safe.min()) < 0 or int(safe.max()) >= n):
-        bad = int(safe.max()) if int(safe.max()) >= n else int(safe.min())
-        raise IndexError(f"cross_entropy: Target {bad} is out of bounds for {n} classes")
+    valid_b = b.binary("ne", target._data, ignore_index)                       # (N,) bool
+    safe_b = b.where(valid_b, target._data, b.full((), 0, target.dtype, x._device.index))
+    if safe_b.size:
+        lo = b.to_numpy(b.reduce("min", safe_b, (0,), False)).item()
+        hi = b.to_numpy(b.reduce("max", safe_b, (0,), False)).item()
+        if lo < 0 or hi >= n:
+            raise IndexError(f"cross_entropy: Target {hi if hi >= n else lo} is out of bounds "
+                             f"for {n} classes")
+    safe = _wrap(safe_b, target.dtype, x._device)
     xd = x._data
     m = b.reduce("max", xd, (1,), True)                                # (N, 1)
     lse = b.binary("add", b.unary("log", b.reduce("sum", b.unary("exp", b.binary("sub", xd, m)),
                                                   (1,), True)), m)    # (N, 1)
     picked = b.gather(xd, b.reshape(safe._data, (-1, 1)), 1)           # (N, 1)
-    vf = b.cast(valid._data, x.dtype)
+    vf = b.cast(valid_b, x.dtype)
     per_row = b.binary("mul", b.reshape(b.binary("sub", lse, picked), (-1,)), vf)
     total = b.reduce("sum", per_row, (0,), False)
     count = _wrap(b.reduce("sum", vf, (0,), False), x.dtype, x._device)

@@ -29,9 +29,10 @@ def _keep_shape(shape, axes):
 
 def _expand_back(g, shape, axes, keepdim):
     """Broadcast a reduced gradient back over the reduced axes."""
+    from .movement import expand_to, reshape_to
     if not keepdim:
-        g = g.reshape(_keep_shape(shape, axes))
-    return g.expand(shape)
+        g = reshape_to(g, _keep_shape(shape, axes))
+    return expand_to(g, tuple(shape))
 
 
 def _check_nonempty(x, axes, dim, name):

@@ -28,46 +28,70 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = self._closure(closure)
         for g in self.param_groups:
-            beta1, beta2 = g["betas"]
-            lr, eps, wd = float(g["lr"]), g["eps"], g["weight_decay"]
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                st = self.state.get(p)
-                if st is None:
-                    st = self.state[p] = {"step": 0, "exp_avg": zeros_like_buf(p),
-                                          "exp_avg_sq": zeros_like_buf(p)}
-                    if g["amsgrad"]:
-                        st["max_exp_avg_sq"] = zeros_like_buf(p)
-                b, w = p._backend, p._data
-                grad = p.grad._data
-                if g["maximize"]:
-                    grad = b.unary("neg", grad)
+            params = [p for p in g["params"] if p.grad is not None]
+            if not params:
+                continue
+            states = [self._state_of(p, g["amsgrad"]) for p in params]
+            for st in states:
                 st["step"] += 1
-                t = st["step"]
-                if wd:
-                    if self.decoupled:
-                        b.binary("mul", w, 1 - lr * wd, out=w)
-                    else:
-                        grad = b.binary("add", grad, b.binary("mul", w, wd))
-                m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
-                # m += (1 - beta1) * (grad - m)      (PyTorch's lerp)
-                b.binary("add", m, b.binary("mul", b.binary("sub", grad, m), 1 - beta1), out=m)
-                # v = beta2 * v + (1 - beta2) * grad^2
-                b.binary("mul", v, beta2, out=v)
-                sq = b.binary("mul", grad, grad)
-                b.binary("add", v, b.binary("mul", sq, 1 - beta2, out=sq), out=v)
-                if g["amsgrad"]:
-                    vmax = st["max_exp_avg_sq"]._data
-                    b.binary("maximum", vmax, v, out=vmax)
-                    v = vmax
-                step_size = lr / (1 - beta1 ** t)
-                denom = b.unary("sqrt", v)
-                b.binary("div", denom, math.sqrt(1 - beta2 ** t), out=denom)
-                b.binary("add", denom, eps, out=denom)
-                upd = b.binary("div", m, denom, out=denom)
-                b.binary("sub", w, b.binary("mul", upd, step_size, out=upd), out=w)
+            beta1, beta2 = g["betas"]
+            hyper = dict(lr=float(g["lr"]), beta1=beta1, beta2=beta2, eps=g["eps"],
+                         weight_decay=g["weight_decay"], decoupled=self.decoupled,
+                         amsgrad=g["amsgrad"], maximize=g["maximize"])
+            bufs = ([p._data for p in params], [p.grad._data for p in params],
+                    [st["exp_avg"]._data for st in states], [st["exp_avg_sq"]._data for st in states],
+                    [st["max_exp_avg_sq"]._data if g["amsgrad"] else None for st in states],
+                    [st["step"] for st in states])
+            b = params[0]._backend
+            fast = b.fast("adam_step")
+            if fast is not None and all(p._backend is b for p in params):
+                fast(*bufs, scratch=[self._scratch(p) for p in params], **hyper)
+            else:
+                for i, p in enumerate(params):
+                    adam_update(p._backend, *(col[i] for col in bufs), self._scratch(p), **hyper)
         return loss
+
+    def _state_of(self, p, amsgrad):
+        st = self.state.get(p)
+        if st is None:
+            st = self.state[p] = {"step": 0, "exp_avg": zeros_like_buf(p), "exp_avg_sq": zeros_like_buf(p)}
+            if amsgrad:
+                st["max_exp_avg_sq"] = zeros_like_buf(p)
+        return st
+
+
+def adam_update(b, w, grad, m, v, vmax, t, s, *, lr, beta1, beta2, eps, weight_decay, decoupled,
+                amsgrad, maximize):
+    """One Adam/AdamW step for one parameter, in place on backend buffers; `s` is a scratch
+    buffer of w's shape. Backends' `fast_adam_step` fast paths must compute the same."""
+    if maximize:
+        grad = b.unary("neg", grad)
+    if weight_decay:
+        if decoupled:
+            b.binary("mul", w, 1 - lr * weight_decay, out=w)
+        else:
+            grad = b.binary("add", grad, b.binary("mul", w, weight_decay))
+    # m += (1 - beta1) * (grad - m)      (PyTorch's lerp)
+    b.binary("sub", grad, m, out=s)
+    b.binary("mul", s, 1 - beta1, out=s)
+    b.binary("add", m, s, out=m)
+    # v = beta2 * v + (1 - beta2) * grad^2
+    b.binary("mul", v, beta2, out=v)
+    b.binary("mul", grad, grad, out=s)
+    b.binary("mul", s, 1 - beta2, out=s)
+    b.binary("add", v, s, out=v)
+    if amsgrad:
+        b.binary("maximum", vmax, v, out=vmax)
+        v = vmax
+    # w -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps), with the bias
+    # corrections folded into two scalars: 4 passes instead of 6 (the result differs from
+    # PyTorch's order of operations only by float rounding)
+    c2 = math.sqrt(1 - beta2 ** t)
+    b.unary("sqrt", v, out=s)
+    b.binary("add", s, eps * c2, out=s)
+    b.binary("div", m, s, out=s)
+    b.binary("mul", s, lr * c2 / (1 - beta1 ** t), out=s)
+    b.binary("sub", w, s, out=w)
 
 
 class AdamW(Adam):

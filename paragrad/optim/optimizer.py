@@ -55,6 +55,14 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
+    def _scratch(self, p):
+        """A reusable temporary buffer shaped like p (not part of the saved state)."""
+        cache = self.__dict__.setdefault("_scratch_bufs", {})
+        buf = cache.get(p)
+        if buf is None or buf.shape != p._data.shape or buf.dtype != p._data.dtype:
+            buf = cache[p] = p._backend.empty(tuple(p.shape), p.dtype, p.device.index)
+        return buf
+
     def zero_grad(self, set_to_none=True):
         for g in self.param_groups:
             for p in g["params"]:
