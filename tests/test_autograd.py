@@ -141,12 +141,12 @@ def test_long_chain_has_no_recursion_limit():
     expected = np.float32(1.0)
     for _ in range(n):              # the same float32 products torch and paragrad form
         expected = np.float32(expected * np.float32(1.0001))
-    np.testing.assert_allclose(x.grad.numpy(), [expected, expected], rtol=1e-6)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), [expected, expected], rtol=1e-6)
     z = x
     for _ in range(n):
         z = z + 1.0
     z.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [expected + 1, expected + 1], rtol=1e-6)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), [expected + 1, expected + 1], rtol=1e-6)
 
 
 # ---- grad mode -----------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from .base import Backend  # noqa: F401  (re-exported: the interface new backend
 # device type -> (module, class, what to install when the import fails)
 _KNOWN = {
     "cpu": ("paragrad.backends.cpu", "CPUBackend", None),
-    "cuda": ("paragrad.backends.cuda", "CUDABackend", 'pip install "paragrad[cuda]"'),
+    "cuda": ("paragrad.backends.cuda.backend", "CUDABackend", 'pip install "paragrad[cuda]"'),
 }
 _instances: dict[str, Backend] = {}
 
@@ -60,11 +60,17 @@ class device:
 CPU = device("cpu")
 
 
+_canonical: dict = {}
+
+
 def as_device(d) -> device:
+    """The one shared device object for d (so tensors compare devices by identity)."""
     if d is None or d == "cpu":
         return CPU
     d = d if isinstance(d, device) else device(d)
-    return CPU if d.type == "cpu" else d
+    if d.type == "cpu":
+        return CPU
+    return _canonical.setdefault((d.type, d.index), d)
 
 
 def backend_for(dev) -> Backend:
@@ -89,3 +95,6 @@ def is_available(kind: str) -> tuple[bool, str]:
         return True, "ok"
     except Exception as e:  # noqa: BLE001 - reported to the user as text
         return False, str(e)
+
+
+from . import cuda  # noqa: E402,F401  (its flags, e.g. pg.backends.cuda.matmul.allow_tf32; no CuPy import)

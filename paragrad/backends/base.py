@@ -36,9 +36,31 @@ ARG_REDUCE_OPS = ("argmax", "argmin")
 # Optional fused kernels. Signatures are documented where the op layer calls them.
 FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
-    "cross_entropy", "layer_norm", "linear_act", "conv2d", "pool2d", "batch_norm",
-    "scaled_dot_product_attention", "optimizer_step",
+    "cross_entropy", "cross_entropy_backward", "layer_norm", "layer_norm_backward", "linear_act",
+    "conv2d", "pool2d", "batch_norm", "scaled_dot_product_attention", "adam_step", "sgd_step",
 )
+# softmax family (ops/nn.py): fast_softmax(x, axis) -> y; fast_softmax_backward(y, g, axis) -> dx
+#   (log_ forms alike, y being the log-softmax output).
+# cross_entropy (ops/nn.py, logits (N, C), int64 targets (N,)):
+#   fast_cross_entropy(x, target, ignore_index) -> (per-row loss (N,), 0 where ignored; lse (N,))
+#   fast_cross_entropy_backward(x, target, lse, scale, ignore_index) -> dx
+#     = (softmax(x) - onehot(target)) * valid * scale, scale a 0-d buffer.
+# optimizers (optim/adam.py, optim/sgd.py): fast_adam_step(ws, gs, ms, vs, vmaxs, steps, **hyper)
+#   and fast_sgd_step(ws, gs, bufs, firsts, **hyper) update a whole param group in place and
+#   return True, or return False (having done nothing) to let the optimizer compose primitives.
+# layer_norm (called by ops/norm.py):
+#   fast_layer_norm(x, w, b, n_norm_dims, eps) -> (y, mean, rstd)
+#   fast_layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db)
+#       -> (dx, dw or None, db or None)
+# x and g are C-contiguous, non-empty, of one float dtype (float16/bfloat16/float32/float64);
+# w and b are C-contiguous buffers of x's dtype and shape x.shape[-n_norm_dims:], or None.
+# The op normalizes over the last n_norm_dims dims (>= 1): rows of an (M, N) view with
+# N = prod(x.shape[-n_norm_dims:]). eps is a Python float; variance is biased (divide by N).
+# y, dx: x's shape and dtype. dw, db: w's shape and dtype (None unless need_dw / need_db; dx is
+# always returned). mean and rstd = 1/sqrt(var + eps): shape x.shape[:-n_norm_dims] +
+# (1,) * n_norm_dims, dtype float32 for float16/bfloat16 inputs (statistics and all
+# arithmetic in float32) else x's dtype. The backward may get mean/rstd from either the fast
+# forward or the composite one, so both must use exactly this layout.
 
 
 _fast_paths_enabled = [True]

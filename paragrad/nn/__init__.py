@@ -1,8 +1,8 @@
 """paragrad.nn: modules, parameters, losses, init and functional forms (PyTorch's torch.nn)."""
 from . import functional, init, utils  # noqa: F401
 from .containers import ModuleDict, ModuleList, Sequential  # noqa: F401
-from .layers import (GELU, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ReLU,  # noqa: F401
-                     Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten)
+from .layers import (GELU, Dropout, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax,  # noqa: F401
+                     ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401
 from .module import Module  # noqa: F401
 from .parameter import Parameter  # noqa: F401

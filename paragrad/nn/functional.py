@@ -8,6 +8,7 @@ from ..ops import (gelu, leaky_relu, log_softmax, pad, relu, sigmoid, silu, soft
 from ..ops.creation import zeros
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
 from ..ops.nn import cross_entropy_indices
+from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)
 from ..random import default_generator
 from ..tensor import Tensor, _wrap
 

@@ -1,4 +1,4 @@
-"""Basic layers: Linear, Identity, Flatten, Dropout and the activation modules."""
+"""Basic layers: Linear, Identity, Flatten, Dropout, LayerNorm and the activation modules."""
 from __future__ import annotations
 
 import math
@@ -163,3 +163,39 @@ class Softmax(Module):
 class LogSoftmax(Softmax):
     def forward(self, x):
         return F.log_softmax(x, self.dim)
+
+
+class LayerNorm(Module):
+    """Normalize over the trailing `normalized_shape` dims, then (elementwise_affine) scale by
+    weight (init ones) and shift by bias (init zeros; bias=False leaves it out)."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(*self.normalized_shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(*self.normalized_shape, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine="
+                f"{self.elementwise_affine}, bias={self.bias is not None}")

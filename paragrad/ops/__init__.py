@@ -7,7 +7,8 @@ from __future__ import annotations
 from .. import autograd
 from ..tensor import Tensor
 from ._common import snapshot as _snapshot
-from . import binary, conversion, creation, indexing, linalg, movement, nn, reduce, unary
+from . import binary, conversion, creation, indexing, linalg, movement, nn, norm, reduce, unary
+from ..dtypes import bool_
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
                      pow, remainder, sub, where)
@@ -22,6 +23,7 @@ from .movement import (broadcast_to, cat, chunk, expand, flatten, flip, hstack, 
                        permute, repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind,
                        unflatten, unsqueeze, view, vstack)
 from .nn import log_softmax, softmax
+from .norm import layer_norm
 from .reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum,
                      var, var_mean)
 from .unary import (abs, bitwise_not, ceil, clamp, cos, erf, exp, expm1, floor, gelu, isfinite, isinf,
@@ -99,8 +101,10 @@ def _copy_(self, src, non_blocking=False):
 def _fill_(self, value):
     if isinstance(value, Tensor):
         value = value.item()
+    # tracked: masked_fill keeps the graph (zero gradient to the old values, as PyTorch's
+    # fill_) without computing from the old values, which may be inf/nan (t * 0 would not)
     return _assign(self, lambda t: full_like(t, value) if not t._requires_grad else
-                   t * 0 + value, "fill_")
+                   masked_fill(t, full_like(t, True, dtype=bool_), value), "fill_")
 
 
 def _zero_(self):

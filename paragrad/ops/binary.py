@@ -58,7 +58,8 @@ def prepare(op, a, b, compute=None):
     `compute(dtype)` may widen the dtype the op runs in (true division of ints -> float)."""
     if isinstance(b, Tensor):
         dev = a._device
-        if b._device is not dev and b._device != dev:
+        moved = b._device is not dev and b._device != dev
+        if moved:
             same_device(op, a, b)
             if a.ndim == 0 and a._device.type == "cpu":
                 dev = b._device
@@ -69,10 +70,11 @@ def prepare(op, a, b, compute=None):
             _check_shapes(op, a, b)
         ab = a._data if a.dtype is dtype else a._backend.cast(a._data, dtype)
         bb = b._data if b.dtype is dtype else b._backend.cast(b._data, dtype)
-        if b._device is not dev:
-            bb = _to_device_buf(bb, b, dev, dtype)
-        if a._device is not dev:
-            ab = _to_device_buf(ab, a, dev, dtype)
+        if moved:       # a 0-d CPU operand joins the other's device
+            if b._device != dev:
+                bb = _to_device_buf(bb, b, dev, dtype)
+            else:
+                ab = _to_device_buf(ab, a, dev, dtype)
         return ab, bb, dtype, dev
     b = _scalar(b, op)
     dtype = _result_dtype(a, b)

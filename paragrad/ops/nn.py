@@ -79,13 +79,19 @@ class CrossEntropyBackward(Node):
             loss = -(picked * valid).sum()
             return _grad_of(loss / count if self.mean else loss, x, g)
         b = x._backend
+        # the gradient scale: g, divided by the number of counted rows for a mean (no counted
+        # row: count 0, valid 0 -> a zero gradient, as PyTorch)
+        fast = b.fast("cross_entropy_backward")
+        if fast is not None and self.lse is not None:
+            scale = b.binary("div", g._data, b.binary("maximum", count._data, 1)) if self.mean else g._data
+            return _wrap(fast(x._data, self.target, self.lse, scale, self.ignore_index), x.dtype, x._device)
         fast = b.fast("softmax")
         p = fast(x._data, 1) if fast is not None else _softmax_buf(b, x._data)
         # d loss / d x = (softmax(x) - onehot(target)) * valid * g (/ count)
         minus_one = b.full(tuple(target.shape) + (1,), -1, x.dtype, x._device.index)
         b.scatter_add(p, b.reshape(target._data, tuple(target.shape) + (1,)), minus_one, 1)
         scale = b.binary("mul", b.reshape(valid._data, (-1, 1)), g._data)
-        if self.mean:   # (no valid row: count 0, scale 0 -> a zero gradient, as PyTorch)
+        if self.mean:
             b.binary("div", scale, b.binary("maximum", count._data, 1), out=scale)
         b.binary("mul", p, scale, out=p)
         return _wrap(p, x.dtype, x._device)
@@ -116,12 +122,17 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
                              f"for {n} classes")
     safe = _wrap(safe_b, target.dtype, x._device)
     xd = x._data
-    m = b.reduce("max", xd, (1,), True)                                # (N, 1)
-    lse = b.binary("add", b.unary("log", b.reduce("sum", b.unary("exp", b.binary("sub", xd, m)),
-                                                  (1,), True)), m)    # (N, 1)
-    picked = b.gather(xd, b.reshape(safe._data, (-1, 1)), 1)           # (N, 1)
     vf = b.cast(valid_b, x.dtype)
-    per_row = b.binary("mul", b.reshape(b.binary("sub", lse, picked), (-1,)), vf)
+    fast = b.fast("cross_entropy")
+    if fast is not None:           # one kernel: per-row loss (0 where ignored) and logsumexp
+        per_row, lse_rows = fast(xd, target._data, ignore_index)
+    else:
+        m = b.reduce("max", xd, (1,), True)                            # (N, 1)
+        lse = b.binary("add", b.unary("log", b.reduce("sum", b.unary("exp", b.binary("sub", xd, m)),
+                                                      (1,), True)), m)  # (N, 1)
+        picked = b.gather(xd, b.reshape(safe._data, (-1, 1)), 1)       # (N, 1)
+        per_row = b.binary("mul", b.reshape(b.binary("sub", lse, picked), (-1,)), vf)
+        lse_rows = None
     total = b.reduce("sum", per_row, (0,), False)
     count = _wrap(b.reduce("sum", vf, (0,), False), x.dtype, x._device)
     loss = b.binary("div", total, count._data) if reduction == "mean" else total
@@ -130,5 +141,6 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
         node = CrossEntropyBackward()
         node.mean = reduction == "mean"
         node.saved = (x, safe, _wrap(vf, x.dtype, x._device), count)
+        node.lse, node.target, node.ignore_index = lse_rows, target._data, ignore_index
         record(node, (x,), out)
     return out

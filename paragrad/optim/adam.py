@@ -44,9 +44,10 @@ class Adam(Optimizer):
                     [st["step"] for st in states])
             b = params[0]._backend
             fast = b.fast("adam_step")
-            if fast is not None and all(p._backend is b for p in params):
-                fast(*bufs, scratch=[self._scratch(p) for p in params], **hyper)
-            else:
+            # a fused multi-tensor update when the backend has one (it returns False when it
+            # can't take these buffers); else one parameter at a time
+            if not (fast is not None and all(p._backend is b for p in params)
+                    and fast(*bufs, **hyper)):
                 for i, p in enumerate(params):
                     adam_update(p._backend, *(col[i] for col in bufs), self._scratch(p), **hyper)
         return loss

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..autograd import no_grad
-from .optimizer import Optimizer, required
+from .optimizer import Optimizer, required, zeros_like_buf
 
 
 class SGD(Optimizer):
@@ -23,32 +23,41 @@ class SGD(Optimizer):
     def step(self, closure=None):
         loss = self._closure(closure)
         for g in self.param_groups:
-            lr, mom, damp, wd = g["lr"], g["momentum"], g["dampening"], g["weight_decay"]
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                b, w = p._backend, p._data
-                grad = p.grad._data
-                if g["maximize"]:
-                    grad = b.unary("neg", grad)
-                if wd:
-                    grad = b.binary("add", grad, b.binary("mul", w, wd))
-                if mom:
-                    st = self.state.setdefault(p, {})
-                    buf = st.get("momentum_buffer")
-                    if buf is None:
-                        st["momentum_buffer"] = buf = p.grad.detach().clone()
-                        b.copy_(buf._data, grad)
-                    else:
-                        b.binary("mul", buf._data, mom, out=buf._data)
-                        b.binary("add", buf._data, b.binary("mul", grad, 1 - damp) if damp else grad,
-                                 out=buf._data)
-                    grad = b.binary("add", grad, b.binary("mul", buf._data, mom)) if g["nesterov"] \
-                        else buf._data
-                b.binary("sub", w, b.binary("mul", grad, _lr(lr)), out=w)
+            params = [p for p in g["params"] if p.grad is not None]
+            if not params:
+                continue
+            mom = g["momentum"]
+            firsts, bufs = [], []
+            for p in params:
+                st = self.state.setdefault(p, {})
+                buf = st.get("momentum_buffer") if mom else None
+                firsts.append(mom != 0 and buf is None)
+                if mom and buf is None:           # filled with the first gradient below
+                    buf = st["momentum_buffer"] = zeros_like_buf(p)
+                bufs.append(buf._data if buf is not None else None)
+            hyper = dict(lr=float(g["lr"]), momentum=mom, dampening=g["dampening"],
+                         weight_decay=g["weight_decay"], nesterov=g["nesterov"], maximize=g["maximize"])
+            cols = ([p._data for p in params], [p.grad._data for p in params], bufs, firsts)
+            b = params[0]._backend
+            fast = b.fast("sgd_step")
+            if not (fast is not None and all(p._backend is b for p in params) and fast(*cols, **hyper)):
+                for i, p in enumerate(params):
+                    sgd_update(p._backend, *(col[i] for col in cols), **hyper)
         return loss
 
 
-def _lr(lr):
-    """The learning rate as a Python float (a 0-d tensor lr is read once per step)."""
-    return float(lr)
+def sgd_update(b, w, grad, buf, first, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """One SGD step for one parameter, in place (PyTorch's rule); backends' `fast_sgd_step`
+    must compute the same."""
+    if maximize:
+        grad = b.unary("neg", grad)
+    if weight_decay:
+        grad = b.binary("add", grad, b.binary("mul", w, weight_decay))
+    if momentum:
+        if first:
+            b.copy_(buf, grad)
+        else:
+            b.binary("mul", buf, momentum, out=buf)
+            b.binary("add", buf, b.binary("mul", grad, 1 - dampening), out=buf)
+        grad = b.binary("add", grad, b.binary("mul", buf, momentum)) if nesterov else buf
+    b.binary("sub", w, b.binary("mul", grad, lr), out=w)

@@ -352,7 +352,7 @@ def test_inplace_no_grad(device, name, fn, dtypes):
         pr = fn(*p)
     assert pr is p[0]
     assert pr.dtype.name == str(tr.dtype).replace("torch.", "")
-    np.testing.assert_allclose(pr.numpy().astype(np.float64), tr.numpy().astype(np.float64), rtol=1e-3)
+    np.testing.assert_allclose(pr.cpu().numpy().astype(np.float64), tr.numpy().astype(np.float64), rtol=1e-3)
 
 
 @pytest.mark.parametrize("name,fn,dtypes", INPLACE[:13], ids=[r[0] for r in INPLACE[:13]])
@@ -383,7 +383,7 @@ def test_inplace_keeps_saved_inputs(device):
     (y + x.sum()).backward()
     av = np.array([1.0, 2.0])
     want = 2 * av + np.exp(av) + av[::-1] + 3
-    np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(a.grad.cpu().numpy(), want, rtol=1e-6)
 
 
 @pytest.mark.xfail(strict=True, reason="no version counters: an in-place write under no_grad into a "

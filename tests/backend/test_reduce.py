@@ -111,8 +111,8 @@ def test_max_dim_namedtuple(device):
         values, indices = r          # unpacks like a tuple, and has the fields by name
         assert values is r.values and indices is r.indices and r[0] is r.values
         assert indices.dtype is pg.int64
-        np.testing.assert_array_equal(r.values.numpy(), t.values.numpy())
-        np.testing.assert_array_equal(r.indices.numpy(), t.indices.numpy())
+        np.testing.assert_array_equal(r.values.cpu().numpy(), t.values.numpy())
+        np.testing.assert_array_equal(r.indices.cpu().numpy(), t.indices.numpy())
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "float16", "float64"])
@@ -261,4 +261,4 @@ def test_errors(device, fn, exc, name):
     with pytest.raises(exc, match=name):
         fn(x)
     assert x.grad_fn is None and x.grad is None
-    np.testing.assert_array_equal(x.detach().numpy(), a)
+    np.testing.assert_array_equal(x.detach().cpu().numpy(), a)

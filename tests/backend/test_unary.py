@@ -170,7 +170,7 @@ def test_inplace_unary_leaf_raises(device):
     assert x.tolist() == [1.0, 1.0, 1.0] and x.grad_fn is None
     with pg.no_grad():
         x.exp_()
-    np.testing.assert_allclose(x.detach().numpy(), np.e, rtol=1e-6)
+    np.testing.assert_allclose(x.detach().cpu().numpy(), np.e, rtol=1e-6)
 
 
 # ---- finite differences (float64) ----------------------------------------------------------------

@@ -34,6 +34,8 @@ def make_model(which, device="cpu"):
     lib, nnlib, _ = LIBS[which]
     m = nnlib.Sequential(nnlib.Linear(8, 16), nnlib.Tanh(), nnlib.Linear(16, 3))
     kw = {"device": device} if which == "pg" else {}
+    if which == "pg":
+        m.to(device)
     with lib.no_grad():
         for p, v in zip(m.parameters(), (W1, B1, W2, B2)):
             p.copy_(lib.tensor(v, **kw))

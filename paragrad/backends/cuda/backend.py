@@ -1,0 +1,287 @@
+"""The CUDA backend: every primitive of base.py on CuPy arrays.
+
+GEMMs go through cuBLAS (gemm.py), random numbers through a counter-based NVRTC kernel
+(kernels/random.cu); everything else is CuPy's ufuncs, reductions and indexing.
+"""
+from __future__ import annotations
+
+import math
+
+import cupy
+import cupyx
+import cupyx.scipy.special
+import numpy as np
+
+from ..base import Backend
+from . import fused, gemm, memory
+from .kernels import kernel, launch
+
+_UNARY = {
+    "neg": cupy.negative, "exp": cupy.exp, "log": cupy.log, "sqrt": cupy.sqrt, "abs": cupy.abs,
+    "sin": cupy.sin, "cos": cupy.cos, "tanh": cupy.tanh, "log1p": cupy.log1p, "expm1": cupy.expm1,
+    "reciprocal": cupy.reciprocal, "floor": cupy.floor, "ceil": cupy.ceil, "round": cupy.rint,
+    "trunc": cupy.trunc, "isnan": cupy.isnan, "isinf": cupy.isinf, "isfinite": cupy.isfinite,
+}
+_BINARY = {
+    "add": cupy.add, "sub": cupy.subtract, "mul": cupy.multiply, "div": cupy.true_divide,
+    "pow": cupy.power, "maximum": cupy.maximum, "minimum": cupy.minimum,
+    "floordiv": cupy.floor_divide, "mod": cupy.remainder, "eq": cupy.equal, "ne": cupy.not_equal,
+    "lt": cupy.less, "le": cupy.less_equal, "gt": cupy.greater, "ge": cupy.greater_equal,
+}
+_BITWISE = {"and": (cupy.logical_and, cupy.bitwise_and), "or": (cupy.logical_or, cupy.bitwise_or),
+            "xor": (cupy.logical_xor, cupy.bitwise_xor)}
+_REDUCE = {"sum": cupy.sum, "prod": cupy.prod, "max": cupy.max, "min": cupy.min}
+
+_sigmoid = cupy.ElementwiseKernel(
+    "T x", "T y", "y = x >= 0 ? T(1) / (T(1) + exp(-x)) : exp(x) / (T(1) + exp(x))", "pg_sigmoid")
+_rsqrt = cupy.ElementwiseKernel("T x", "T y", "y = rsqrt(x)", "pg_rsqrt")
+_sign = cupy.ElementwiseKernel(   # torch: sign(nan) = 0
+    "T x", "T y", "y = x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0))", "pg_sign")
+_relu = cupy.ElementwiseKernel("T x", "T y", "y = x > T(0) ? x : T(0)", "pg_relu")
+
+
+def _dt(dtype):
+    return dtype.to_numpy()
+
+
+class CUDABackend(Backend):
+    device_type = "cuda"
+
+    def __init__(self):
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            raise ImportError("no CUDA device is visible")
+        memory.install()
+
+    def describe(self):
+        props = cupy.cuda.runtime.getDeviceProperties(0)
+        drv = cupy.cuda.runtime.driverGetVersion()
+        rt = cupy.cuda.runtime.runtimeGetVersion()
+        return (f"{props['name'].decode()}, {cupy.cuda.runtime.getDeviceCount()} device(s), "
+                f"driver CUDA {drv // 1000}.{drv % 1000 // 10}, runtime {rt // 1000}.{rt % 1000 // 10}, "
+                f"cupy {cupy.__version__}")
+
+    @staticmethod
+    def _on(device_index):
+        return cupy.cuda.Device(device_index or 0)
+
+    # ---- transfer / creation -----------------------------------------------------------------
+    def from_numpy(self, array, dtype, device_index=0):
+        with self._on(device_index):
+            return cupy.asarray(np.asarray(array).astype(_dt(dtype), copy=False))
+
+    def to_numpy(self, buf):
+        return cupy.asnumpy(buf)
+
+    def empty(self, shape, dtype, device_index=0):
+        with self._on(device_index):
+            return cupy.empty(shape, dtype=_dt(dtype))
+
+    def full(self, shape, value, dtype, device_index=0):
+        with self._on(device_index):
+            return cupy.full(shape, value, dtype=_dt(dtype))
+
+    def copy_(self, dst, src):
+        if isinstance(src, np.ndarray):
+            src = cupy.asarray(src)
+        cupy.copyto(dst, src, casting="unsafe")
+        return dst
+
+    def data_ptr(self, buf):
+        return buf.data.ptr
+
+    def owns_memory(self, buf):
+        return buf.base is None
+
+    def synchronize(self, device_index=0):
+        with self._on(device_index):
+            cupy.cuda.get_current_stream().synchronize()
+
+    # ---- random ------------------------------------------------------------------------------
+    def generator(self, seed, device_index=0):
+        with self._on(device_index):
+            return cupy.asarray(np.array([seed % 2**64, 0], dtype=np.uint64))
+
+    def rng_state(self, gen):
+        seed, offset = (int(v) for v in cupy.asnumpy(gen))
+        return {"seed": seed, "offset": offset}
+
+    def set_rng_state(self, gen, state):
+        gen[...] = cupy.asarray(np.array([state["seed"], state["offset"]], dtype=np.uint64))
+        return gen
+
+    def _draw(self, name, gen, shape, a, b, dtype):
+        n = math.prod(shape)
+        wide = dtype.name == "float64"
+        with cupy.cuda.Device(gen.device.id):
+            out = cupy.empty(shape, dtype=np.float64 if wide else np.float32)
+            launch(kernel("random.cu", name + ("64" if wide else "32")), n, out, np.int64(n), gen,
+                   (np.float64 if wide else np.float32)(a), (np.float64 if wide else np.float32)(b))
+            launch(kernel("random.cu", "advance"), 1, gen, np.int64(n))
+        return out if out.dtype == _dt(dtype) else out.astype(_dt(dtype))
+
+    def uniform(self, gen, shape, low, high, dtype, device_index=0):
+        return self._draw("uniform", gen, shape, low, high, dtype)
+
+    def normal(self, gen, shape, mean, std, dtype, device_index=0):
+        return self._draw("normal", gen, shape, mean, std, dtype)
+
+    def bernoulli(self, gen, p, shape, dtype, device_index=0):
+        from ...dtypes import float32
+        u = self._draw("uniform", gen, shape, 0.0, 1.0, float32)
+        return (u < p).astype(_dt(dtype))
+
+    # ---- elementwise -------------------------------------------------------------------------
+    def unary(self, op, x, out=None):
+        f = _UNARY.get(op)
+        if f is not None:
+            return f(x, out=out)
+        if op == "relu":
+            return _relu(x, out) if out is not None else _relu(x)
+        if op == "sigmoid":
+            return _sigmoid(x, out) if out is not None else _sigmoid(x)
+        if op == "rsqrt":
+            return _rsqrt(x, out) if out is not None else _rsqrt(x)
+        if op == "sign":
+            if x.dtype == np.bool_:
+                return x.copy() if out is None else cupy.copyto(out, x) or out
+            return _sign(x, out) if out is not None else _sign(x)
+        if op == "erf":
+            return cupyx.scipy.special.erf(x, out=out) if out is not None else cupyx.scipy.special.erf(x)
+        if op == "not":
+            return cupy.logical_not(x, out=out) if x.dtype == np.bool_ else cupy.invert(x, out=out)
+        raise ValueError(f"cuda backend: unknown unary op {op!r}")
+
+    def binary(self, op, a, b, out=None):
+        f = _BINARY.get(op)
+        if f is not None:
+            if op == "pow" and getattr(a, "dtype", np.float32).kind in "iu":
+                neg = cupy.any(cupy.asarray(b) < 0) if isinstance(b, cupy.ndarray) else b < 0
+                if bool(neg):
+                    raise RuntimeError("pow: integers to negative integer powers are not allowed")
+            return f(a, b, out=out)
+        if op in _BITWISE:
+            logical, bitwise = _BITWISE[op]
+            return (logical if a.dtype == np.bool_ else bitwise)(a, b, out=out)
+        raise ValueError(f"cuda backend: unknown binary op {op!r}")
+
+    def where(self, cond, a, b):
+        return cupy.where(cond, a, b)
+
+    def cast(self, x, dtype):
+        target = _dt(dtype)
+        if x.dtype.kind == "f" and target.kind == "u":   # wrap around like the CPU, not saturate
+            x = x.astype(np.int64)
+        return x.astype(target)
+
+    # ---- reduce ------------------------------------------------------------------------------
+    def reduce(self, op, x, axes, keepdims):
+        if op == "sum" and x.dtype == np.float16:
+            return cupy.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(np.float16)
+        return cupy.asarray(_REDUCE[op](x, axis=axes, keepdims=keepdims), dtype=x.dtype)
+
+    def arg_reduce(self, op, x, axis, keepdims):
+        f = cupy.argmax if op == "argmax" else cupy.argmin
+        r = f(x, axis=axis)
+        if keepdims:
+            r = cupy.expand_dims(r, axis)
+        return r.astype(np.int64, copy=False)
+
+    # ---- linear algebra ----------------------------------------------------------------------
+    def matmul(self, a, b, out=None):
+        if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+            return gemm.matmul(a, b, out)
+        r = cupy.matmul(a, b)
+        return r if out is None else cupy.copyto(out, r) or out
+
+    # ---- movement ----------------------------------------------------------------------------
+    def reshape(self, x, shape):
+        return x.reshape(shape)
+
+    def permute(self, x, axes):
+        return x.transpose(axes)
+
+    def expand(self, x, shape):
+        return cupy.broadcast_to(x, shape)
+
+    def slice(self, x, starts, stops, steps):
+        return x[tuple(slice(a, b, c) for a, b, c in zip(starts, stops, steps))]
+
+    def pad(self, x, widths, value):
+        return cupy.pad(x, widths, mode="constant", constant_values=value)
+
+    def concat(self, xs, axis):
+        return cupy.concatenate(xs, axis=axis)
+
+    def contiguous(self, x):
+        return cupy.ascontiguousarray(x)
+
+    def flip(self, x, axes):
+        return cupy.flip(x, axes)
+
+    # ---- indexing ----------------------------------------------------------------------------
+    def take(self, x, index, axis):
+        n = x.shape[axis]
+        if index.size:
+            lo, hi = int(index.min()), int(index.max())     # synchronizes, as PyTorch's check
+            if lo < -n or hi >= n:
+                raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis {axis} "
+                                 f"with size {n}")
+        return cupy.take(x, index, axis=axis)
+
+    def gather(self, x, index, axis):
+        return cupy.take_along_axis(x, index, axis=axis)
+
+    def scatter_add(self, base, index, src, axis):
+        cupyx.scatter_add(base, _coords(index, axis), src)
+        return base
+
+    def scatter(self, base, index, src, axis):
+        base[_coords(index, axis)] = src
+        return base
+
+    def nonzero(self, x):
+        return cupy.stack(cupy.nonzero(x), axis=-1).astype(np.int64).reshape(-1, x.ndim)
+
+    # ---- fast paths (fused.py; signatures as the CPU backend's and the op layer's) -----------
+    def fast_softmax(self, x, axis):
+        return fused.softmax(x, axis)
+
+    def fast_log_softmax(self, x, axis):
+        return fused.softmax(x, axis, log=True)
+
+    def fast_softmax_backward(self, y, g, axis):
+        return fused.softmax_backward(y, g, axis)
+
+    def fast_log_softmax_backward(self, y, g, axis):
+        return fused.softmax_backward(y, g, axis, log=True)
+
+    def fast_cross_entropy(self, x, target, ignore_index):
+        return fused.cross_entropy(x, target, ignore_index)
+
+    def fast_cross_entropy_backward(self, x, target, lse, scale, ignore_index):
+        return fused.cross_entropy_backward(x, target, lse, scale, ignore_index)
+
+    def fast_layer_norm(self, x, w, b, n_norm_dims, eps):
+        return fused.layer_norm(x, w, b, n_norm_dims, eps)
+
+    def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
+        return fused.layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db)
+
+    def fast_adam_step(self, *bufs, **hyper):
+        return fused.adam_step(*bufs, **hyper)
+
+    def fast_sgd_step(self, *bufs, **hyper):
+        return fused.sgd_step(*bufs, **hyper)
+
+
+def _coords(index, axis):
+    """Coordinate arrays for torch-style scatter along `axis` (broadcast, not materialized)."""
+    coords = []
+    for d, n in enumerate(index.shape):
+        if d == axis:
+            coords.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[d] = n
+            coords.append(cupy.arange(n).reshape(shape))
+    return tuple(coords)

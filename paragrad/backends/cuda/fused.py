@@ -1,0 +1,189 @@
+"""The CUDA backend's fast paths: row-wise fused kernels (kernels/rows.cu) and multi-tensor
+optimizer updates (kernels/optim.cu). Each returns what the op layer's composite would."""
+from __future__ import annotations
+
+import math
+
+import cupy
+import numpy as np
+
+from .kernels import kernel
+
+_BLOCK = 256
+_CHUNK = 65536          # must equal CHUNK in kernels/optim.cu
+_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+_NULL = np.uint64(0)
+
+
+def _rows(x, axis):
+    """x as a contiguous (rows, cols) matrix with `axis` last, and how to undo that."""
+    if x.ndim == 0:
+        return x.reshape(1, 1), lambda y2: y2.reshape(())
+    moved = axis != x.ndim - 1
+    if moved:
+        x = cupy.moveaxis(x, axis, -1)
+    shape = x.shape
+    x2 = cupy.ascontiguousarray(x).reshape(math.prod(shape[:-1]), shape[-1])
+
+    def back(y2):
+        y = y2.reshape(shape)
+        return cupy.ascontiguousarray(cupy.moveaxis(y, -1, axis)) if moved else y
+    return x2, back
+
+
+def _kernel_dtype(x):
+    """The kernel's float type; float16/bfloat16 compute in float32."""
+    return x.dtype if x.dtype in _SUFFIX else np.dtype(np.float32)
+
+
+def softmax(x, axis, log=False):
+    kd = _kernel_dtype(x)
+    x2, back = _rows(x.astype(kd, copy=False), axis)
+    y2 = cupy.empty_like(x2)
+    if x2.size:
+        kernel("rows.cu", f"softmax_fwd_{_SUFFIX[kd]}")((x2.shape[0],), (_BLOCK,),
+                                                        (x2, y2, np.int64(x2.shape[1]), np.int32(log)))
+    return back(y2).astype(x.dtype, copy=False)
+
+
+def softmax_backward(y, g, axis, log=False):
+    kd = _kernel_dtype(y)
+    y2, back = _rows(y.astype(kd, copy=False), axis)
+    g2, _ = _rows(g.astype(kd, copy=False), axis)
+    dx = cupy.empty_like(y2)
+    if y2.size:
+        kernel("rows.cu", f"softmax_bwd_{_SUFFIX[kd]}")((y2.shape[0],), (_BLOCK,),
+                                                        (y2, g2, dx, np.int64(y2.shape[1]), np.int32(log)))
+    return back(dx).astype(y.dtype, copy=False)
+
+
+def cross_entropy(x, target, ignore_index):
+    """-> (per-row loss (N,), per-row logsumexp (N,)) for logits x (N, C)."""
+    kd = _kernel_dtype(x)
+    x2 = cupy.ascontiguousarray(x.astype(kd, copy=False))
+    t = cupy.ascontiguousarray(target.astype(np.int64, copy=False))
+    loss = cupy.empty(x2.shape[0], dtype=kd)
+    lse = cupy.empty(x2.shape[0], dtype=kd)
+    if x2.shape[0]:
+        kernel("rows.cu", f"xent_fwd_{_SUFFIX[kd]}")((x2.shape[0],), (_BLOCK,),
+                                                     (x2, t, loss, lse, np.int64(x2.shape[1]), np.int64(ignore_index)))
+    return loss.astype(x.dtype, copy=False), lse
+
+
+def cross_entropy_backward(x, target, lse, scale, ignore_index):
+    """dx = (softmax(x) - onehot(target)) * valid * scale, scale a 0-d device buffer."""
+    kd = _kernel_dtype(x)
+    x2 = cupy.ascontiguousarray(x.astype(kd, copy=False))
+    t = cupy.ascontiguousarray(target.astype(np.int64, copy=False))
+    dx = cupy.empty_like(x2)
+    if x2.shape[0]:
+        kernel("rows.cu", f"xent_bwd_{_SUFFIX[kd]}")((x2.shape[0],), (_BLOCK,),
+                                                     (x2, t, lse, scale.astype(kd, copy=False).reshape(1), dx,
+                                                      np.int64(x2.shape[1]), np.int64(ignore_index)))
+    return dx.astype(x.dtype, copy=False)
+
+
+def layer_norm(x, w, b, n_norm_dims, eps):
+    kd = _kernel_dtype(x)
+    cols = math.prod(x.shape[x.ndim - n_norm_dims:])
+    x2 = cupy.ascontiguousarray(x.astype(kd, copy=False)).reshape(-1, cols)
+    rows = x2.shape[0]
+    y = cupy.empty_like(x2)
+    mean = cupy.empty(rows, dtype=kd)
+    rstd = cupy.empty(rows, dtype=kd)
+    wk = cupy.ascontiguousarray(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
+    bk = cupy.ascontiguousarray(b.astype(kd, copy=False)).reshape(-1) if b is not None else None
+    if rows:
+        kernel("rows.cu", f"ln_fwd_{_SUFFIX[kd]}")((rows,), (_BLOCK,), (
+            x2, wk if wk is not None else _NULL, bk if bk is not None else _NULL, y, mean, rstd,
+            np.int64(cols), kd.type(eps)))
+    lead = x.shape[:x.ndim - n_norm_dims] + (1,) * n_norm_dims
+    return y.reshape(x.shape).astype(x.dtype, copy=False), mean.reshape(lead), rstd.reshape(lead)
+
+
+def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
+    kd = _kernel_dtype(x)
+    cols = math.prod(x.shape[x.ndim - n_norm_dims:])
+    x2 = cupy.ascontiguousarray(x.astype(kd, copy=False)).reshape(-1, cols)
+    g2 = cupy.ascontiguousarray(g.astype(kd, copy=False)).reshape(-1, cols)
+    rows = x2.shape[0]
+    wk = cupy.ascontiguousarray(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
+    m1, r1 = mean.astype(kd, copy=False).reshape(-1), rstd.astype(kd, copy=False).reshape(-1)
+    dx = cupy.empty_like(x2)
+    if rows:
+        kernel("rows.cu", f"ln_bwd_{_SUFFIX[kd]}")((rows,), (_BLOCK,), (
+            g2, x2, wk if wk is not None else _NULL, m1, r1, dx, np.int64(cols)))
+    norm_shape = x.shape[x.ndim - n_norm_dims:]
+    dw = db = None
+    if need_dw:
+        dw = (g2 * ((x2 - m1[:, None]) * r1[:, None])).sum(0).reshape(norm_shape).astype(x.dtype, copy=False)
+    if need_db:
+        db = g2.sum(0).reshape(norm_shape).astype(x.dtype, copy=False)
+    return dx.reshape(x.shape).astype(x.dtype, copy=False), dw, db
+
+
+# ---- multi-tensor optimizer updates ------------------------------------------------------------
+_tables = {}
+
+
+def _table(bufs_per_tensor):
+    """Device arrays (ptrs, sizes, chunk_tensor, chunk_start) for these tensors, cached by the
+    addresses (stable across steps once gradients are reused, as under pg.jit)."""
+    key = tuple(tuple(int(b.data.ptr) if b is not None else 0 for b in bufs) for bufs in bufs_per_tensor)
+    t = _tables.get(key)
+    if t is None:
+        ptrs = np.array(key, dtype=np.uint64).reshape(-1)
+        sizes = np.array([bufs[0].size for bufs in bufs_per_tensor], dtype=np.int64)
+        ct, cs = [], []
+        for i, n in enumerate(sizes):
+            for s in range(0, int(n), _CHUNK):
+                ct.append(i)
+                cs.append(s)
+        t = (cupy.asarray(ptrs), cupy.asarray(sizes), cupy.asarray(np.array(ct, np.int32)),
+             cupy.asarray(np.array(cs, np.int64)), len(ct))
+        if len(_tables) > 64:
+            _tables.clear()
+        _tables[key] = t
+    return t
+
+
+def _fusable(*lists):
+    return all(b is None or (b.dtype == np.float32 and b.flags.c_contiguous) for bufs in lists for b in bufs)
+
+
+def adam_step(ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_decay,
+              decoupled, amsgrad, maximize):
+    """All parameters of a group in one launch per distinct step count; returns False (and
+    does nothing) when a buffer is not contiguous float32, so the caller composes instead."""
+    if not _fusable(ws, gs, ms, vs, vmaxs):
+        return False
+    by_step = {}
+    for i, t in enumerate(steps):
+        by_step.setdefault(t, []).append(i)
+    for t, idx in by_step.items():
+        c2 = math.sqrt(1 - beta2 ** t)
+        ptrs, sizes, ct, cs, nchunks = _table([(ws[i], gs[i], ms[i], vs[i], vmaxs[i]) for i in idx])
+        if nchunks:
+            kernel("optim.cu", "adam_f32")((nchunks,), (_BLOCK,), (
+                ptrs, sizes, ct, cs, np.float32(1 - beta1), np.float32(beta2), np.float32(1 - beta2),
+                np.float32(eps * c2), np.float32(lr * c2 / (1 - beta1 ** t)), np.float32(weight_decay),
+                np.float32(1 - lr * weight_decay), np.int32(decoupled), np.int32(amsgrad),
+                np.int32(maximize)))
+    return True
+
+
+def sgd_step(ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """SGD (momentum, dampening, nesterov, weight decay) for a whole group in one launch per
+    first/later-step split; False when it can't take these buffers."""
+    if not _fusable(ws, gs, [b for b in bufs if b is not None]):
+        return False
+    split = {}
+    for i, f in enumerate(firsts):
+        split.setdefault(bool(f), []).append(i)
+    for first, idx in split.items():
+        ptrs, sizes, ct, cs, nchunks = _table([(ws[i], gs[i], bufs[i], None, None) for i in idx])
+        if nchunks:
+            kernel("optim.cu", "sgd_f32")((nchunks,), (_BLOCK,), (
+                ptrs, sizes, ct, cs, np.float32(lr), np.float32(momentum), np.float32(1 - dampening),
+                np.float32(weight_decay), np.int32(nesterov), np.int32(maximize), np.int32(first)))
+    return True

@@ -1,0 +1,58 @@
+// Counter-based random numbers: element i of a draw is a hash of (seed, offset + i), so a
+// draw is reproducible, needs no per-thread state, and reads its position from device
+// memory — a draw captured in a CUDA graph gives new numbers on every replay, because the
+// separate `advance` launch moves the offset on the device.
+//
+// state[0] = seed, state[1] = offset (number of values drawn so far)
+
+__device__ __forceinline__ unsigned long long splitmix64(unsigned long long x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+__device__ __forceinline__ unsigned long long draw(const unsigned long long* state, long long i) {
+    return splitmix64(state[0] ^ splitmix64(state[1] + (unsigned long long)i));
+}
+
+extern "C" __global__ void uniform64(double* out, long long n, const unsigned long long* state,
+                                     double low, double high) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double u = (double)(draw(state, i) >> 11) * (1.0 / 9007199254740992.0);   // [0, 1), 53 bits
+    out[i] = low + (high - low) * u;
+}
+
+extern "C" __global__ void uniform32(float* out, long long n, const unsigned long long* state,
+                                     float low, float high) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float u = (float)(draw(state, i) >> 40) * (1.0f / 16777216.0f);           // [0, 1), 24 bits
+    float r = low + (high - low) * u;
+    out[i] = r < high ? r : low;     // rounding may reach `high`: keep the interval half-open
+}
+
+extern "C" __global__ void normal64(double* out, long long n, const unsigned long long* state,
+                                    double mean, double std) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long x = draw(state, i);
+    double u1 = ((double)(x >> 40) + 1.0) * (1.0 / 16777216.0);               // (0, 1]
+    double u2 = (double)(x & 0xFFFFFFULL) * (1.0 / 16777216.0);
+    out[i] = mean + std * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+}
+
+extern "C" __global__ void normal32(float* out, long long n, const unsigned long long* state,
+                                    float mean, float std) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long x = draw(state, i);
+    float u1 = ((float)(x >> 40) + 1.0f) * (1.0f / 16777216.0f);
+    float u2 = (float)(x & 0xFFFFFFULL) * (1.0f / 16777216.0f);
+    out[i] = mean + std * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+}
+
+extern "C" __global__ void advance(unsigned long long* state, long long n) {
+    state[1] += (unsigned long long)n;
+}

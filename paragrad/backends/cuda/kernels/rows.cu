@@ -1,0 +1,155 @@
+// Row-wise fused kernels: one block per row of a (rows, cols) contiguous matrix.
+//   softmax / log_softmax forward and backward, cross-entropy forward and backward,
+//   layer_norm forward and backward (the per-row part; weight/bias gradients are column sums).
+// T is float or double; accumulation is in the same type (float32 rows are short enough).
+
+template <typename T> __device__ __forceinline__ T neg_inf();
+template <> __device__ __forceinline__ float neg_inf<float>() { return __int_as_float(0xff800000); }
+template <> __device__ __forceinline__ double neg_inf<double>() { return __longlong_as_double(0xfff0000000000000ULL); }
+
+template <typename T> __device__ T block_sum(T v, T* shm) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();                       // shm may still be read by a previous reduction
+    if (lane == 0) shm[warp] = v;
+    __syncthreads();
+    int nw = (blockDim.x + 31) >> 5;
+    v = threadIdx.x < nw ? shm[threadIdx.x] : T(0);
+    if (warp == 0)
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+    if (threadIdx.x == 0) shm[0] = v;
+    __syncthreads();
+    return shm[0];
+}
+
+template <typename T> __device__ T block_max(T v, T* shm) {
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffff, v, o));
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) shm[warp] = v;
+    __syncthreads();
+    int nw = (blockDim.x + 31) >> 5;
+    v = threadIdx.x < nw ? shm[threadIdx.x] : neg_inf<T>();
+    if (warp == 0)
+        for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffff, v, o));
+    if (threadIdx.x == 0) shm[0] = v;
+    __syncthreads();
+    return shm[0];
+}
+
+// y = softmax(x) or log_softmax(x) along each row
+template <typename T> __device__ void softmax_fwd(const T* x, T* y, long long cols, int log) {
+    __shared__ T shm[32];
+    const T* xr = x + blockIdx.x * cols;
+    T* yr = y + blockIdx.x * cols;
+    T m = neg_inf<T>();
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) m = max(m, xr[j]);
+    m = block_max(m, shm);
+    if (m == neg_inf<T>()) m = T(0);       // a row of -inf: exp(-inf - 0) = 0, as the composite
+    T s = T(0);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) s += exp(xr[j] - m);
+    s = block_sum(s, shm);
+    if (log) {
+        T lse = m + ::log(s);
+        for (long long j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = xr[j] - lse;
+    } else {
+        T inv = T(1) / s;
+        for (long long j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = exp(xr[j] - m) * inv;
+    }
+}
+
+// dx = y * (g - sum(g * y))  (softmax)   or   dx = g - exp(y) * sum(g)  (log_softmax)
+template <typename T> __device__ void softmax_bwd(const T* y, const T* g, T* dx, long long cols, int log) {
+    __shared__ T shm[32];
+    const T* yr = y + blockIdx.x * cols;
+    const T* gr = g + blockIdx.x * cols;
+    T* dr = dx + blockIdx.x * cols;
+    T s = T(0);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) s += log ? gr[j] : gr[j] * yr[j];
+    s = block_sum(s, shm);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x)
+        dr[j] = log ? gr[j] - exp(yr[j]) * s : yr[j] * (gr[j] - s);
+}
+
+// per row: lse = logsumexp(x); loss = (lse - x[target]) * valid
+template <typename T> __device__ void xent_fwd(const T* x, const long long* target, T* loss, T* lse_out,
+                                               long long cols, long long ignore_index) {
+    __shared__ T shm[32];
+    const T* xr = x + blockIdx.x * cols;
+    T m = neg_inf<T>();
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) m = max(m, xr[j]);
+    m = block_max(m, shm);
+    T s = T(0);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) s += exp(xr[j] - m);
+    s = block_sum(s, shm);
+    if (threadIdx.x == 0) {
+        T lse = m + ::log(s);
+        long long t = target[blockIdx.x];
+        lse_out[blockIdx.x] = lse;
+        loss[blockIdx.x] = t == ignore_index ? T(0) : lse - xr[t];
+    }
+}
+
+// dx = (softmax(x) - onehot(target)) * valid * scale[0]
+template <typename T> __device__ void xent_bwd(const T* x, const long long* target, const T* lse,
+                                               const T* scale, T* dx, long long cols, long long ignore_index) {
+    const T* xr = x + blockIdx.x * cols;
+    T* dr = dx + blockIdx.x * cols;
+    long long t = target[blockIdx.x];
+    T k = t == ignore_index ? T(0) : scale[0];
+    T l = lse[blockIdx.x];
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x)
+        dr[j] = (exp(xr[j] - l) - (j == t ? T(1) : T(0))) * k;
+}
+
+// y = (x - mean) * rstd * w + b over each row; saves mean and rstd per row
+template <typename T> __device__ void ln_fwd(const T* x, const T* w, const T* b, T* y, T* mean_out,
+                                             T* rstd_out, long long cols, T eps) {
+    __shared__ T shm[32];
+    const T* xr = x + blockIdx.x * cols;
+    T* yr = y + blockIdx.x * cols;
+    T s = T(0);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) s += xr[j];
+    T mean = block_sum(s, shm) / T(cols);
+    T v = T(0);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) { T d = xr[j] - mean; v += d * d; }
+    T rstd = T(1) / sqrt(block_sum(v, shm) / T(cols) + eps);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) {
+        T h = (xr[j] - mean) * rstd;
+        yr[j] = h * (w ? w[j] : T(1)) + (b ? b[j] : T(0));
+    }
+    if (threadIdx.x == 0) { mean_out[blockIdx.x] = mean; rstd_out[blockIdx.x] = rstd; }
+}
+
+// dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w
+template <typename T> __device__ void ln_bwd(const T* g, const T* x, const T* w, const T* mean,
+                                             const T* rstd, T* dx, long long cols) {
+    __shared__ T shm[32];
+    const T* gr = g + blockIdx.x * cols;
+    const T* xr = x + blockIdx.x * cols;
+    T* dr = dx + blockIdx.x * cols;
+    T mu = mean[blockIdx.x], r = rstd[blockIdx.x];
+    T a = T(0), c = T(0);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) {
+        T gw = gr[j] * (w ? w[j] : T(1));
+        a += gw;
+        c += gw * (xr[j] - mu) * r;
+    }
+    a = block_sum(a, shm) / T(cols);
+    c = block_sum(c, shm) / T(cols);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) {
+        T gw = gr[j] * (w ? w[j] : T(1));
+        dr[j] = r * (gw - a - (xr[j] - mu) * r * c);
+    }
+}
+
+#define ROWS(T, S) \
+extern "C" __global__ void softmax_fwd_##S(const T* x, T* y, long long cols, int log) { softmax_fwd<T>(x, y, cols, log); } \
+extern "C" __global__ void softmax_bwd_##S(const T* y, const T* g, T* dx, long long cols, int log) { softmax_bwd<T>(y, g, dx, cols, log); } \
+extern "C" __global__ void xent_fwd_##S(const T* x, const long long* t, T* loss, T* lse, long long cols, long long ig) { xent_fwd<T>(x, t, loss, lse, cols, ig); } \
+extern "C" __global__ void xent_bwd_##S(const T* x, const long long* t, const T* lse, const T* scale, T* dx, long long cols, long long ig) { xent_bwd<T>(x, t, lse, scale, dx, cols, ig); } \
+extern "C" __global__ void ln_fwd_##S(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, long long cols, T eps) { ln_fwd<T>(x, w, b, y, mean, rstd, cols, eps); } \
+extern "C" __global__ void ln_bwd_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, long long cols) { ln_bwd<T>(g, x, w, mean, rstd, dx, cols); }
+
+ROWS(float, f32)
+ROWS(double, f64)

@@ -1,0 +1,96 @@
+"""paragrad.cuda: device queries, synchronization, memory statistics and seeding for the CUDA
+backend (PyTorch's torch.cuda). Everything here works without CuPy installed: queries then
+answer 'no device', and calls that need a GPU raise the backend's install error."""
+from __future__ import annotations
+
+from .backends import backend_for, is_available as _usable
+
+
+def is_available() -> bool:
+    return _usable("cuda")[0]
+
+
+def _cupy():
+    backend_for("cuda")         # raises the clear 'pip install "paragrad[cuda]"' error if absent
+    import cupy
+    return cupy
+
+
+def device_count() -> int:
+    return _cupy().cuda.runtime.getDeviceCount() if is_available() else 0
+
+
+def current_device() -> int:
+    return _cupy().cuda.runtime.getDevice()
+
+
+def set_device(index: int):
+    _cupy().cuda.Device(index).use()
+
+
+def get_device_name(index: int = 0) -> str:
+    return _cupy().cuda.runtime.getDeviceProperties(index)["name"].decode()
+
+
+def synchronize(device=None):
+    """Wait until all queued work on the device has finished."""
+    cp = _cupy()
+    with cp.cuda.Device(_index(device)):
+        cp.cuda.runtime.deviceSynchronize()
+
+
+def _index(device):
+    if device is None:
+        return current_device()
+    if isinstance(device, int):
+        return device
+    from .backends import as_device
+    return as_device(device).index or 0
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes held by live tensors (the pool's used bytes)."""
+    _cupy()
+    from .backends.cuda import memory
+    return memory.allocated()
+
+
+def max_memory_allocated(device=None) -> int:
+    _cupy()
+    from .backends.cuda import memory
+    return memory.peak()
+
+
+def reset_peak_memory_stats(device=None):
+    _cupy()
+    from .backends.cuda import memory
+    memory.reset_peak()
+
+
+def memory_reserved(device=None) -> int:
+    _cupy()
+    from .backends.cuda import memory
+    return memory.reserved()
+
+
+def memory_summary(device=None) -> str:
+    _cupy()
+    from .backends.cuda import memory
+    return memory.summary()
+
+
+def empty_cache():
+    """Return cached, unused blocks of the pool to the device."""
+    _cupy()
+    from .backends.cuda import memory
+    memory.empty_cache()
+
+
+def manual_seed(seed: int):
+    """Seed the default generator of every CUDA device."""
+    from .random import default_generator
+    for i in range(device_count()):
+        default_generator(f"cuda:{i}").manual_seed(seed)
+
+
+manual_seed_all = manual_seed

@@ -1,0 +1,184 @@
+"""layer_norm as one recorded op: the forward computes mean and rstd once and saves them, the
+backward is the closed form (no graph of a dozen primitives). A backend's `layer_norm` /
+`layer_norm_backward` fast paths run it fused; otherwise it composes primitives on buffers."""
+from __future__ import annotations
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ..tensor import _wrap
+from ._common import check_tensor, same_device
+
+_HALF = (dt.float16, dt.bfloat16)
+
+
+def _compute_dtype(dtype):
+    """Statistics of half-precision inputs are computed in float32 (as PyTorch's opmath)."""
+    return dt.float32 if dtype in _HALF else dtype
+
+
+class LayerNormBackward(Node):
+    def backward(self, g):
+        x, w, mean, rstd = self.saved
+        nd, edges = self.n_norm, self.next_edges
+        need_dx, need_dw = edges[0] is not None, edges[1] is not None
+        need_db = edges[2] is not None
+        if autograd.is_grad_enabled():      # double backward: differentiable Tensor ops
+            return _backward_tensors(g, x, w, nd, self.eps, need_dx, need_dw, need_db)
+        b = x._backend
+        fast = b.fast("layer_norm_backward")
+        if fast is not None:
+            dx, dw, db = fast(b.contiguous(g._data), b.contiguous(x._data),
+                              None if w is None else b.contiguous(w._data), mean, rstd, nd,
+                              need_dw, need_db)
+        else:
+            dx, dw, db = _backward_composite(b, g._data, x._data, None if w is None else w._data,
+                                             mean, rstd, nd, g.dtype, need_dx, need_dw, need_db)
+        wrap = lambda d: None if d is None else _wrap(d, x.dtype, x._device)  # noqa: E731
+        return (wrap(dx) if need_dx else None), (wrap(dw) if need_dw else None), \
+            (wrap(db) if need_db else None)
+
+
+def _forward_composite(b, x, w, bias, nd, eps, dtype):
+    """(y, mean, rstd) from primitives; mean/rstd keep dims: x.shape[:-nd] + (1,) * nd."""
+    ct = _compute_dtype(dtype)
+    axes = tuple(range(x.ndim - nd, x.ndim))
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    xf = x if ct is dtype else b.cast(x, ct)
+    mean = b.binary("div", b.reduce("sum", xf, axes, True), n)
+    xhat = b.binary("sub", xf, mean)                                   # a fresh buffer
+    var = b.reduce("sum", b.binary("mul", xhat, xhat), axes, True)
+    var = b.binary("div", var, n, out=var)
+    rstd = b.unary("rsqrt", b.binary("add", var, eps, out=var), out=var)
+    b.binary("mul", xhat, rstd, out=xhat)
+    if w is not None:
+        b.binary("mul", xhat, w if ct is dtype else b.cast(w, ct), out=xhat)
+    if bias is not None:
+        b.binary("add", xhat, bias if ct is dtype else b.cast(bias, ct), out=xhat)
+    y = xhat if ct is dtype else b.cast(xhat, dtype)
+    return y, mean, rstd
+
+
+def _backward_composite(b, g, x, w, mean, rstd, nd, dtype, need_dx, need_dw, need_db):
+    """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, over the normalized
+    dims; dw = sum over the leading dims of g * xhat; db = sum of g."""
+    ct = _compute_dtype(dtype)
+    lead = tuple(range(x.ndim - nd))
+    axes = tuple(range(x.ndim - nd, x.ndim))
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    gf = g if ct is dtype else b.cast(g, ct)
+    xhat = b.binary("sub", x if ct is dtype else b.cast(x, ct), mean)     # a fresh buffer
+    b.binary("mul", xhat, rstd, out=xhat)
+    dx = dw = db = None
+    if need_dw:
+        dw = b.reduce("sum", b.binary("mul", gf, xhat), lead, False)
+    if need_db:
+        db = b.reduce("sum", gf, lead, False)
+    if need_dx:
+        gw = gf if w is None else b.binary("mul", gf, w if ct is dtype else b.cast(w, ct))
+        c1 = b.binary("div", b.reduce("sum", gw, axes, True), n)           # mean(gw)
+        c2 = b.reduce("sum", b.binary("mul", gw, xhat), axes, True)
+        c2 = b.binary("div", c2, n, out=c2)                                 # mean(gw * xhat)
+        dx = b.binary("mul", xhat, c2, out=xhat)
+        dx = b.binary("sub", gw, dx, out=dx)
+        b.binary("sub", dx, c1, out=dx)
+        b.binary("mul", dx, rstd, out=dx)
+    if ct is not dtype:
+        dx, dw, db = (None if d is None else b.cast(d, dtype) for d in (dx, dw, db))
+    return dx, dw, db
+
+
+def _backward_tensors(g, x, w, nd, eps, need_dx, need_dw, need_db):
+    """The same formulas with differentiable Tensor ops (recomputing the statistics from x),
+    so that create_graph gives correct second derivatives."""
+    dtype = x.dtype
+    ct = _compute_dtype(dtype)
+    axes = tuple(range(x.ndim - nd, x.ndim))
+    lead = tuple(range(x.ndim - nd))
+    xf, gf = x.to(ct), g.to(ct)
+    xc = xf - xf.mean(axes, keepdim=True)
+    rstd = ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+    xhat = xc * rstd
+    dx = dw = db = None
+    if need_dx:
+        gw = gf if w is None else gf * w.to(ct)
+        dx = rstd * (gw - gw.mean(axes, keepdim=True)
+                     - xhat * (gw * xhat).mean(axes, keepdim=True))
+        dx = dx.to(dtype)
+    if need_dw:
+        dw = (gf * xhat).sum(lead).to(dtype) if lead else (gf * xhat).to(dtype)
+    if need_db:
+        db = gf.sum(lead).to(dtype) if lead else gf.to(dtype)
+    return dx, dw, db
+
+
+def _shape_arg(normalized_shape):
+    if isinstance(normalized_shape, int) and not isinstance(normalized_shape, bool):
+        return (normalized_shape,)
+    try:
+        shape = tuple(normalized_shape)
+    except TypeError:
+        shape = None
+    if shape is None or not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
+        raise TypeError(f"layer_norm(): argument 'normalized_shape' must be an int or a tuple of "
+                        f"ints, not {normalized_shape!r}")
+    return shape
+
+
+def _check(x, shape, weight, bias):
+    check_tensor(x, "layer_norm")
+    if not shape:
+        raise RuntimeError("layer_norm: Expected normalized_shape to be at least 1-dimensional, "
+                           "i.e., containing at least one element, but got normalized_shape = []")
+    if x.ndim < len(shape) or tuple(x.shape[x.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"layer_norm: Given normalized_shape={list(shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, shape))}], but got input of "
+                           f"size {list(x.shape)}")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"layer_norm: expected a floating-point input, got {x.dtype}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is None:
+            continue
+        check_tensor(t, "layer_norm", name)
+        if tuple(t.shape) != shape:
+            raise RuntimeError(f"layer_norm: Expected {name} to be of same shape as "
+                               f"normalized_shape, but got {name} of shape {list(t.shape)} and "
+                               f"normalized_shape = {list(shape)}")
+        if t.dtype is not x.dtype:
+            raise RuntimeError(f"layer_norm: expected {name} to have the input's dtype "
+                               f"{x.dtype}, but got {t.dtype} (input of shape {list(x.shape)}, "
+                               f"{name} of shape {list(t.shape)})")
+    same_device("layer_norm", x, weight, bias)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm: normalize over the trailing dims `normalized_shape`
+    (biased variance), then scale by weight and shift by bias (either may be None).
+    float16/bfloat16 inputs compute their statistics in float32 and return their own dtype.
+    Unlike PyTorch, normalized_shape may also be a plain int, and weight/bias must have the
+    input's dtype (PyTorch's CPU kernel also takes float32 parameters with half inputs)."""
+    x = input
+    shape = _shape_arg(normalized_shape)
+    _check(x, shape, weight, bias)
+    nd, eps = len(shape), float(eps)
+    b = x._backend
+    wd = None if weight is None else weight._data
+    bd = None if bias is None else bias._data
+    fast = b.fast("layer_norm") if x.numel() else None       # kernels never see empty input
+    if fast is not None:
+        y, mean, rstd = fast(b.contiguous(x._data), None if wd is None else b.contiguous(wd),
+                             None if bd is None else b.contiguous(bd), nd, eps)
+    else:
+        y, mean, rstd = _forward_composite(b, x._data, wd, bd, nd, eps, x.dtype)
+    out = _wrap(y, x.dtype, x._device)
+    if autograd.needs_grad(x, weight, bias):
+        node = LayerNormBackward()
+        node.n_norm, node.eps = nd, eps
+        node.saved = (x, weight, mean, rstd)
+        record(node, (x, weight, bias), out)
+    return out
+
