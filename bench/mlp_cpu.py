@@ -3,7 +3,8 @@ paragrad vs PyTorch, side by side in one run, on the same data and initial weigh
 
     python bench/mlp_cpu.py [--steps 200]
 
-Prints the median milliseconds per step for 784-256-128-10 and 784-784-784-784-10.
+Prints the median milliseconds per step for 784-256-128-10 and 784-784-784-784-10; the two
+frameworks are timed in alternating rounds.
 """
 from __future__ import annotations
 
@@ -46,15 +47,20 @@ def make_step(lib, sizes, batch, seed=0):
     return step
 
 
-def time_step(step, steps):
+def time_steps(step_a, step_b, steps, rounds=10):
+    """Median ms per step of two step functions, timed in alternating rounds so that drift in
+    the machine's speed (other tenants, clocks) hits both alike."""
     for _ in range(max(steps // 10, 5)):
-        step()
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+        step_a()
+        step_b()
+    times = ([], [])
+    for _ in range(rounds):
+        for step, out in ((step_a, times[0]), (step_b, times[1])):
+            for _ in range(max(steps // rounds, 1)):
+                t0 = time.perf_counter()
+                step()
+                out.append(time.perf_counter() - t0)
+    return tuple(statistics.median(t) * 1e3 for t in times)
 
 
 def main():
@@ -71,8 +77,8 @@ def main():
           f"numpy {np.__version__}")
     print(f"{'model':22s} {'paragrad ms':>12s} {'torch ms':>10s} {'paragrad/torch':>15s}")
     for name, sizes in SIZES.items():
-        tp = time_step(make_step(paragrad, sizes, args.batch), args.steps)
-        tt = time_step(make_step(torch, sizes, args.batch), args.steps)
+        tp, tt = time_steps(make_step(paragrad, sizes, args.batch), make_step(torch, sizes, args.batch),
+                            args.steps)
         print(f"{name:22s} {tp:12.2f} {tt:10.2f} {tp / tt:14.2f}x")
 
 

@@ -45,6 +45,10 @@ FAST_PATHS = (
 #   fast_cross_entropy(x, target, ignore_index) -> (per-row loss (N,), 0 where ignored; lse (N,))
 #   fast_cross_entropy_backward(x, target, lse, scale, ignore_index) -> dx
 #     = (softmax(x) - onehot(target)) * valid * scale, scale a 0-d buffer.
+# linear_act (ops/linalg.py; act 'relu' or 'gelu_tanh'; x (..., in), w (out, in), b (out,) or None):
+#   fast_linear_act(x, w, b, act) -> (y, aux), aux = what the backward reads (y for relu,
+#     the pre-activation for gelu)
+#   fast_linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db) -> (dx, dw, db)
 # optimizers (optim/adam.py, optim/sgd.py): fast_adam_step(ws, gs, ms, vs, vmaxs, steps, **hyper)
 #   and fast_sgd_step(ws, gs, bufs, firsts, **hyper) update a whole param group in place and
 #   return True, or return False (having done nothing) to let the optimizer compose primitives.

@@ -166,8 +166,8 @@ class CPUBackend(Backend):
 
     # ---- reduce -------------------------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
-        if op == "sum" and x.dtype == np.float16:   # accumulate half in float32, as PyTorch
-            return np.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(np.float16)
+        if op == "sum" and x.dtype.name in ("float16", "bfloat16"):   # accumulate in float32, as PyTorch
+            return np.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
         r = _REDUCE[op](x, axis=axes, keepdims=keepdims)
         return np.asarray(r, dtype=x.dtype)
 
@@ -223,6 +223,30 @@ class CPUBackend(Backend):
         return np.stack(np.nonzero(x), axis=-1).astype(np.int64).reshape(-1, x.ndim)
 
     # ---- fast paths -----------------------------------------------------------------------------
+    def fast_linear_act(self, x, w, b, act):
+        """act(x @ w.T + b) with the bias and activation applied in place on the GEMM output.
+        aux (what the backward needs) is the output for relu, the pre-activation for gelu."""
+        z = np.matmul(x, w.T)
+        if b is not None:
+            z += b
+        if act == "relu":
+            return np.maximum(z, 0, out=z), z
+        y = z * (1 + np.tanh(0.7978845608028654 * (z + 0.044715 * z * z * z))) * 0.5
+        return y.astype(z.dtype, copy=False), z
+
+    def fast_linear_act_backward(self, g, x, w, aux, act, need_dx, need_dw, need_db):
+        if act == "relu":
+            dz = g * (aux > 0)
+        else:
+            t = np.tanh(0.7978845608028654 * (aux + 0.044715 * aux ** 3))
+            dz = g * (0.5 * (1 + t) + 0.5 * aux * (1 - t * t) * 0.7978845608028654 * (1 + 3 * 0.044715 * aux * aux))
+            dz = dz.astype(g.dtype, copy=False)
+        dz2 = dz.reshape(-1, dz.shape[-1])
+        dx = np.matmul(dz, w) if need_dx else None
+        dw = np.matmul(dz2.T, x.reshape(-1, x.shape[-1])) if need_dw else None
+        db = dz2.sum(0) if need_db else None
+        return dx, dw, db
+
     def fast_softmax(self, x, axis):
         """Fused softmax: three passes, one temporary."""
         y = x - x.max(axis=axis, keepdims=True)

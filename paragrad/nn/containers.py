@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from ..ops.linalg import linear_act
 from .module import Module
 
 
@@ -19,8 +20,16 @@ class Sequential(Module):
                 self.add_module(str(i), m)
 
     def forward(self, x):
-        for m in self._modules.values():
-            x = m(x)
+        mods = list(self._modules.values())
+        i = 0
+        while i < len(mods):
+            act = _fusable_pair(mods[i], mods[i + 1]) if i + 1 < len(mods) else None
+            if act is not None:     # Linear then ReLU/GELU(tanh): one fused linear_act op
+                x = linear_act(x, mods[i].weight, mods[i].bias, act)
+                i += 2
+            else:
+                x = mods[i](x)
+                i += 1
         return x
 
     def __getitem__(self, idx):
@@ -85,6 +94,20 @@ class Sequential(Module):
             raise ValueError(f"add operator supports only objects of Sequential class, but "
                              f"{type(other)} is given.")
         return self.extend(list(other))
+
+
+def _fusable_pair(a, b):
+    """The linear_act activation for (Linear, activation) module pairs that can run fused —
+    plain modules without hooks, so the fusion is invisible — else None."""
+    from .layers import GELU, Linear, ReLU
+    if type(a) is not Linear or a._forward_hooks or a._forward_pre_hooks \
+            or b._forward_hooks or b._forward_pre_hooks:
+        return None
+    if type(b) is ReLU:
+        return "relu"
+    if type(b) is GELU and b.approximate == "tanh":
+        return "gelu_tanh"
+    return None
 
 
 def _index(idx, n, cls):

@@ -180,3 +180,53 @@ def linear(x, weight, bias=None):
         node.saved = (x, weight)
         record(node, (x, weight, bias), out)
     return out
+
+
+_ACTS = ("relu", "gelu_tanh")
+
+
+class LinearActBackward(Node):
+    def backward(self, g):
+        x, w, aux = self.saved
+        edges = self.next_edges
+        need = (edges[0] is not None, edges[1] is not None, edges[2] is not None)
+        if not autograd.is_grad_enabled():
+            fast = g._backend.fast("linear_act_backward")
+            if fast is not None:
+                dx, dw, db = fast(g._data, x._data, w._data, aux._data, self.act, *need)
+                return tuple(_wrap(d, g.dtype, g._device) if d is not None else None for d in (dx, dw, db))
+        # the composite: d act, then the linear backward
+        if self.act == "relu":
+            dz = g * (aux > 0)
+        else:
+            from .unary import _gelu_grad
+            dz = _gelu_grad(g, aux, "tanh")
+        node = LinearBackward()
+        node.saved, node.next_edges = (x, w), edges
+        return node.backward(dz)
+
+
+def linear_act(x, weight, bias=None, activation="relu"):
+    """act(x @ weight.T + bias) as one op, activation 'relu' or 'gelu_tanh' (GELU with the
+    tanh approximation). With a backend `linear_act` fast path it is one fused call (GEMM
+    with a bias+activation epilogue); otherwise it composes linear and the activation.
+    nn.Sequential uses it for each Linear followed by ReLU or GELU(approximate='tanh')."""
+    if activation not in _ACTS:
+        raise ValueError(f"linear_act: activation must be one of {_ACTS}, got {activation!r}")
+    fast = x._backend.fast("linear_act") if isinstance(x, Tensor) else None
+    if fast is None or weight.ndim != 2 or x.ndim < 2 or not x.dtype.is_floating_point:
+        from .unary import gelu, relu
+        y = linear(x, weight, bias)
+        return relu(y) if activation == "relu" else gelu(y, approximate="tanh")
+    if x.shape[-1] != weight.shape[1] or x.dtype is not weight.dtype or (
+            bias is not None and (bias.dtype is not x.dtype or tuple(bias.shape) != (weight.shape[0],))):
+        return linear(x, weight, bias)      # invalid arguments: linear raises its clear error
+    same_device("linear_act", x, weight, bias)
+    y, aux = fast(x._data, weight._data, bias._data if bias is not None else None, activation)
+    out = _wrap(y, x.dtype, x._device)
+    if autograd.needs_grad(x, weight, bias):
+        node = LinearActBackward()
+        node.act = activation
+        node.saved = (x, weight, _wrap(aux, x.dtype, x._device))
+        record(node, (x, weight, bias), out)
+    return out

@@ -175,8 +175,8 @@ class CUDABackend(Backend):
 
     # ---- reduce ------------------------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
-        if op == "sum" and x.dtype == np.float16:
-            return cupy.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(np.float16)
+        if op == "sum" and x.dtype.name in ("float16", "bfloat16"):   # accumulate in float32
+            return cupy.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
         return cupy.asarray(_REDUCE[op](x, axis=axes, keepdims=keepdims), dtype=x.dtype)
 
     def arg_reduce(self, op, x, axis, keepdims):

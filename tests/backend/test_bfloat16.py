@@ -1,0 +1,36 @@
+"""bfloat16 (through ml_dtypes) on every device: a representative op of each family, forward
+and gradient against PyTorch's bfloat16, with the bfloat16 tolerances of tests/helpers.py."""
+import pytest
+
+import paragrad as pg
+from tests.helpers import check_op
+
+CASES = [
+    ("add", lambda x, y: x + y, [(4, 8), (8,)]),
+    ("mul", lambda x, y: x * y, [(4, 8), (4, 8)]),
+    ("matmul", lambda x, y: x @ y, [(4, 8), (8, 3)]),
+    ("exp", lambda x: x.exp(), [(4, 8)]),
+    ("tanh", lambda x: x.tanh(), [(4, 8)]),
+    ("relu", lambda x: x.relu(), [(4, 8)]),
+    ("sum", lambda x: x.sum(-1), [(4, 64)]),
+    ("mean", lambda x: x.mean(), [(4, 64)]),
+    ("amax", lambda x: x.amax(0), [(4, 8)]),
+    ("softmax", lambda x: x.softmax(-1), [(4, 8)]),
+    ("log_softmax", lambda x: x.log_softmax(-1), [(4, 8)]),
+    ("transpose", lambda x: x.t().reshape(-1), [(4, 8)]),
+    ("getitem", lambda x: x[1:, ::2], [(4, 8)]),
+    ("cat", lambda x, y: pg.cat([x, y]) if isinstance(x, pg.Tensor) else __import__("torch").cat([x, y]),
+     [(2, 8), (3, 8)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,shapes", CASES, ids=[c[0] for c in CASES])
+def test_bfloat16_matches_torch(name, fn, shapes, device):
+    if pg.bfloat16.np is None:
+        pytest.fail("bfloat16 needs ml_dtypes (in the dev extra): pip install ml_dtypes")
+    check_op(fn, shapes, dtype="bfloat16", device=device)
+
+
+def test_bfloat16_sum_accumulates_in_float32(device):
+    x = pg.full((4096,), 1.0, dtype=pg.bfloat16, device=device)
+    assert x.sum().item() == 4096.0          # a bfloat16 accumulator would stop at 256

@@ -1,0 +1,53 @@
+"""linear_act (GEMM + bias + activation as one op) against PyTorch, through the backend fast
+path and through the composition, and nn.Sequential's use of it."""
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+from paragrad.backends.base import fast_paths
+from tests.helpers import check_op, fd_check
+
+ACTS = {"relu": lambda t: torch.relu(t), "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh")}
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
+@pytest.mark.parametrize("act", list(ACTS))
+@pytest.mark.parametrize("shapes", [[(6, 5), (4, 5), (4,)], [(2, 3, 5), (4, 5), (4,)], [(6, 5), (4, 5)]],
+                         ids=["2d", "3d", "nobias"])
+def test_linear_act_matches_torch(shapes, act, fast, device):
+    def fn(x, w, b=None):
+        if isinstance(x, torch.Tensor):
+            return ACTS[act](torch.nn.functional.linear(x, w, b))
+        return pg.ops.linalg.linear_act(x, w, b, act)
+    with fast_paths(fast):
+        check_op(fn, shapes, device=device)
+
+
+@pytest.mark.parametrize("act", list(ACTS))
+def test_linear_act_finite_differences(act, device):
+    fd_check(lambda x, w, b: pg.ops.linalg.linear_act(x, w, b, act), [(3, 4), (2, 4), (2,)], device=device)
+
+
+def test_linear_act_rejects_unknown_activation():
+    with pytest.raises(ValueError, match="linear_act"):
+        pg.ops.linalg.linear_act(pg.ones(2, 3), pg.ones(4, 3), None, "tanh")
+
+
+@pytest.mark.parametrize("act", [pg.nn.ReLU, lambda: pg.nn.GELU("tanh")], ids=["relu", "gelu_tanh"])
+def test_sequential_fuses_transparently(act, device):
+    pg.manual_seed(0)
+    m = pg.nn.Sequential(pg.nn.Linear(5, 8), act(), pg.nn.Linear(8, 3)).to(device)
+    x = pg.randn(4, 5, device=device)
+    y_fused = m(x)
+    y_fused.sum().backward()
+    g_fused = [p.grad.cpu().numpy().copy() for p in m.parameters()]
+    m.zero_grad()
+    seen = []
+    m[1].register_forward_hook(lambda mod, i, o: seen.append(1))   # a hook turns the fusion off
+    y_plain = m(x)
+    y_plain.sum().backward()
+    assert seen == [1]
+    np.testing.assert_allclose(y_fused.detach().cpu().numpy(), y_plain.detach().cpu().numpy(), rtol=1e-6, atol=1e-6)
+    for a, p in zip(g_fused, m.parameters()):
+        np.testing.assert_allclose(a, p.grad.cpu().numpy(), rtol=1e-5, atol=1e-6)
