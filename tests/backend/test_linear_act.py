@@ -48,6 +48,7 @@ def test_sequential_fuses_transparently(act, device):
     y_plain = m(x)
     y_plain.sum().backward()
     assert seen == [1]
-    np.testing.assert_allclose(y_fused.detach().cpu().numpy(), y_plain.detach().cpu().numpy(), rtol=1e-6, atol=1e-6)
+    # (a GPU epilogue evaluates GELU in its own order: float32 rounding apart)
+    np.testing.assert_allclose(y_fused.detach().cpu().numpy(), y_plain.detach().cpu().numpy(), rtol=1e-5, atol=1e-5)
     for a, p in zip(g_fused, m.parameters()):
-        np.testing.assert_allclose(a, p.grad.cpu().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a, p.grad.cpu().numpy(), rtol=1e-4, atol=1e-5)

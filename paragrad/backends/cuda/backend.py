@@ -13,7 +13,7 @@ import cupyx.scipy.special
 import numpy as np
 
 from ..base import Backend
-from . import fused, gemm, memory
+from . import fused, gemm, lt, memory
 from .kernels import kernel, launch
 
 _UNARY = {
@@ -266,6 +266,12 @@ class CUDABackend(Backend):
 
     def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
         return fused.layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db)
+
+    def fast_linear_act(self, x, w, b, act):
+        return lt.linear_act(x, w, b, act)
+
+    def fast_linear_act_backward(self, g, x, w, aux, act, need_dx, need_dw, need_db):
+        return lt.linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db)
 
     def fast_adam_step(self, *bufs, **hyper):
         return fused.adam_step(*bufs, **hyper)

@@ -1,0 +1,110 @@
+"""GEMMs with fused epilogues through cuBLASLt (nvmath-python's stateful Matmul): the
+forward of linear_act (GEMM + bias + ReLU/GELU in one kernel) and its weight gradient with
+the bias gradient fused in (BGRADB).
+
+cuBLASLt runs bias vectors along the result's M dimension, so the forward computes the
+transposed product y^T = W @ x^T (M = out_features); its column-major result, transposed back,
+is the C-ordered (batch, out) output. One Matmul plan per shape, layout and epilogue is kept
+and re-pointed at new operands (reset_operands_unchecked), so planning happens once.
+"""
+from __future__ import annotations
+
+import cupy
+
+from nvmath.linalg.advanced import Matmul, MatmulEpilog as E
+
+from . import gemm
+
+_plans = {}
+_SUPPORTED = {"float32", "float16", "bfloat16"}
+
+_relu_grad = cupy.ElementwiseKernel("T g, T y", "T dz", "dz = y > T(0) ? g : T(0)", "pg_relu_grad")
+_gelu_tanh_grad = cupy.ElementwiseKernel(
+    "T g, T z", "T dz",
+    """double zf = (double)z;
+       double t = tanh(0.7978845608028654 * (zf + 0.044715 * zf * zf * zf));
+       double d = 0.5 * (1.0 + t) + 0.5 * zf * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * zf * zf);
+       dz = (T)((double)g * d);""",
+    "pg_gelu_tanh_grad")
+
+
+def supported(x):
+    return x.dtype.name in _SUPPORTED
+
+
+def _run(epilog, a, b, inputs=None):
+    stream = cupy.cuda.get_current_stream()
+    key = (epilog, a.shape, a.strides, b.shape, b.strides, a.dtype.str, stream.ptr,
+           tuple(sorted(inputs)) if inputs else ())
+    mm = _plans.get(key)
+    if mm is None:
+        mm = Matmul(a, b, stream=stream)
+        mm.plan(epilog=epilog, epilog_inputs=inputs, stream=stream)
+        _plans[key] = mm
+    else:
+        mm.reset_operands_unchecked(a=a, b=b, epilog_inputs=inputs, stream=stream)
+    return mm.execute(stream=stream)
+
+
+def linear_act(x, w, b, act):
+    """-> (y, aux): y = act(x @ w.T + b) over x's last dim; aux is y (relu) or the
+    pre-activation (gelu), as the backward needs. float64 (no cuBLASLt epilogue here) runs
+    the cuBLAS GEMM and applies bias and activation in place."""
+    out_f = w.shape[0]
+    lead = x.shape[:-1]
+    x2 = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    if not supported(x):
+        z = gemm.matmul(x2, w.T)
+        if b is not None:
+            z += b
+        if act == "relu":
+            y = cupy.maximum(z, 0, out=z)
+            return y.reshape(lead + (out_f,)), y.reshape(lead + (out_f,))
+        y = 0.5 * z * (1 + cupy.tanh(0.7978845608028654 * (z + 0.044715 * z * z * z)))
+        return y.reshape(lead + (out_f,)), z.reshape(lead + (out_f,))
+    if b is None:       # the bias epilogues are the ones supported everywhere: add zeros
+        b = _zeros(out_f, x.dtype)
+    if act == "relu":
+        y = _run(E.RELU_BIAS, w, x2.T, {"bias": b}).T
+        return y.reshape(lead + (out_f,)), y.reshape(lead + (out_f,))
+    r, aux = _run(E.GELU_AUX_BIAS, w, x2.T, {"bias": b})
+    z = aux["gelu_aux"][:out_f]        # cuBLASLt pads the aux rows to an aligned count
+    return r.T.reshape(lead + (out_f,)), z.T.reshape(lead + (out_f,))
+
+
+_zero_cache = {}
+
+
+def _zeros(n, dtype):
+    key = (n, dtype.str, cupy.cuda.runtime.getDevice())
+    z = _zero_cache.get(key)
+    if z is None:
+        z = _zero_cache[key] = cupy.zeros(n, dtype=dtype)
+    return z
+
+
+def linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db):
+    out_f = w.shape[0]
+    g2 = cupy.ascontiguousarray(g).reshape(-1, out_f)
+    a2 = cupy.ascontiguousarray(aux).reshape(-1, out_f)
+    dz = _relu_grad(g2, a2) if act == "relu" else _gelu_tanh_grad(g2, a2)      # (N, out)
+    dx = dw = db = None
+    if need_dx:
+        dx = gemm.matmul(dz, w).reshape(x.shape)                                  # (N, in)
+    if need_dw and not supported(x):
+        dw = gemm.matmul(dz.T, cupy.ascontiguousarray(x).reshape(-1, x.shape[-1]))
+        db = dz.sum(0) if need_db else None
+    elif need_dw:
+        x2 = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
+        if need_db:      # dW^T = x^T @ dz with the bias gradient (a column sum of dz) fused in
+            r, extra = _run(E.BGRADB, x2.T, dz)
+            db = extra["bgradb"].reshape(out_f)
+        else:
+            r = _run(None, x2.T, dz)            # no epilogue
+        dw = r.T                                                                   # (out, in), C order
+    elif need_db:
+        db = dz.sum(0)
+    return dx, dw, db
+
+
+
