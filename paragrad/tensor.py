@@ -352,26 +352,17 @@ def _rebuild(cls, arr, dtype_name, device, requires_grad, attrs):
     return t
 
 
-def _init(t, data, dtype, device):
-    t._data = data
-    t.dtype = dtype
-    t._device = device
-    t._backend = backend_for(device)
-    t._requires_grad = False
-    t._grad = None
-    t.grad_fn = None
-    t._output_nr = 0
-    t._acc = None
-    t._hooks = None
-
-
 _new = object.__new__
 _cpu_backend = backend_for(CPU)
 
 
 def _wrap(data, dtype, device=CPU):
     """The fast constructor every op uses: a Tensor around an existing backend buffer."""
-    t = _new(Tensor)
+    return _init(_new(Tensor), data, dtype, device)
+
+
+def _init(t, data, dtype, device):
+    """Fill a new Tensor's fields (also used by Tensor/Parameter constructors)."""
     t._data = data
     t.dtype = dtype
     t._device = device
@@ -383,6 +374,17 @@ def _wrap(data, dtype, device=CPU):
     t._acc = None
     t._hooks = None
     return t
+
+
+def zero_grads(tensors, set_to_none=True):
+    """Module.zero_grad and Optimizer.zero_grad: drop each .grad, or zero it in place."""
+    for p in tensors:
+        if p.grad is not None:
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad = p.grad.detach()
+                p.grad.zero_()
 
 
 def _dim(d, ndim, op):

@@ -7,7 +7,32 @@ from ..ops.linalg import linear_act
 from .module import Module
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: modules named "0", "1", ... in order."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def _renumber(self, mods):
+        """Rename the modules 0..n-1 in this order, as PyTorch does after a deletion or an
+        insertion (so that a later append can't clash with an existing name)."""
+        self._modules.clear()
+        self._modules.update((str(i), m) for i, m in enumerate(mods))
+
+
+class Sequential(_ModuleSequence):
     """Modules applied in order; `Sequential(a, b)` or `Sequential(OrderedDict(name=module))`."""
 
     def __init__(self, *args):
@@ -46,25 +71,9 @@ class Sequential(Module):
         names = list(self._modules)
         for name in (names[idx] if isinstance(idx, slice) else [names[_index(idx, len(names), "Sequential")]]):
             del self._modules[name]
-        # renumber as PyTorch does, so that append() after a deletion can't clash with a name
-        mods = list(self._modules.values())
-        self._modules.clear()
-        self._modules.update((str(i), m) for i, m in enumerate(mods))
+        self._renumber(list(self._modules.values()))
 
-    def __len__(self):
-        return len(self._modules)
 
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
 
     def insert(self, index, module):
         if not isinstance(module, Module):
@@ -74,8 +83,7 @@ class Sequential(Module):
             raise IndexError(f"Sequential.insert: index {index} is out of range (length {n})")
         mods = list(self._modules.values())
         mods.insert(index if index >= 0 else index + n, module)
-        self._modules.clear()
-        self._modules.update((str(i), m) for i, m in enumerate(mods))
+        self._renumber(mods)
         return self
 
     def pop(self, key):
@@ -116,7 +124,7 @@ def _index(idx, n, cls):
     return idx % n
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
@@ -134,26 +142,11 @@ class ModuleList(Module):
     def __delitem__(self, idx):
         mods = list(self._modules.values())
         del mods[idx]
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        self._renumber(mods)
 
-    def __len__(self):
-        return len(self._modules)
 
-    def __iter__(self):
-        return iter(self._modules.values())
 
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    __iadd__ = extend
+    __iadd__ = _ModuleSequence.extend
 
     def __add__(self, other):
         return ModuleList(list(self) + list(other))
@@ -166,9 +159,7 @@ class ModuleList(Module):
     def insert(self, index, module):
         mods = list(self._modules.values())
         mods.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        self._renumber(mods)
 
 
 class ModuleDict(Module):

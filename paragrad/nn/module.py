@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 
 from ..autograd import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, zero_grads
 from .parameter import Parameter
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -243,13 +243,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad = p.grad.detach()
-                    p.grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def _apply(self, fn):
         """Convert every parameter and buffer with fn(tensor) -> tensor, keeping the Parameter

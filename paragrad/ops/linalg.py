@@ -79,37 +79,32 @@ def matmul(a, b):
     return _matmul(a, b, "matmul")
 
 
-def mm(a, b):
-    _check("mm", a, b)
-    if a.ndim != 2 or b.ndim != 2:
-        raise RuntimeError(f"mm: expected 2D tensors, got {a.ndim}D and {b.ndim}D "
+def _expect_dims(op, a, b, na, nb, what):
+    _check(op, a, b)
+    if a.ndim != na or b.ndim != nb:
+        raise RuntimeError(f"{op}: expected {what}, got {a.ndim}D and {b.ndim}D "
                            f"(shapes {tuple(a.shape)} and {tuple(b.shape)})")
+
+
+def mm(a, b):
+    _expect_dims("mm", a, b, 2, 2, "2D tensors")
     return _matmul_nd(a, b, "mm")
 
 
 def bmm(a, b):
-    _check("bmm", a, b)
-    if a.ndim != 3 or b.ndim != 3:
-        raise RuntimeError(f"bmm: expected 3D tensors, got {a.ndim}D and {b.ndim}D "
-                           f"(shapes {tuple(a.shape)} and {tuple(b.shape)})")
+    _expect_dims("bmm", a, b, 3, 3, "3D tensors")
     if a.shape[0] != b.shape[0]:
         raise _shapes_error("bmm", a, b, "batch sizes differ")
     return _matmul_nd(a, b, "bmm")
 
 
 def mv(a, v):
-    _check("mv", a, v)
-    if a.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(f"mv: expected a 2D matrix and a 1D vector, got {a.ndim}D and {v.ndim}D "
-                           f"(shapes {tuple(a.shape)} and {tuple(v.shape)})")
+    _expect_dims("mv", a, v, 2, 1, "a 2D matrix and a 1D vector")
     return _matmul(a, v, "mv")
 
 
 def dot(a, b):
-    _check("dot", a, b)
-    if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors "
-                           f"(shapes {tuple(a.shape)} and {tuple(b.shape)})")
+    _expect_dims("dot", a, b, 1, 1, "1D tensors")
     return _matmul(a, b, "dot")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, zero_grads
 
 
 class _Required:
@@ -64,14 +64,7 @@ class Optimizer:
         return buf
 
     def zero_grad(self, set_to_none=True):
-        for g in self.param_groups:
-            for p in g["params"]:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        p.grad = p.grad.detach()
-                        p.grad.zero_()
+        zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure=None):
         raise NotImplementedError
