@@ -121,6 +121,7 @@ class Node:
     out_hooks = None        # {output_index: [hook, ...]} for non-leaf Tensor.register_hook
     retained = None         # {output_index: weakref to the tensor} for retain_grad
     user_code = False       # backward is user code (custom Function): see _owned
+    versions = ()           # versions of the saved tensors when they were saved
 
     def backward(self, *grads):
         raise NotImplementedError(f"{type(self).__name__} has no backward")
@@ -168,11 +169,27 @@ def edge(t):
 
 def record(node, inputs, out):
     """Attach `node` as out's grad_fn with edges to `inputs`. Call only when grad mode is on
-    and some input requires grad."""
+    and some input requires grad (and after setting node.saved)."""
     node.next_edges = tuple(edge(t) if t is not None else None for t in inputs)
+    if node.saved:
+        node.versions = _versions(node.saved)
     out.grad_fn = node
     out._requires_grad = True
     return out
+
+
+def _versions(saved):
+    """The version of every saved tensor now, to detect in-place writes before backward."""
+    return tuple(t._vc[0] if hasattr(t, "_vc") else None for t in saved)
+
+
+def _check_versions(node):
+    for t, v in zip(node.saved, node.versions):
+        if v is not None and t._vc[0] != v:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{t.dtype} {list(t.shape)}] is at version {t._vc[0]}; "
+                f"expected version {v} instead (in {node.name()}).")
 
 
 def needs_grad(*tensors) -> bool:
@@ -300,6 +317,8 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
         else:
             if node.saved is RELEASED:
                 raise _freed_error(node)
+            if node.versions:
+                _check_versions(node)
             in_grads = node.backward(*grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
@@ -473,6 +492,8 @@ class Function:
             fixed.append(o)
         if track:
             ctx.next_edges = tuple(edge(a) if a is not None else None for a in tensor_args)
+            if ctx.saved:
+                ctx.versions = _versions(ctx.saved)
             ctx._in_meta = tuple((a.shape, a.dtype) if a is not None else None for a in tensor_args)
             ctx.n_outputs = len(fixed)
             for i, o in enumerate(fixed):

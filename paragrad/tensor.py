@@ -41,7 +41,7 @@ class Size(tuple):
 
 class Tensor:
     __slots__ = ("_data", "_backend", "_device", "dtype", "_requires_grad", "_grad", "grad_fn",
-                 "_output_nr", "_acc", "_hooks", "__weakref__", "__dict__")
+                 "_output_nr", "_acc", "_hooks", "__weakref__", "__dict__", "_vc")
 
     def __init__(self, *args, dtype=None, device=None):
         """`Tensor(data)` (default float dtype) or `Tensor(*sizes)` (uninitialized), as
@@ -120,6 +120,7 @@ class Tensor:
             raise TypeError(f"data: expected a Tensor, got {type(other).__name__}")
         self._data, self.dtype = other._data, other.dtype
         self._device, self._backend = other._device, other._backend
+        self._vc = other._vc        # same buffer, same version counter
 
     @property
     def is_floating_point_dtype(self):
@@ -256,8 +257,14 @@ class Tensor:
         return self
 
     def detach(self):
-        """A new tensor sharing this one's buffer, outside the graph."""
-        return _wrap(self._data, self.dtype, self._device)
+        """A new tensor sharing this one's buffer (and version counter), outside the graph."""
+        return view_of(_wrap(self._data, self.dtype, self._device), self)
+
+    @property
+    def _version(self):
+        """How many in-place writes this tensor's buffer has seen (shared by its views), as
+        PyTorch's: backward refuses saved tensors whose version moved since they were saved."""
+        return self._vc[0]
 
     def detach_(self):
         if self.grad_fn is not None and getattr(self, "_is_view_of_graph", False):
@@ -373,6 +380,27 @@ def _init(t, data, dtype, device):
     t._output_nr = 0
     t._acc = None
     t._hooks = None
+    t._vc = [0]
+    return t
+
+
+def view_of(out, src):
+    """Mark `out` as sharing src's buffer: one version counter for both."""
+    out._vc = src._vc
+    return out
+
+
+def bump_version(t):
+    """Record an in-place write into t's buffer (seen by every view of it)."""
+    t._vc[0] += 1
+
+
+def rebind(t, out):
+    """An in-place op inside a recorded graph: t takes the result's new buffer and grad_fn.
+    Its old buffer (and what nodes saved of it) stays untouched, so it gets a counter of its
+    own; views taken of t before keep the old values (a documented difference)."""
+    t._data, t.grad_fn, t._output_nr, t._requires_grad = out._data, out.grad_fn, 0, out._requires_grad
+    t._vc = [t._vc[0] + 1]
     return t
 
 

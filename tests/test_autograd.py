@@ -796,3 +796,52 @@ def test_in_place_accumulation_never_touches_outside_tensors(device):
     close(kept["paragrad"][1], kept["torch"][1])
     close(kept["paragrad"][2], kept["torch"][2])
     close(p.grad, t.grad)
+
+
+# ---- version counters: in-place writes to tensors saved for backward ---------------------------
+def test_version_counter_counts_inplace_writes_and_is_shared_by_views(device):
+    x = pg.zeros(4, device=device)
+    v = x[1:]                          # a view shares the counter
+    assert x._version == 0
+    x.add_(1)
+    v.mul_(2)
+    x[0] = 5
+    assert x._version == v._version == 3
+    assert x.clone()._version == 0 and x.flip(0)._version == 0    # copies start afresh
+    assert x.detach()._version == 3
+
+
+@pytest.mark.parametrize("write", [lambda t: t.add_(1), lambda t: t.__setitem__(0, 2.0),
+                                   lambda t: t.copy_(pg.ones_like(t)), lambda t: t.fill_(3.0),
+                                   lambda t: t.reshape(2, 2).mul_(2)],
+                         ids=["add_", "setitem", "copy_", "fill_", "through_a_view"])
+def test_backward_refuses_a_saved_tensor_written_in_place(write, device):
+    w = pg.ones(4, device=device, requires_grad=True)
+    x = pg.arange(4.0, device=device)
+    y = (x.exp() * w).sum()            # mul saves x.exp()'s output and w
+    e = pg.arange(4.0, device=device)
+    z = (e * w).sum()                  # mul saves e
+    with pg.no_grad():
+        write(e)
+    y.backward()                       # untouched: fine
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*version"):
+        z.backward()
+
+
+def test_optimizer_step_then_backward_through_old_graph_raises():
+    w = pg.ones(3, requires_grad=True)
+    x = pg.ones(3, requires_grad=True)
+    loss = (w * x).sum()
+    loss.backward(retain_graph=True)
+    pg.optim.SGD([w], lr=0.1).step()   # writes w in place
+    with pytest.raises(RuntimeError, match="inplace"):
+        loss.backward()
+
+
+def test_inplace_in_grad_mode_keeps_gradients_right(device):
+    a = pg.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    b = a * 2
+    c = b * b                          # saves b
+    b.add_(1)                          # grad mode: b gets a new buffer, c's saved b keeps its value
+    (c.sum() + b.sum()).backward()
+    assert a.grad.tolist() == [10.0, 18.0, 26.0]     # 8a + 2

@@ -37,7 +37,8 @@ ARG_REDUCE_OPS = ("argmax", "argmin")
 FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "layer_norm", "layer_norm_backward", "linear_act",
-    "conv2d", "pool2d", "batch_norm", "scaled_dot_product_attention", "adam_step", "sgd_step",
+    "conv2d", "conv2d_backward", "pool2d", "batch_norm", "scaled_dot_product_attention",
+    "scaled_dot_product_attention_backward", "adam_step", "sgd_step",
 )
 # softmax family (ops/nn.py): fast_softmax(x, axis) -> y; fast_softmax_backward(y, g, axis) -> dx
 #   (log_ forms alike, y being the log-softmax output).
@@ -52,6 +53,15 @@ FAST_PATHS = (
 # optimizers (optim/adam.py, optim/sgd.py): fast_adam_step(ws, gs, ms, vs, vmaxs, steps, **hyper)
 #   and fast_sgd_step(ws, gs, bufs, firsts, **hyper) update a whole param group in place and
 #   return True, or return False (having done nothing) to let the optimizer compose primitives.
+# conv2d (ops/conv.py; x (N, C_in, H, W), w (C_out, C_in/groups, kH, kW), b (C_out,) or None,
+#   all C-contiguous, of one dtype (floats or integers); stride, dilation (h, w) pairs of ints
+#   >= 1; padding ((top, bottom), (left, right)) ints >= 0 (asymmetric for padding='same');
+#   groups an int dividing C_in and C_out; the op layer has validated the geometry and makes
+#   unbatched input 4-D):
+#   fast_conv2d(x, w, b, stride, padding, dilation, groups) -> y (N, C_out, Ho, Wo), x's dtype
+#   fast_conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db)
+#       -> (dx, dw, db): x's, w's and (C_out,) shapes in x's dtype, each None unless needed;
+#     g (N, C_out, Ho, Wo) C-contiguous. Either may exist without the other.
 # layer_norm (called by ops/norm.py):
 #   fast_layer_norm(x, w, b, n_norm_dims, eps) -> (y, mean, rstd)
 #   fast_layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db)
@@ -65,6 +75,17 @@ FAST_PATHS = (
 # (1,) * n_norm_dims, dtype float32 for float16/bfloat16 inputs (statistics and all
 # arithmetic in float32) else x's dtype. The backward may get mean/rstd from either the fast
 # forward or the composite one, so both must use exactly this layout.
+# scaled_dot_product_attention (ops/attention.py), used only with no attn_mask, dropout_p == 0
+# and q, k, v 4-D with equal (B, H) (no GQA, no batch broadcasting), L, S, E > 0:
+#   fast_scaled_dot_product_attention(q, k, v, scale, is_causal) -> (out, stats) or None
+#   fast_scaled_dot_product_attention_backward(q, k, v, out, dout, stats, scale, is_causal)
+#       -> (dq, dk, dv) or None
+# q (B, H, L, E), k (B, H, S, E), v (B, H, S, Ev), dout (B, H, L, Ev): C-contiguous, one float
+# dtype; scale a Python float; is_causal: key j visible to query i iff j <= i (top-left).
+# out (B, H, L, Ev) and dq/dk/dv have the inputs' shapes and dtype; stats is the per-row
+# logsumexp of the scaled scores, (B, H, L, 1) float32. The backward gets stats from the fast
+# forward, or from the composite one when the backend has a fast backward (same layout).
+# Returning None declines (e.g. a dtype the kernel lacks): the op then composes primitives.
 
 
 _fast_paths_enabled = [True]
@@ -206,7 +227,7 @@ class Backend(ABC):
 
     @abstractmethod
     def flip(self, x, axes):
-        """Reverse the order of elements along axes."""
+        """A copy with the order of elements reversed along axes."""
 
     # ---- indexing ---------------------------------------------------------------------------
     @abstractmethod

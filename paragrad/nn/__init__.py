@@ -1,6 +1,7 @@
 """paragrad.nn: modules, parameters, losses, init and functional forms (PyTorch's torch.nn)."""
 from . import functional, init, utils  # noqa: F401
 from .containers import ModuleDict, ModuleList, Sequential  # noqa: F401
+from .conv import Conv2d  # noqa: F401
 from .layers import (GELU, Dropout, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax,  # noqa: F401
                      ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401

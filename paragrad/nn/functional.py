@@ -5,6 +5,8 @@ from .. import dtypes as dt
 from ..autograd import Function
 from ..ops import (gelu, leaky_relu, log_softmax, pad, relu, sigmoid, silu, softmax, softplus,  # noqa: F401
                    tanh)
+from ..ops.conv import conv2d  # noqa: F401  (F.conv2d)
+from ..ops.attention import scaled_dot_product_attention  # noqa: F401  (F.scaled_dot_product_attention)
 from ..ops.creation import zeros
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
 from ..ops.nn import cross_entropy_indices

@@ -5,9 +5,10 @@ Reading this file gives the whole Tensor method surface in one place.
 from __future__ import annotations
 
 from .. import autograd
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version, rebind
 from ._common import snapshot as _snapshot
 from . import binary, conversion, creation, indexing, linalg, movement, nn, norm, reduce, unary
+from .conv import conv2d
 from ..dtypes import bool_
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
@@ -66,13 +67,11 @@ def _assign(self, compute, name):
         raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                            f"in-place operation.")
     if autograd._grad_enabled and self._requires_grad:
-        out = compute(_snapshot(self))   # nodes saving the input must keep its old value
-        self._data, self.grad_fn, self._output_nr = out._data, out.grad_fn, 0
-        self._requires_grad = out._requires_grad
-        return self
+        return rebind(self, compute(_snapshot(self)))   # saved inputs keep their old value
     with autograd.no_grad():
         out = compute(self)
     self._backend.copy_(self._data, out._data)
+    bump_version(self)
     return self
 
 
@@ -84,9 +83,7 @@ def _copy_(self, src, non_blocking=False):
         if self.grad_fn is None and self._requires_grad:
             raise RuntimeError("copy_: a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
-        out = src.to(self.dtype, self.device).expand(self.shape) + self.new_zeros(())
-        self._data, self.grad_fn, self._output_nr, self._requires_grad = out._data, out.grad_fn, 0, True
-        return self
+        return rebind(self, src.to(self.dtype, self.device).expand(self.shape) + self.new_zeros(()))
     if src.device != self.device:
         src = src.to(self.device)
     try:
@@ -95,6 +92,7 @@ def _copy_(self, src, non_blocking=False):
         raise RuntimeError(f"copy_: source of shape {tuple(src.shape)} can't be broadcast to "
                            f"destination of shape {tuple(self.shape)}") from None
     self._backend.copy_(self._data, src._data)
+    bump_version(self)
     return self
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..tensor import Tensor, _dim, _wrap
+from ..tensor import Tensor, _dim, _wrap, view_of
 
 Scalar = (int, float, bool)
 
@@ -52,7 +52,7 @@ def cast_buf(t, dtype):
 def alias(t):
     """A detached tensor sharing t's buffer: what a node saves of its own output, so the
     output -> node -> output reference cycle never forms."""
-    return _wrap(t._data, t.dtype, t._device)
+    return view_of(_wrap(t._data, t.dtype, t._device), t)
 
 
 def snapshot(t):
@@ -62,7 +62,7 @@ def snapshot(t):
     while grad mode is on, and its gradient must reach its own AccumulateGrad."""
     if t.grad_fn is None and t._requires_grad:
         return t
-    s = _wrap(t._data, t.dtype, t._device)
+    s = view_of(_wrap(t._data, t.dtype, t._device), t)
     s.grad_fn, s._output_nr, s._requires_grad = t.grad_fn, t._output_nr, t._requires_grad
     return s
 

@@ -10,7 +10,7 @@ import numpy as np
 from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, bump_version, rebind
 from ._common import alias, floating, grad_for, same_device, snapshot
 
 
@@ -453,9 +453,7 @@ def binary_(op, a, b, fn):
             if out.shape != a.shape:
                 raise RuntimeError(f"{name}: output with shape {tuple(a.shape)} doesn't match "
                                    f"the broadcast shape {tuple(out.shape)}")
-            out = out if out.dtype is a.dtype else out.to(a.dtype)
-            a._data, a.grad_fn, a._output_nr, a._requires_grad = out._data, out.grad_fn, 0, True
-            return a
+            return rebind(a, out if out.dtype is a.dtype else out.to(a.dtype))
     if isinstance(b, Tensor) and b.shape != a.shape:
         try:
             ok = np.broadcast_shapes(a.shape, b.shape) == tuple(a.shape)
@@ -470,4 +468,5 @@ def binary_(op, a, b, fn):
         a._backend.binary(op, a._data, bb, out=a._data)
     else:
         a._backend.copy_(a._data, a._backend.binary(op, ab, bb))
+    bump_version(a)
     return a

@@ -13,7 +13,7 @@ import numpy as np
 from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, bump_version, rebind
 from ._common import check_tensor, dim_arg, same_device
 
 
@@ -361,6 +361,7 @@ def setitem(x, key, value):
         _broadcast_check(value, target.shape)
         buf = value._data if isinstance(value, Tensor) else value
         x._backend.copy_(target._data, buf)
+        bump_version(x)
         return
     # general case: find the flat positions the key addresses, then scatter into them
     with autograd.no_grad():
@@ -371,8 +372,7 @@ def setitem(x, key, value):
     else:
         vals = _wrap(x._backend.full((pos.numel(),), value, x.dtype, x._device.index), x.dtype, x._device)
     if tracked:
-        new = scatter(x.reshape(-1), 0, pos.reshape(-1), vals).reshape(x.shape)
-        x._data, x.grad_fn, x._output_nr, x._requires_grad = new._data, new.grad_fn, 0, True
+        rebind(x, scatter(x.reshape(-1), 0, pos.reshape(-1), vals).reshape(x.shape))
         return
     b = x._backend
     flat = b.reshape(x._data, (-1,))
@@ -383,6 +383,7 @@ def setitem(x, key, value):
         flat = b.reshape(_clone_buf(x), (-1,))
         b.scatter(flat, pos.reshape(-1)._data, src, 0)
         b.copy_(x._data, b.reshape(flat, x.shape))
+    bump_version(x)
 
 
 def _broadcast_check(value, shape):

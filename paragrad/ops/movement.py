@@ -9,7 +9,7 @@ import numpy as np
 from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, view_of
 from ._common import check_tensor, dim_arg, same_device, sum_to
 
 
@@ -27,6 +27,14 @@ def _sizes(args, op):
     return tuple(out)
 
 
+def _shared(out, x):
+    """Views (not copies) share x's version counter, so in-place writes through either are
+    seen by backward's saved-tensor check."""
+    if out._data is x._data or not out._backend.owns_memory(out._data):
+        view_of(out, x)
+    return out
+
+
 def _track(x):
     return x._requires_grad and autograd._grad_enabled
 
@@ -41,7 +49,7 @@ def reshape_to(x, shape):
     """reshape with an already valid, fully known shape tuple: the unchecked core that
     reshape and backward formulas share."""
     data = x._data if shape == x._data.shape else x._backend.reshape(x._data, shape)
-    out = _wrap(data, x.dtype, x._device)
+    out = _shared(_wrap(data, x.dtype, x._device), x)
     if x._requires_grad and autograd._grad_enabled:
         node = ReshapeBackward()
         node.shape = x._data.shape
@@ -143,7 +151,7 @@ def permute(x, *dims):
 
 def permute_to(x, axes):
     """permute with valid non-negative axes: the unchecked core."""
-    out = _wrap(x._backend.permute(x._data, axes), x.dtype, x._device)
+    out = _shared(_wrap(x._backend.permute(x._data, axes), x.dtype, x._device), x)
     if x._requires_grad and autograd._grad_enabled:
         node = PermuteBackward()
         node.inverse = tuple(np.argsort(axes))
@@ -232,7 +240,7 @@ def expand_to(x, shape):
     """expand to a valid target shape: the unchecked core."""
     if shape == x._data.shape:
         return reshape_to(x, shape)
-    out = _wrap(x._backend.expand(x._data, shape), x.dtype, x._device)
+    out = _shared(_wrap(x._backend.expand(x._data, shape), x.dtype, x._device), x)
     if x._requires_grad and autograd._grad_enabled:
         node = ExpandBackward()
         node.shape = x._data.shape
@@ -271,7 +279,7 @@ class SliceBackward(Node):
 
 def slice_op(x, starts, stops, steps):
     """Basic strided slice (already normalized: 0 <= start <= stop <= size, step > 0)."""
-    out = _wrap(x._backend.slice(x._data, starts, stops, steps), x.dtype, x._device)
+    out = _shared(_wrap(x._backend.slice(x._data, starts, stops, steps), x.dtype, x._device), x)
     if _track(x):
         node = SliceBackward()
         node.shape, node.starts, node.stops, node.steps = x.shape, starts, stops, steps

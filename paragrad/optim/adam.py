@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..autograd import no_grad
+from ..tensor import bump_version
 from .optimizer import Optimizer, zeros_like_buf
 
 
@@ -50,6 +51,8 @@ class Adam(Optimizer):
                     and fast(*bufs, **hyper)):
                 for i, p in enumerate(params):
                     adam_update(p._backend, *(col[i] for col in bufs), self._scratch(p), **hyper)
+            for p in params:        # the parameters were written in place
+                bump_version(p)
         return loss
 
     def _state_of(self, p, amsgrad):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd import no_grad
+from ..tensor import bump_version
 from .optimizer import Optimizer, required, zeros_like_buf
 
 
@@ -43,6 +44,8 @@ class SGD(Optimizer):
             if not (fast is not None and all(p._backend is b for p in params) and fast(*cols, **hyper)):
                 for i, p in enumerate(params):
                     sgd_update(p._backend, *(col[i] for col in cols), **hyper)
+            for p in params:        # the parameters were written in place
+                bump_version(p)
         return loss
 
 

@@ -386,8 +386,6 @@ def test_inplace_keeps_saved_inputs(device):
     np.testing.assert_allclose(a.grad.cpu().numpy(), want, rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="no version counters: an in-place write under no_grad into a "
-                   "tensor saved for backward is not detected (torch raises); needs tensor.py/autograd.py")
 def test_inplace_no_grad_after_save_raises(device):
     w = pg.tensor([1.0, 2.0], device=device, requires_grad=True)
     x = pg.tensor([3.0, 4.0], device=device)

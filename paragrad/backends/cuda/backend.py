@@ -216,7 +216,7 @@ class CUDABackend(Backend):
         return cupy.ascontiguousarray(x)
 
     def flip(self, x, axes):
-        return cupy.flip(x, axes)
+        return cupy.flip(x, axes).copy()    # a copy, as PyTorch's flip
 
     # ---- indexing ----------------------------------------------------------------------------
     def take(self, x, index, axis):

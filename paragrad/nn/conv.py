@@ -1,0 +1,106 @@
+"""Conv2d: the module around F.conv2d, with PyTorch's arguments, checks, init and repr."""
+from __future__ import annotations
+
+import math
+
+from ..ops.creation import empty
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+class Conv2d(Module):
+    """2-D convolution over (N, C_in, H, W) or (C_in, H, W) input. Weight (out_channels,
+    in_channels/groups, kH, kW) ~ kaiming_uniform(a=sqrt(5)), bias ~ U(-1/sqrt(fan_in),
+    1/sqrt(fan_in)) with fan_in = in_channels/groups * kH * kW, as PyTorch. padding_mode
+    'reflect', 'replicate' or 'circular' pads the input with F.pad first (then convolves
+    without padding), as PyTorch does."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        if not isinstance(groups, int) or groups <= 0:
+            raise ValueError("Conv2d: groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError(f"Conv2d: in_channels must be divisible by groups (got "
+                             f"in_channels={in_channels}, groups={groups})")
+        if out_channels % groups:
+            raise ValueError(f"Conv2d: out_channels must be divisible by groups (got "
+                             f"out_channels={out_channels}, groups={groups})")
+        kernel_size, stride, dilation = _pair(kernel_size), _pair(stride), _pair(dilation)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Conv2d: Invalid padding string {padding!r}, should be one of "
+                                 f"{{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("Conv2d: padding='same' is not supported for strided convolutions")
+        else:
+            padding = _pair(padding)
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"Conv2d: padding_mode must be one of {_PADDING_MODES}, but got "
+                             f"padding_mode={padding_mode!r}")
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        self.padding_mode = padding_mode
+        self.transposed, self.output_padding = False, (0, 0)
+        # F.pad's (left, right, top, bottom) for the non-zeros modes; 'same' puts the odd
+        # extra at the right/bottom, as F.conv2d does
+        if padding == "same":
+            rev = []
+            for d, k in zip(reversed(dilation), reversed(kernel_size)):
+                total = d * (k - 1)
+                rev += [total // 2, total - total // 2]
+        elif padding == "valid":
+            rev = [0, 0, 0, 0]
+        else:
+            rev = [padding[1], padding[1], padding[0], padding[0]]
+        self._reversed_padding_repeated_twice = rev
+        self.weight = Parameter(empty(out_channels, in_channels // groups, *kernel_size,
+                                      device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * self.kernel_size[0] * self.kernel_size[1]
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _conv_forward(self, x, weight, bias):
+        if self.padding_mode != "zeros":
+            return F.conv2d(F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                            weight, bias, self.stride, 0, self.dilation, self.groups)
+        return F.conv2d(x, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, x):
+        return self._conv_forward(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        # PyTorch's _ConvNd.extra_repr, term for term
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * len(self.padding):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
