@@ -6,6 +6,8 @@ import threading
 
 import numpy as np
 
+from .. import dtypes as _dtypes
+
 from .base import Backend
 
 _UNARY = {
@@ -24,6 +26,9 @@ _BINARY = {
 _BITWISE = {"and": (np.logical_and, np.bitwise_and), "or": (np.logical_or, np.bitwise_or),
             "xor": (np.logical_xor, np.bitwise_xor)}
 _DOMAIN_OPS = {"log", "sqrt", "rsqrt", "reciprocal", "log1p", "div", "pow", "floordiv", "mod"}
+# half-precision float dtypes, summed with a float32 accumulator (compared as dtypes: the
+# .name property of a NumPy dtype is slow enough to show in per-op overhead)
+_HALF = tuple(d for d in (np.dtype(np.float16), _dtypes.bfloat16.np) if d is not None)
 _REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 
 _erf64 = np.frompyfunc(math.erf, 1, 1)
@@ -167,7 +172,7 @@ class CPUBackend(Backend):
 
     # ---- reduce -------------------------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
-        if op == "sum" and x.dtype.name in ("float16", "bfloat16"):   # accumulate in float32, as PyTorch
+        if op == "sum" and x.dtype in _HALF:   # accumulate in float32, as PyTorch
             return np.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
         r = _REDUCE[op](x, axis=axes, keepdims=keepdims)
         return np.asarray(r, dtype=x.dtype)

@@ -12,6 +12,8 @@ import cupyx
 import cupyx.scipy.special
 import numpy as np
 
+from ...dtypes import bfloat16 as _bf16
+
 from ..base import Backend
 from . import fused, gemm, lt, memory
 from .kernels import kernel, launch
@@ -30,6 +32,9 @@ _BINARY = {
 }
 _BITWISE = {"and": (cupy.logical_and, cupy.bitwise_and), "or": (cupy.logical_or, cupy.bitwise_or),
             "xor": (cupy.logical_xor, cupy.bitwise_xor)}
+# half-precision float dtypes, summed with a float32 accumulator (compared as dtypes: the
+# .name property of a NumPy dtype is slow enough to show in per-op overhead)
+_HALF = tuple(d for d in (np.dtype(np.float16), _bf16.np) if d is not None)
 _REDUCE = {"sum": cupy.sum, "prod": cupy.prod, "max": cupy.max, "min": cupy.min}
 
 _sigmoid = cupy.ElementwiseKernel(
@@ -175,7 +180,7 @@ class CUDABackend(Backend):
 
     # ---- reduce ------------------------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
-        if op == "sum" and x.dtype.name in ("float16", "bfloat16"):   # accumulate in float32
+        if op == "sum" and x.dtype in _HALF:   # accumulate in float32
             return cupy.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
         return cupy.asarray(_REDUCE[op](x, axis=axes, keepdims=keepdims), dtype=x.dtype)
 
