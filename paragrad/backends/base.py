@@ -61,7 +61,8 @@ FAST_PATHS = (
 #   fast_conv2d(x, w, b, stride, padding, dilation, groups) -> y (N, C_out, Ho, Wo), x's dtype
 #   fast_conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db)
 #       -> (dx, dw, db): x's, w's and (C_out,) shapes in x's dtype, each None unless needed;
-#     g (N, C_out, Ho, Wo) C-contiguous. Either may exist without the other.
+#     g (N, C_out, Ho, Wo) C-contiguous. Either may exist without the other; either may
+#     return None to decline a case (the op then composes primitives).
 # layer_norm (called by ops/norm.py):
 #   fast_layer_norm(x, w, b, n_norm_dims, eps) -> (y, mean, rstd)
 #   fast_layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db)

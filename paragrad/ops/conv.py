@@ -238,11 +238,11 @@ class Conv2dBackward(Node):
         if not g.batched:
             gd, xd = b.reshape(gd, (1,) + gd.shape), b.reshape(xd, (1,) + xd.shape)
         fast = b.fast("conv2d_backward")
-        if fast is not None:
-            dx, dw, db = fast(gd, b.contiguous(xd), b.contiguous(w._data), g.stride, g.pads, g.dil,
-                              g.groups, *need)
-        else:
-            dx, dw, db = _backward_composite(b, gd, xd, w._data, g, x.dtype, x._device.index, *need)
+        r = fast(gd, b.contiguous(xd), b.contiguous(w._data), g.stride, g.pads, g.dil, g.groups,
+                 *need) if fast is not None else None
+        # (a fast path may decline a case, e.g. a dtype its library lacks, by returning None)
+        dx, dw, db = r if r is not None else _backward_composite(b, gd, xd, w._data, g, x.dtype,
+                                                                  x._device.index, *need)
         if dx is not None and not g.batched:
             dx = b.reshape(dx, dx.shape[1:])
         return tuple(_wrap(d, x.dtype, x._device) if d is not None and n else None
@@ -262,10 +262,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     xd = x._data if g.batched else b.reshape(x._data, (1,) + tuple(x.shape))
     bd = None if bias is None else bias._data
     fast = b.fast("conv2d")
-    if fast is not None:
-        y = fast(b.contiguous(xd), b.contiguous(weight._data), None if bd is None else b.contiguous(bd),
-                 g.stride, g.pads, g.dil, g.groups)
-    else:
+    y = fast(b.contiguous(xd), b.contiguous(weight._data), None if bd is None else b.contiguous(bd),
+             g.stride, g.pads, g.dil, g.groups) if fast is not None else None
+    if y is None:       # no fast path, or it declined this case
         y = _forward_composite(b, xd, weight._data, bd, g)
     if not g.batched:
         y = b.reshape(y, y.shape[1:])

@@ -15,7 +15,7 @@ import numpy as np
 from ...dtypes import bfloat16 as _bf16
 
 from ..base import Backend
-from . import fused, gemm, lt, memory
+from . import dnn, fused, gemm, lt, memory
 from .kernels import kernel, launch
 
 _UNARY = {
@@ -277,6 +277,18 @@ class CUDABackend(Backend):
 
     def fast_linear_act_backward(self, g, x, w, aux, act, need_dx, need_dw, need_db):
         return lt.linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db)
+
+    def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):
+        return dnn.conv2d(x, w, b, stride, padding, dilation, groups)
+
+    def fast_conv2d_backward(self, g, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db):
+        return dnn.conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db)
+
+    def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal):
+        return dnn.sdpa(q, k, v, scale, is_causal)
+
+    def fast_scaled_dot_product_attention_backward(self, q, k, v, out, dout, stats, scale, is_causal):
+        return dnn.sdpa_backward(q, k, v, out, dout, stats, scale, is_causal)
 
     def fast_adam_step(self, *bufs, **hyper):
         return fused.adam_step(*bufs, **hyper)
