@@ -43,7 +43,8 @@ FAST_PATHS = (
 # softmax family (ops/nn.py): fast_softmax(x, axis) -> y; fast_softmax_backward(y, g, axis) -> dx
 #   (log_ forms alike, y being the log-softmax output).
 # cross_entropy (ops/nn.py, logits (N, C), int64 targets (N,)):
-#   fast_cross_entropy(x, target, ignore_index) -> (per-row loss (N,), 0 where ignored; lse (N,))
+#   fast_cross_entropy(x, target, ignore_index) -> ([loss sum, counted rows] (2,), lse (N,));
+#     it raises IndexError for an out-of-range target (or yields NaN where it can't check)
 #   fast_cross_entropy_backward(x, target, lse, scale, ignore_index) -> dx
 #     = (softmax(x) - onehot(target)) * valid * scale, scale a 0-d buffer.
 # linear_act (ops/linalg.py; act 'relu' or 'gelu_tanh'; x (..., in), w (out, in), b (out,) or None):

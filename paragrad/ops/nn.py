@@ -72,28 +72,27 @@ def log_softmax(x, dim=None, dtype=None):
 
 class CrossEntropyBackward(Node):
     def backward(self, g):
-        x, target, valid, count = self.saved
+        x, target, count = self.saved
+        b = x._backend
+        if not autograd.is_grad_enabled():
+            # the gradient scale: g, over the number of counted rows for a mean (no counted
+            # row: count 0 and every row ignored -> a zero gradient, as PyTorch)
+            scale = b.binary("div", g._data, b.binary("maximum", count._data, 1)) if self.mean else g._data
+            fast = b.fast("cross_entropy_backward")
+            if fast is not None and self.lse is not None:
+                return _wrap(fast(x._data, target._data, self.lse, scale, self.ignore_index), x.dtype, x._device)
+        valid = target != self.ignore_index
+        safe = target.masked_fill(~valid, 0)
         if autograd.is_grad_enabled():       # double backward: the differentiable composite
-            logp = x.log_softmax(1)
-            picked = logp.gather(1, target.unsqueeze(1)).squeeze(1)
+            picked = x.log_softmax(1).gather(1, safe.unsqueeze(1)).squeeze(1)
             loss = -(picked * valid).sum()
             return _grad_of(loss / count if self.mean else loss, x, g)
-        b = x._backend
-        # the gradient scale: g, divided by the number of counted rows for a mean (no counted
-        # row: count 0, valid 0 -> a zero gradient, as PyTorch)
-        fast = b.fast("cross_entropy_backward")
-        if fast is not None and self.lse is not None:
-            scale = b.binary("div", g._data, b.binary("maximum", count._data, 1)) if self.mean else g._data
-            return _wrap(fast(x._data, self.target, self.lse, scale, self.ignore_index), x.dtype, x._device)
         fast = b.fast("softmax")
         p = fast(x._data, 1) if fast is not None else _softmax_buf(b, x._data)
-        # d loss / d x = (softmax(x) - onehot(target)) * valid * g (/ count)
+        # d loss / d x = (softmax(x) - onehot(target)) * valid * scale
         minus_one = b.full(tuple(target.shape) + (1,), -1, x.dtype, x._device.index)
-        b.scatter_add(p, b.reshape(target._data, tuple(target.shape) + (1,)), minus_one, 1)
-        scale = b.binary("mul", b.reshape(valid._data, (-1, 1)), g._data)
-        if self.mean:
-            b.binary("div", scale, b.binary("maximum", count._data, 1), out=scale)
-        b.binary("mul", p, scale, out=p)
+        b.scatter_add(p, b.reshape(safe._data, tuple(target.shape) + (1,)), minus_one, 1)
+        b.binary("mul", p, b.binary("mul", b.reshape(b.cast(valid._data, x.dtype), (-1, 1)), scale), out=p)
         return _wrap(p, x.dtype, x._device)
 
 
@@ -109,38 +108,42 @@ def _softmax_buf(b, x):
 def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
     """Cross-entropy of logits x (N, C) against class indices (N,) as one op: the loss is
     logsumexp(x_i) - x_i[target_i] averaged over non-ignored rows; the backward is one
-    softmax pass. (nn.functional.cross_entropy routes its common case here.)"""
+    softmax pass. (nn.functional.cross_entropy routes its common case here.) A backend's
+    `cross_entropy` fast path does the forward in one kernel plus one reduction."""
     b = x._backend
-    n = x.shape[1]
-    valid_b = b.binary("ne", target._data, ignore_index)                       # (N,) bool
-    safe_b = b.where(valid_b, target._data, b.full((), 0, target.dtype, x._device.index))
-    if safe_b.size:
-        lo = b.to_numpy(b.reduce("min", safe_b, (0,), False)).item()
-        hi = b.to_numpy(b.reduce("max", safe_b, (0,), False)).item()
-        if lo < 0 or hi >= n:
-            raise IndexError(f"cross_entropy: Target {hi if hi >= n else lo} is out of bounds "
-                             f"for {n} classes")
-    safe = _wrap(safe_b, target.dtype, x._device)
-    xd = x._data
-    vf = b.cast(valid_b, x.dtype)
     fast = b.fast("cross_entropy")
-    if fast is not None:           # one kernel: per-row loss (0 where ignored) and logsumexp
-        per_row, lse_rows = fast(xd, target._data, ignore_index)
+    lse_rows = None
+    if fast is not None:
+        sums, lse_rows = fast(x._data, target._data, ignore_index)       # [loss sum, count], (N,)
+        total = b.slice(sums, (0,), (1,), (1,))
+        count_buf = b.slice(sums, (1,), (2,), (1,))
+        total, count_buf = b.reshape(total, ()), b.reshape(count_buf, ())
     else:
-        m = b.reduce("max", xd, (1,), True)                            # (N, 1)
+        n = x.shape[1]
+        valid_b = b.binary("ne", target._data, ignore_index)                   # (N,) bool
+        safe_b = b.where(valid_b, target._data, b.full((), 0, target.dtype, x._device.index))
+        if safe_b.size:
+            lo = b.to_numpy(b.reduce("min", safe_b, (0,), False)).item()
+            hi = b.to_numpy(b.reduce("max", safe_b, (0,), False)).item()
+            if lo < 0 or hi >= n:
+                raise IndexError(f"cross_entropy: Target {hi if hi >= n else lo} is out of bounds "
+                                 f"for {n} classes")
+        xd = x._data
+        vf = b.cast(valid_b, x.dtype)
+        m = b.reduce("max", xd, (1,), True)                                # (N, 1)
         lse = b.binary("add", b.unary("log", b.reduce("sum", b.unary("exp", b.binary("sub", xd, m)),
-                                                      (1,), True)), m)  # (N, 1)
-        picked = b.gather(xd, b.reshape(safe._data, (-1, 1)), 1)       # (N, 1)
+                                                      (1,), True)), m)      # (N, 1)
+        picked = b.gather(xd, b.reshape(safe_b, (-1, 1)), 1)               # (N, 1)
         per_row = b.binary("mul", b.reshape(b.binary("sub", lse, picked), (-1,)), vf)
-        lse_rows = None
-    total = b.reduce("sum", per_row, (0,), False)
-    count = _wrap(b.reduce("sum", vf, (0,), False), x.dtype, x._device)
-    loss = b.binary("div", total, count._data) if reduction == "mean" else total
+        total = b.reduce("sum", per_row, (0,), False)
+        count_buf = b.reduce("sum", vf, (0,), False)
+    count = _wrap(count_buf, x.dtype, x._device)
+    loss = b.binary("div", total, count_buf) if reduction == "mean" else total
     out = _wrap(loss, x.dtype, x._device)
     if x._requires_grad and autograd._grad_enabled:
         node = CrossEntropyBackward()
         node.mean = reduction == "mean"
-        node.saved = (x, safe, _wrap(vf, x.dtype, x._device), count)
-        node.lse, node.target, node.ignore_index = lse_rows, target._data, ignore_index
+        node.saved = (x, target, count)
+        node.lse, node.ignore_index = lse_rows, ignore_index
         record(node, (x,), out)
     return out

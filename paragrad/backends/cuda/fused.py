@@ -58,16 +58,24 @@ def softmax_backward(y, g, axis, log=False):
 
 
 def cross_entropy(x, target, ignore_index):
-    """-> (per-row loss (N,), per-row logsumexp (N,)) for logits x (N, C)."""
+    """-> ([loss sum, counted rows] (2,), per-row logsumexp (N,)) for logits x (N, C): one
+    kernel and one reduction. Target bounds are checked on the host (a synchronization)
+    except while a CUDA graph is being captured, where a bad target gives NaN instead."""
     kd = _kernel_dtype(x)
     x2 = cupy.ascontiguousarray(x.astype(kd, copy=False))
     t = cupy.ascontiguousarray(target.astype(np.int64, copy=False))
-    loss = cupy.empty(x2.shape[0], dtype=kd)
-    lse = cupy.empty(x2.shape[0], dtype=kd)
-    if x2.shape[0]:
-        kernel("rows.cu", f"xent_fwd_{_SUFFIX[kd]}")((x2.shape[0],), (_BLOCK,),
-                                                     (x2, t, loss, lse, np.int64(x2.shape[1]), np.int64(ignore_index)))
-    return loss.astype(x.dtype, copy=False), lse
+    n, c = x2.shape
+    if n and not cupy.cuda.get_current_stream().is_capturing():
+        bad = cupy.any((t != ignore_index) & ((t < 0) | (t >= c)))
+        if bool(bad):
+            v = cupy.asnumpy(t[(t != ignore_index) & ((t < 0) | (t >= c))][:1])[0]
+            raise IndexError(f"cross_entropy: Target {v} is out of bounds for {c} classes")
+    rows = cupy.zeros((2, n), dtype=kd)
+    lse = cupy.empty(n, dtype=kd)
+    if n:
+        kernel("rows.cu", f"xent_fwd_{_SUFFIX[kd]}")((n,), (_BLOCK,),
+                                                     (x2, t, rows, lse, np.int64(c), np.int64(ignore_index)))
+    return rows.sum(axis=1).astype(x.dtype, copy=False), lse
 
 
 def cross_entropy_backward(x, target, lse, scale, ignore_index):

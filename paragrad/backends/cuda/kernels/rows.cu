@@ -7,6 +7,10 @@ template <typename T> __device__ __forceinline__ T neg_inf();
 template <> __device__ __forceinline__ float neg_inf<float>() { return __int_as_float(0xff800000); }
 template <> __device__ __forceinline__ double neg_inf<double>() { return __longlong_as_double(0xfff0000000000000ULL); }
 
+template <typename T> __device__ __forceinline__ T qnan();
+template <> __device__ __forceinline__ float qnan<float>() { return __int_as_float(0x7fc00000); }
+template <> __device__ __forceinline__ double qnan<double>() { return __longlong_as_double(0x7ff8000000000000ULL); }
+
 template <typename T> __device__ T block_sum(T v, T* shm) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -71,7 +75,9 @@ template <typename T> __device__ void softmax_bwd(const T* y, const T* g, T* dx,
         dr[j] = log ? gr[j] - exp(yr[j]) * s : yr[j] * (gr[j] - s);
 }
 
-// per row: lse = logsumexp(x); loss = (lse - x[target]) * valid
+// per row: lse = logsumexp(x); loss = (lse - x[target]) * valid, written to loss[row] and the
+// row's valid flag to loss[rows + row] (one sum over each half then gives total and count).
+// An out-of-range target gives NaN (the host checks bounds when it is not capturing a graph).
 template <typename T> __device__ void xent_fwd(const T* x, const long long* target, T* loss, T* lse_out,
                                                long long cols, long long ignore_index) {
     __shared__ T shm[32];
@@ -86,7 +92,10 @@ template <typename T> __device__ void xent_fwd(const T* x, const long long* targ
         T lse = m + ::log(s);
         long long t = target[blockIdx.x];
         lse_out[blockIdx.x] = lse;
-        loss[blockIdx.x] = t == ignore_index ? T(0) : lse - xr[t];
+        bool ignored = t == ignore_index;
+        bool bad = !ignored && (t < 0 || t >= cols);
+        loss[blockIdx.x] = ignored ? T(0) : (bad ? qnan<T>() : lse - xr[t]);
+        loss[gridDim.x + blockIdx.x] = ignored ? T(0) : T(1);
     }
 }
 
@@ -96,7 +105,7 @@ template <typename T> __device__ void xent_bwd(const T* x, const long long* targ
     const T* xr = x + blockIdx.x * cols;
     T* dr = dx + blockIdx.x * cols;
     long long t = target[blockIdx.x];
-    T k = t == ignore_index ? T(0) : scale[0];
+    T k = t == ignore_index ? T(0) : ((t < 0 || t >= cols) ? qnan<T>() : scale[0]);
     T l = lse[blockIdx.x];
     for (long long j = threadIdx.x; j < cols; j += blockDim.x)
         dr[j] = (exp(xr[j] - l) - (j == t ? T(1) : T(0))) * k;
