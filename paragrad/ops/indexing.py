@@ -342,9 +342,7 @@ def setitem(x, key, value):
         same_device("setitem", x, value)
         if value.dtype is not x.dtype:
             value = value.to(x.dtype)
-    elif isinstance(value, (bool, int, float, np.generic)):
-        pass
-    else:
+    elif not isinstance(value, (bool, int, float, np.generic)):     # lists, arrays
         from .creation import tensor
         value = tensor(value, dtype=x.dtype, device=x.device)
     tracked = autograd._grad_enabled and (

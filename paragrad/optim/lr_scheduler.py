@@ -22,7 +22,7 @@ class LRScheduler:
         self.step()
 
     def get_lr(self):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
 
     def get_last_lr(self):
         return self._last_lr

@@ -67,7 +67,7 @@ class Optimizer:
         zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure=None):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement step()")
 
     def _closure(self, closure):
         if closure is None:
