@@ -1,7 +1,6 @@
 """Conv2d: the module around F.conv2d, with PyTorch's arguments, checks, init and repr."""
 from __future__ import annotations
 
-import math
 
 from ..ops.creation import empty
 from . import functional as F
@@ -71,12 +70,7 @@ class Conv2d(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * self.kernel_size[0] * self.kernel_size[1]
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init.default_affine_init_(self.weight, self.bias)
 
     def _conv_forward(self, x, weight, bias):
         if self.padding_mode != "zeros":

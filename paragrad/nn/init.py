@@ -114,3 +114,13 @@ def kaiming_normal_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=
         return t
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode))
     return normal_(t, 0.0, std, generator)
+
+
+def default_affine_init_(weight, bias):
+    """PyTorch's reset_parameters for Linear and ConvNd: kaiming_uniform_(a=sqrt(5)) on the
+    weight, that is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the bias uniform in the same range."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in = _calculate_fan_in_and_fan_out(weight)[0] if weight.numel() else 0
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

@@ -1,7 +1,6 @@
 """Basic layers: Linear, Identity, Flatten, Dropout, LayerNorm and the activation modules."""
 from __future__ import annotations
 
-import math
 
 from ..ops.creation import empty
 from . import functional as F
@@ -33,10 +32,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init.default_affine_init_(self.weight, self.bias)
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)

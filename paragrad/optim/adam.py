@@ -28,10 +28,7 @@ class Adam(Optimizer):
     @no_grad()
     def step(self, closure=None):
         loss = self._closure(closure)
-        for g in self.param_groups:
-            params = [p for p in g["params"] if p.grad is not None]
-            if not params:
-                continue
+        for g, params in self._groups_with_grads():
             states = [self._state_of(p, g["amsgrad"]) for p in params]
             for st in states:
                 st["step"] += 1

@@ -69,6 +69,13 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError(f"{type(self).__name__} must implement step()")
 
+    def _groups_with_grads(self):
+        """(group, parameters of it that have a gradient) for each group with any."""
+        for g in self.param_groups:
+            params = [p for p in g["params"] if p.grad is not None]
+            if params:
+                yield g, params
+
     def _closure(self, closure):
         if closure is None:
             return None

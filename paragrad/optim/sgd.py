@@ -23,10 +23,7 @@ class SGD(Optimizer):
     @no_grad()
     def step(self, closure=None):
         loss = self._closure(closure)
-        for g in self.param_groups:
-            params = [p for p in g["params"] if p.grad is not None]
-            if not params:
-                continue
+        for g, params in self._groups_with_grads():
             mom = g["momentum"]
             firsts, bufs = [], []
             for p in params:
