@@ -87,3 +87,11 @@ def test_data_root_resolution(monkeypatch, tmp_path):
     assert data_root() == tmp_path / "x"
     monkeypatch.delenv("PARAGRAD_DATA")
     assert str(data_root()).endswith(".cache/paragrad")
+
+
+def test_torch_style_import_path_and_compat_options():
+    from paragrad.utils.data import DataLoader as DL, TensorDataset as TD
+    dl = DL(TD(pg.arange(6)), batch_size=4, num_workers=2, pin_memory=True)
+    assert [b[0].tolist() for b in dl] == [[0, 1, 2, 3], [4, 5]]
+    with pytest.raises(ValueError, match="num_workers"):
+        DL(TD(pg.arange(6)), num_workers=-1)

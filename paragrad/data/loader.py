@@ -41,12 +41,18 @@ class DataLoader:
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,
-                 generator=None):
+                 generator=None, num_workers=0, pin_memory=False):
+        """num_workers and pin_memory are accepted for PyTorch compatibility: batches are
+        always produced in this process (datasets here are in memory, and a batch is one
+        gather), so they change nothing but are validated."""
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(f"DataLoader: num_workers option should be non-negative; got {num_workers!r}")
         if batch_size is None or batch_size <= 0:
             raise ValueError(f"DataLoader: batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size}")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
         self.drop_last, self.generator = drop_last, generator
+        self.num_workers, self.pin_memory = num_workers, bool(pin_memory)
         self.collate_fn = collate_fn or default_collate
         self._custom_collate = collate_fn is not None
 

@@ -1,0 +1,2 @@
+"""PyTorch-style import paths: `paragrad.utils.data` is `paragrad.data`."""
+from . import data  # noqa: F401
