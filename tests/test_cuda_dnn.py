@@ -40,3 +40,23 @@ def test_bf16_attention_through_cudnn(causal):
     assert rel(out, ref) < 1e-2
     for p, t in ((pq, tq), (pk, tk), (pv, tv)):
         assert rel(p.grad, t.grad) < 2e-2
+
+
+@pytest.mark.parametrize("layers", [(20, 64, 32, 5), (20, 16, 5)])
+def test_fused_mlp_chain_matches_the_pairwise_composition(layers):
+    from paragrad.backends.base import fast_paths
+    results = []
+    for fast in (True, False):
+        pg.manual_seed(0)
+        mods = []
+        for a, b in zip(layers, layers[1:]):
+            mods += [pg.nn.Linear(a, b), pg.nn.ReLU()]
+        m = pg.nn.Sequential(*mods[:-1]).to("cuda")
+        x = pg.randn(8, layers[0], device="cuda", requires_grad=True)
+        with fast_paths(fast):
+            y = m(x)
+            (y * pg.arange(float(layers[-1]), device="cuda")).sum().backward()
+        results.append([y.detach().cpu().numpy(), x.grad.cpu().numpy()] +
+                       [p.grad.cpu().numpy() for p in m.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

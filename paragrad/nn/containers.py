@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..ops.linalg import linear_act
+from ..ops.linalg import linear_act, mlp
 from .module import Module
 
 
@@ -48,6 +48,11 @@ class Sequential(_ModuleSequence):
         mods = list(self._modules.values())
         i = 0
         while i < len(mods):
+            chain, j = _linear_chain(mods, i)
+            if len(chain) >= 2 and x._backend.fast("mlp") is not None:
+                x = mlp(x, chain)        # Linear [ReLU] Linear [ReLU] ...: one fused op
+                i = j
+                continue
             act = _fusable_pair(mods[i], mods[i + 1]) if i + 1 < len(mods) else None
             if act is not None:     # Linear then ReLU/GELU(tanh): one fused linear_act op
                 x = linear_act(x, mods[i].weight, mods[i].bias, act)
@@ -102,6 +107,22 @@ class Sequential(_ModuleSequence):
             raise ValueError(f"add operator supports only objects of Sequential class, but "
                              f"{type(other)} is given.")
         return self.extend(list(other))
+
+
+def _plain(m):
+    return not (m._forward_hooks or m._forward_pre_hooks)
+
+
+def _linear_chain(mods, i):
+    """The longest run of hook-free Linear modules from i, each optionally followed by a
+    hook-free ReLU: -> ([(weight, bias, relu), ...], index after the run)."""
+    from .layers import Linear, ReLU
+    chain = []
+    while i < len(mods) and type(mods[i]) is Linear and _plain(mods[i]):
+        relu = i + 1 < len(mods) and type(mods[i + 1]) is ReLU and _plain(mods[i + 1])
+        chain.append((mods[i].weight, mods[i].bias, relu))
+        i += 2 if relu else 1
+    return chain, i
 
 
 def _fusable_pair(a, b):

@@ -278,6 +278,12 @@ class CUDABackend(Backend):
     def fast_linear_act_backward(self, g, x, w, aux, act, need_dx, need_dw, need_db):
         return lt.linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db)
 
+    def fast_mlp(self, x, layers):
+        return lt.mlp(x, layers)
+
+    def fast_mlp_backward(self, g, layers, saved, need_dx, needs):
+        return lt.mlp_backward(g, layers, saved, need_dx, needs)
+
     def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):
         return dnn.conv2d(x, w, b, stride, padding, dilation, groups)
 

@@ -108,3 +108,57 @@ def linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db):
 
 
 
+
+
+def mlp(x, layers):
+    """A chain of Linear layers, each with ReLU or no activation: layers = [(w, b, relu)].
+    -> (y, saved) where saved holds each layer's input and its ReLU bitmask (RELU_AUX_BIAS), the
+    backward's inputs for the DRELU_BGRAD epilogue. None (decline) for unsupported dtypes."""
+    if not supported(x):
+        return None
+    h = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    saved = []
+    for w, b, relu in layers:
+        bias = {"bias": b if b is not None else _zeros(w.shape[0], x.dtype)}
+        if relu:
+            r, aux = _run(E.RELU_AUX_BIAS, w, h.T, bias)
+            aux = aux["relu_aux"]
+        else:
+            r, aux = _run(E.BIAS, w, h.T, bias), None
+        saved.append((h, aux))
+        h = r.T
+    return h.reshape(x.shape[:-1] + (h.shape[-1],)), saved
+
+
+def mlp_backward(g, layers, saved, need_dx, needs):
+    """Gradients of mlp(): each layer's weight gradient is one GEMM (with the bias gradient
+    fused as BGRADB for the last layer), and the gradient flowing into a ReLU layer is one GEMM
+    whose DRELU_BGRAD epilogue applies the ReLU mask and sums that layer's bias gradient.
+    -> (dx or None, [(dw or None, db or None) per layer])."""
+    dz = cupy.ascontiguousarray(g).reshape(-1, g.shape[-1])
+    out = [None] * len(layers)
+    db_known = None
+    dx = None
+    for i in range(len(layers) - 1, -1, -1):
+        w, b, _ = layers[i]
+        x_i = saved[i][0]
+        need_dw, need_db = needs[i]
+        dw = db = None
+        if need_db and db_known is None and need_dw:
+            r, extra = _run(E.BGRADB, x_i.T, dz)
+            dw, db = r.T, extra["bgradb"].reshape(-1)
+        else:
+            if need_dw:
+                dw = _run(None, x_i.T, dz).T
+            if need_db:
+                db = db_known.reshape(-1) if db_known is not None else dz.sum(0)
+        out[i] = (dw, db)
+        if i > 0:
+            if layers[i - 1][2]:        # the layer below has a ReLU: fuse its mask and bias grad
+                r, extra = _run(E.DRELU_BGRAD, w.T, dz.T, {"relu_aux": saved[i - 1][1]})
+                dz, db_known = r.T, extra["drelu_bgrad"]
+            else:
+                dz, db_known = gemm.matmul(dz, w), None
+        elif need_dx:
+            dx = gemm.matmul(dz, w)
+    return dx, out
