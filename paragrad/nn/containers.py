@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from ..ops.linalg import linear_act, mlp
+from ..tensor import Tensor
 from .module import Module
 
 
@@ -49,7 +50,7 @@ class Sequential(_ModuleSequence):
         i = 0
         while i < len(mods):
             chain, j = _linear_chain(mods, i)
-            if len(chain) >= 2 and x._backend.fast("mlp") is not None:
+            if len(chain) >= 2 and isinstance(x, Tensor) and x._backend.fast("mlp") is not None:
                 x = mlp(x, chain)        # Linear [ReLU] Linear [ReLU] ...: one fused op
                 i = j
                 continue
