@@ -1,4 +1,7 @@
-"""paragrad.data: datasets and the DataLoader (PyTorch's torch.utils.data + MNIST)."""
+"""paragrad.data: datasets and the DataLoader (PyTorch's torch.utils.data + MNIST, CIFAR-10),
+and batch augmentations in paragrad.data.transforms."""
+from . import transforms  # noqa: F401
+from .cifar import CIFAR10  # noqa: F401
 from .dataset import Dataset, TensorDataset  # noqa: F401
 from .download import DataError, data_root  # noqa: F401
 from .loader import DataLoader, default_collate  # noqa: F401

@@ -1,5 +1,6 @@
 """paragrad.nn: modules, parameters, losses, init and functional forms (PyTorch's torch.nn)."""
 from . import functional, init, utils  # noqa: F401
+from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .containers import ModuleDict, ModuleList, Sequential  # noqa: F401
 from .conv import Conv2d  # noqa: F401
 from .layers import (GELU, Dropout, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax,  # noqa: F401
@@ -7,3 +8,4 @@ from .layers import (GELU, Dropout, Flatten, Identity, LayerNorm, LeakyReLU, Lin
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401
 from .module import Module  # noqa: F401
 from .parameter import Parameter  # noqa: F401
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401

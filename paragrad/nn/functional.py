@@ -11,6 +11,8 @@ from ..ops.creation import zeros
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
 from ..ops.nn import cross_entropy_indices
 from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)
+from ..ops.pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401  (F.*pool2d)
+from ..ops.batchnorm import batch_norm  # noqa: F401  (F.batch_norm)
 from ..random import default_generator
 from ..tensor import Tensor, _wrap
 

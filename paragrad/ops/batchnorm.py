@@ -1,0 +1,214 @@
+"""batch_norm as one recorded op: per-channel statistics over every dim but dim 1 of an
+(N, C, *) input. Training mode normalizes with the batch statistics (biased variance) and
+updates the running statistics in place (unbiased variance, as PyTorch); eval mode normalizes
+with the running statistics. The backward is the closed form; under create_graph it is
+recomputed with Tensor ops so second derivatives are right. There is no fused fast path yet:
+the op composes primitives on buffers on every backend."""
+from __future__ import annotations
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, no_grad, record
+from ..tensor import _wrap
+from ._common import check_tensor, same_device
+
+_HALF = (dt.float16, dt.bfloat16)
+
+
+def _compute_dtype(dtype):
+    """Statistics of half-precision inputs are computed in float32 (as PyTorch's opmath)."""
+    return dt.float32 if dtype in _HALF else dtype
+
+
+def _geometry(x):
+    """(reduction axes, keepdim stats shape (1, C, 1, ...), elements per channel)."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return axes, (1, x.shape[1]) + (1,) * (x.ndim - 2), n
+
+
+class BatchNormBackward(Node):
+    def backward(self, g):
+        x, w, mean, rstd = self.saved
+        edges = self.next_edges
+        need = tuple(e is not None for e in edges)
+        if autograd.is_grad_enabled():      # double backward: differentiable Tensor ops
+            return _backward_tensors(g, x, w, mean, rstd, self.training, self.eps, *need)
+        b = x._backend
+        dx, dw, db = _backward_composite(b, g._data, x._data, None if w is None else w._data,
+                                         mean, rstd, self.training, g.dtype, *need)
+        wrap = lambda d: None if d is None else _wrap(d, x.dtype, x._device)  # noqa: E731
+        return wrap(dx), wrap(dw), wrap(db)
+
+
+def _param(b, p, shape, ct, dtype):
+    """A (C,) parameter buffer as (1, C, 1, ...) in the compute dtype."""
+    p = b.reshape(p, shape)
+    return p if ct is dtype else b.cast(p, ct)
+
+
+def _forward_composite(b, x, w, bias, rm, rv, training, eps, dtype):
+    """(y, mean, rstd, var); mean/rstd are (1, C, 1, ...) in the compute dtype, var is the
+    biased batch variance (training only, else None)."""
+    ct = _compute_dtype(dtype)
+    axes, shape, n = _geometry(x)
+    xf = x if ct is dtype else b.cast(x, ct)
+    var = None
+    if training:
+        mean = b.binary("div", b.reduce("sum", xf, axes, True), n)
+        xhat = b.binary("sub", xf, mean)                                  # a fresh buffer
+        var = b.binary("div", b.reduce("sum", b.binary("mul", xhat, xhat), axes, True), n)
+        rstd = b.unary("rsqrt", b.binary("add", var, eps))
+    else:                                   # copies: the running buffers change in place later
+        mean = b.cast(b.reshape(rm, shape), ct)
+        rstd = b.cast(b.reshape(rv, shape), ct)
+        rstd = b.unary("rsqrt", b.binary("add", rstd, eps, out=rstd), out=rstd)
+        xhat = b.binary("sub", xf, mean)
+    b.binary("mul", xhat, rstd, out=xhat)
+    if w is not None:
+        b.binary("mul", xhat, _param(b, w, shape, ct, dtype), out=xhat)
+    if bias is not None:
+        b.binary("add", xhat, _param(b, bias, shape, ct, dtype), out=xhat)
+    y = xhat if ct is dtype else b.cast(xhat, dtype)
+    return y, mean, rstd, var
+
+
+def _backward_composite(b, g, x, w, mean, rstd, training, dtype, need_dx, need_dw, need_db):
+    """Training: dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat)), means over (N, *);
+    eval: dx = w * rstd * g. Both: dw = sum of g * xhat, db = sum of g (per channel)."""
+    ct = _compute_dtype(dtype)
+    axes, shape, n = _geometry(x)
+    gf = g if ct is dtype else b.cast(g, ct)
+    xhat = b.binary("sub", x if ct is dtype else b.cast(x, ct), mean)    # a fresh buffer
+    b.binary("mul", xhat, rstd, out=xhat)
+    dx = dw = db = None
+    if need_dw:
+        dw = b.reduce("sum", b.binary("mul", gf, xhat), axes, False)
+    if need_db:
+        db = b.reduce("sum", gf, axes, False)
+    if need_dx:
+        scale = rstd if w is None else b.binary("mul", rstd, _param(b, w, shape, ct, dtype))
+        if training:
+            c1 = b.binary("div", b.reduce("sum", gf, axes, True), n)          # mean(g)
+            c2 = b.reduce("sum", b.binary("mul", gf, xhat), axes, True)
+            c2 = b.binary("div", c2, n, out=c2)                                # mean(g * xhat)
+            dx = b.binary("mul", xhat, c2, out=xhat)
+            dx = b.binary("sub", gf, dx, out=dx)
+            b.binary("sub", dx, c1, out=dx)
+            b.binary("mul", dx, scale, out=dx)
+        else:
+            dx = b.binary("mul", gf, scale)
+    if ct is not dtype:
+        dx, dw, db = (None if d is None else b.cast(d, dtype) for d in (dx, dw, db))
+    return dx, dw, db
+
+
+def _backward_tensors(g, x, w, mean, rstd, training, eps, need_dx, need_dw, need_db):
+    """The same formulas with differentiable Tensor ops; training mode recomputes the batch
+    statistics from x so that create_graph gives correct second derivatives."""
+    dtype = x.dtype
+    ct = _compute_dtype(dtype)
+    axes, shape, _ = _geometry(x)
+    xf, gf = x.to(ct), g.to(ct)
+    if training:
+        xc = xf - xf.mean(axes, keepdim=True)
+        rs = ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+    else:                                   # running statistics are constants
+        xc = xf - _wrap(mean, ct, x._device)
+        rs = _wrap(rstd, ct, x._device)
+    xhat = xc * rs
+    dx = dw = db = None
+    if need_dx:
+        scale = rs if w is None else rs * w.to(ct).reshape(shape)
+        if training:
+            dx = scale * (gf - gf.mean(axes, keepdim=True)
+                          - xhat * (gf * xhat).mean(axes, keepdim=True))
+        else:
+            dx = scale * gf
+        dx = dx.to(dtype)
+    if need_dw:
+        dw = (gf * xhat).sum(axes).to(dtype)
+    if need_db:
+        db = gf.sum(axes).to(dtype)
+    return dx, dw, db
+
+
+def _check(x, rm, rv, weight, bias, training, eps):
+    check_tensor(x, "batch_norm")
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C, *) with at least 2 dims, "
+                         f"got input of size {list(x.shape)}")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"batch_norm: expected a floating-point input, got {x.dtype}")
+    c = x.shape[1]
+    if (rm is None) != (rv is None):
+        raise RuntimeError("batch_norm: running_mean and running_var must both be Tensors or "
+                           "both be None")
+    if rm is None and not training:
+        raise RuntimeError("batch_norm: running_mean must be defined in evaluation mode "
+                           "(pass training=True to use the batch statistics)")
+    for name, t in (("running_mean", rm), ("running_var", rv), ("weight", weight),
+                    ("bias", bias)):
+        if t is None:
+            continue
+        check_tensor(t, "batch_norm", name)
+        if t.ndim != 1 or t.shape[0] != c:
+            raise RuntimeError(f"batch_norm: {name} should contain {c} elements not "
+                               f"{t.numel()} (input of size {list(x.shape)}, {name} of size "
+                               f"{list(t.shape)})")
+        if name.startswith("running") and not t.dtype.is_floating_point:
+            raise RuntimeError(f"batch_norm: expected {name} to be floating-point, got {t.dtype}")
+        if not name.startswith("running") and t.dtype is not x.dtype:
+            raise RuntimeError(f"batch_norm: expected {name} to have the input's dtype "
+                               f"{x.dtype}, but got {t.dtype} (input of size {list(x.shape)})")
+    if training and not eps > 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if training:
+        _, _, n = _geometry(x)
+        if n == 1:
+            raise ValueError(f"batch_norm: Expected more than 1 value per channel when training, "
+                             f"got input size {list(x.shape)}")
+    same_device("batch_norm", x, rm, rv, weight, bias)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """torch.nn.functional.batch_norm for an (N, C, *) input. With training, normalize with
+    the batch statistics and (when given) update running_mean/running_var in place:
+    r = (1 - momentum) * r + momentum * stat, with the unbiased batch variance. Otherwise use
+    the running statistics. float16/bfloat16 inputs compute in float32. Unlike PyTorch,
+    weight/bias must have the input's dtype, and a call that raises never touches the running
+    statistics."""
+    x, rm, rv = input, running_mean, running_var
+    training, eps = bool(training), float(eps)
+    _check(x, rm, rv, weight, bias, training, eps)
+    b = x._backend
+    wd = None if weight is None else weight._data
+    bd = None if bias is None else bias._data
+    y, mean, rstd, var = _forward_composite(b, x._data, wd, bd, None if rm is None else rm._data,
+                                            None if rv is None else rv._data, training, eps,
+                                            x.dtype)
+    out = _wrap(y, x.dtype, x._device)
+    if training and rm is not None and x.numel():
+        _update_running(b, rm, rv, mean, var, float(momentum), _geometry(x)[2],
+                        _compute_dtype(x.dtype))
+    if autograd.needs_grad(x, weight, bias):
+        node = BatchNormBackward()
+        node.training, node.eps = training, eps
+        node.saved = (x, weight, mean, rstd)
+        record(node, (x, weight, bias), out)
+    return out
+
+
+def _update_running(b, rm, rv, mean, var, momentum, n, ct):
+    c = rm.shape[0]
+    unbiased = b.binary("mul", b.reshape(var, (c,)), n / (n - 1))
+    new_m = b.binary("add", b.binary("mul", b.cast(rm._data, ct), 1.0 - momentum),
+                     b.binary("mul", b.reshape(mean, (c,)), momentum))
+    new_v = b.binary("add", b.binary("mul", b.cast(rv._data, ct), 1.0 - momentum),
+                     b.binary("mul", unbiased, momentum))
+    with no_grad():                         # through copy_, so the version counters move
+        rm.copy_(_wrap(new_m, ct, rm._device))
+        rv.copy_(_wrap(new_v, ct, rv._device))
