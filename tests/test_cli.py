@@ -1,5 +1,7 @@
-"""The command line end to end on a 2,000-image slice of the real MNIST."""
+"""The command line end to end on a 2,000-image slice of the real MNIST, and on tiny fake CIFAR-10
+batches written in the official pickle format (the real CIFAR-10 is not in the checkout)."""
 import json
+import pickle
 import subprocess
 import sys
 
@@ -65,6 +67,74 @@ def test_corrupt_checkpoint_evaluate_error(tmp_path):
     ck.write_bytes(ck.read_bytes()[:100])
     r = _run("evaluate", str(ck), "--data-dir", str(mnist_root()))
     assert r.returncode == 1 and "epoch1.safetensors" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_train_mnist_cnn_and_evaluate(tmp_path, capsys):
+    out = tmp_path / "cnn"
+    assert main(["train", "mnist", "--model", "cnn", "--data-dir", str(mnist_root()), "--out", str(out),
+                 "--limit", "600", "--epochs", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "training cnn (" in text and "done: 1 epochs" in text
+    rec = json.loads((out / "metrics.jsonl").read_text())
+    assert rec["epoch"] == 1 and np.isfinite(rec["train_loss"])
+    assert main(["evaluate", str(out / "epoch1.safetensors"), "--data-dir", str(mnist_root()),
+                 "--limit", "200"]) == 0
+    assert "on 200 MNIST test images" in capsys.readouterr().out
+
+
+def _fake_cifar(root, n=20):
+    d = root / "cifar10" / "cifar-10-batches-py"
+    d.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {b"batch_label": name.encode(), b"labels": rng.integers(0, 10, n).tolist(),
+                 b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+                 b"filenames": [b"img_%d.png" % i for i in range(n)]}
+        with open(d / name, "wb") as f:
+            pickle.dump(batch, f, protocol=2)
+    return root
+
+
+def _train_cifar(root, out, *extra):
+    return main(["train", "cifar10", "--data-dir", str(root), "--out", str(out), "--limit", "16",
+                 "--batch-size", "8", "--epochs", "1", *extra])
+
+
+def test_train_cifar10_resnet18_and_evaluate(tmp_path, capsys):
+    root = _fake_cifar(tmp_path / "data")
+    assert _train_cifar(root, tmp_path / "run") == 0
+    text = capsys.readouterr().out
+    assert "training resnet18 (11,173,962 parameters) on 16 CIFAR-10 images" in text
+    ck = tmp_path / "run" / "epoch1.safetensors"
+    weights, _ = checkpoint.load_weights(ck)
+    assert tuple(weights["conv1.weight"].shape) == (64, 3, 3, 3) and tuple(weights["fc.weight"].shape) == (10, 512)
+    assert main(["evaluate", str(ck), "--data-dir", str(root)]) == 0
+    assert "on 20 CIFAR-10 test images" in capsys.readouterr().out
+
+
+def test_cifar10_augmentation_is_seeded_and_resumable(tmp_path):
+    # same seed: same augmentations, so the same loss; the generator state is in the checkpoint
+    root = _fake_cifar(tmp_path / "data")
+    assert _train_cifar(root, tmp_path / "a", "--epochs", "2", "--limit", "8") == 0
+    assert _train_cifar(root, tmp_path / "b", "--epochs", "2", "--limit", "8",
+                        "--resume", str(tmp_path / "a" / "epoch1.safetensors")) == 0
+    a = [json.loads(x)["train_loss"] for x in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
+    b = [json.loads(x)["train_loss"] for x in (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()]
+    assert a == b
+
+
+def test_bad_model_dataset_combinations_one_line_error(tmp_path):
+    for args in (["train", "mnist", "--model", "resnet18"], ["train", "cifar10", "--model", "cnn"],
+                 ["train", "cifar10", "--model", "mlp"], ["train", "mnist", "--model", "vgg"],
+                 ["train", "cifar10", "--weight-decay", "-1", "--data-dir", str(tmp_path)]):
+        r = _run(*args, "--out", str(tmp_path / "o"))
+        assert r.returncode != 0, args
+        assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
+        assert r.stderr.startswith("paragrad: error:"), r.stderr
+    r = _run("train", "mnist", "--model", "resnet18")
+    assert "mnist models: mlp, cnn" in r.stderr
+    r = _run("train", "cifar10", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"))
+    assert r.returncode == 1 and "cifar10" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_info_lists_backends():

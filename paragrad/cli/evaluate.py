@@ -1,4 +1,4 @@
-"""`paragrad evaluate CHECKPOINT`: test accuracy of a saved model."""
+"""`paragrad evaluate CHECKPOINT`: test accuracy of a saved model on its dataset's test split."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import os
 
 from .. import checkpoint
 from ..safetensors import SafetensorsError, load_file
-from .train import build_model, evaluate, load_mnist
+from .train import DATASET_NAMES, build_model, evaluate, load_dataset
 
 
 def evaluate_checkpoint(args):
@@ -21,7 +21,13 @@ def evaluate_checkpoint(args):
     model = build_model(config)
     checkpoint.load(args.checkpoint, model)
     model.to(args.device)
-    _, test = load_mnist(args.data_dir)
+    dataset = config.get("dataset", "mnist")
+    if args.limit is not None and args.limit <= 0:
+        raise ValueError(f"--limit must be positive, got {args.limit}")
+    _, test = load_dataset(dataset, args.data_dir)
+    if args.limit:
+        test.subset(args.limit)
     acc = evaluate(model, test, args.device)
-    print(f"{args.checkpoint}: test accuracy {100 * acc:.2f}% on {len(test):,} MNIST test images")
+    print(f"{args.checkpoint}: test accuracy {100 * acc:.2f}% on {len(test):,} "
+          f"{DATASET_NAMES[dataset]} test images")
     return 0

@@ -1,4 +1,4 @@
-"""`paragrad train mnist`: train a model, evaluate each epoch, checkpoint, log and plot."""
+"""`paragrad train mnist|cifar10`: train a model, evaluate each epoch, checkpoint, log and plot."""
 from __future__ import annotations
 
 import json
@@ -7,31 +7,53 @@ from pathlib import Path
 
 from .. import checkpoint, nn, optim
 from ..autograd import no_grad
-from ..data import MNIST, DataLoader
-from ..models import MLP
+from ..data import CIFAR10, MNIST, DataLoader
+from ..data.transforms import Compose, RandomCrop, RandomHorizontalFlip
+from ..models import MLP, MNISTCNN, resnet18
 from ..random import Generator, manual_seed
 from .plot import plot_curves
 from .progress import Progress
 
 
+# which models each dataset can train; the first is the default
+MODELS = {"mnist": ("mlp", "cnn"), "cifar10": ("resnet18",)}
+DATASET_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
+
+
 def build_model(config):
-    if config["model"] == "mlp":
+    """The model a checkpoint's config describes (configs saved before cifar10 lack "dataset")."""
+    model, dataset = config["model"], config.get("dataset", "mnist")
+    if dataset not in MODELS:
+        raise ValueError(f"unknown dataset {dataset!r}; available: {', '.join(MODELS)}")
+    if model not in MODELS[dataset]:
+        raise ValueError(f"model {model!r} does not train on {dataset}; {dataset} models: "
+                         f"{', '.join(MODELS[dataset])}")
+    if model == "mlp":
         return MLP(784, tuple(config["hidden"]), 10, config.get("activation", "relu"))
-    raise ValueError(f"unknown model {config['model']!r}; available: mlp")
+    if model == "cnn":
+        return MNISTCNN()
+    return resnet18(num_classes=config.get("num_classes", 10), stem=config.get("stem", "cifar"))
 
 
-def build_optimizer(name, params, lr):
+def describe(config):
+    if config["model"] == "mlp":
+        return f"mlp {'-'.join(map(str, [784, *config['hidden'], 10]))}"
+    return config["model"]
+
+
+def build_optimizer(name, params, lr, weight_decay=0.0):
     if name == "adam":
-        return optim.Adam(params, lr=lr)
+        return optim.Adam(params, lr=lr, weight_decay=weight_decay)
     if name == "adamw":
-        return optim.AdamW(params, lr=lr)
+        return optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     if name == "sgd":
-        return optim.SGD(params, lr=lr, momentum=0.9)
+        return optim.SGD(params, lr=lr, momentum=0.9, weight_decay=weight_decay)
     raise ValueError(f"unknown optimizer {name!r}; expected adam, adamw or sgd")
 
 
-def load_mnist(data_dir, limit=None):
-    train, test = MNIST(data_dir, train=True), MNIST(data_dir, train=False)
+def load_dataset(name, data_dir, limit=None):
+    cls = {"mnist": MNIST, "cifar10": CIFAR10}[name]
+    train, test = cls(data_dir, train=True), cls(data_dir, train=False)
     if limit:
         train.subset(limit)
         test.subset(max(limit // 6, 1))
@@ -39,7 +61,7 @@ def load_mnist(data_dir, limit=None):
 
 
 @no_grad()
-def evaluate(model, dataset, device, batch_size=1000):
+def evaluate(model, dataset, device, batch_size=500):
     """Accuracy of model on dataset (fraction in [0, 1])."""
     model.eval()
     correct = None
@@ -49,42 +71,75 @@ def evaluate(model, dataset, device, batch_size=1000):
     return int(correct) / len(dataset)
 
 
+def _defaults(args):
+    """Fill the flags whose default depends on the dataset (and the optimizer)."""
+    if args.model is None:
+        args.model = MODELS[args.dataset][0]
+    if args.model not in MODELS[args.dataset]:
+        raise ValueError(f"--model {args.model} does not train on {args.dataset}; {args.dataset} "
+                         f"models: {', '.join(MODELS[args.dataset])}")
+    cifar = args.dataset == "cifar10"
+    if args.optimizer is None:
+        args.optimizer = "sgd" if cifar else "adam"
+    if args.lr is None:
+        args.lr = 0.1 if cifar and args.optimizer == "sgd" else 1e-3
+    if args.weight_decay is None:
+        args.weight_decay = 5e-4 if cifar else 0.0
+    if args.out is None:
+        args.out = f"runs/{args.dataset}"
+
+
 def train(args):
-    config = {"model": args.model, "hidden": [int(h) for h in args.hidden.split(",") if h],
-              "activation": "relu", "dataset": "mnist"}
-    if not config["hidden"] or min(config["hidden"]) <= 0:
-        raise ValueError(f"--hidden must list positive layer sizes, got {args.hidden!r}")
+    _defaults(args)
+    config = {"model": args.model, "dataset": args.dataset}
+    if args.model == "mlp":
+        config.update(hidden=[int(h) for h in args.hidden.split(",") if h], activation="relu")
+        if not config["hidden"] or min(config["hidden"]) <= 0:
+            raise ValueError(f"--hidden must list positive layer sizes, got {args.hidden!r}")
+    elif args.model == "resnet18":
+        config.update(num_classes=10, stem="cifar")
     for name in ("epochs", "batch_size"):
         if getattr(args, name) <= 0:
             raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     if args.lr <= 0:
         raise ValueError(f"--lr must be positive, got {args.lr}")
+    if args.weight_decay < 0:
+        raise ValueError(f"--weight-decay must be non-negative, got {args.weight_decay}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     manual_seed(args.seed)
-    train_ds, test_ds = load_mnist(args.data_dir, args.limit)
+    train_ds, test_ds = load_dataset(args.dataset, args.data_dir, args.limit)
     model = build_model(config).to(args.device)
-    opt = build_optimizer(args.optimizer, model.parameters(), args.lr)
+    opt = build_optimizer(args.optimizer, model.parameters(), args.lr, args.weight_decay)
     shuffle_gen = Generator().manual_seed(args.seed)
+    generators, augment = [shuffle_gen], None
+    if args.dataset == "cifar10":
+        # the usual CIFAR augmentation, drawn on the batch's device from its own seeded generator
+        aug_gen = Generator(args.device).manual_seed(args.seed + 1)
+        augment = Compose([RandomCrop(32, padding=4, generator=aug_gen),
+                           RandomHorizontalFlip(generator=aug_gen)])
+        generators.append(aug_gen)
     loader = DataLoader(train_ds, batch_size=args.batch_size, shuffle=True, generator=shuffle_gen)
     # cosine decay to zero over the whole run, stepped every batch
     sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs * len(loader)) \
         if args.schedule == "cosine" else None
     records, start_epoch = [], 0
     if args.resume:
-        state = checkpoint.load(args.resume, model, opt, sched, generators=[shuffle_gen])
+        state = checkpoint.load(args.resume, model, opt, sched, generators=generators)
         start_epoch = state["epoch"]
         records = state["extra"].get("records", [])[:start_epoch]
         print(f"resumed from {args.resume} at epoch {start_epoch}")
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"training {config['model']} {'-'.join(map(str, [784, *config['hidden'], 10]))} "
-          f"({n_params:,} parameters) on {len(train_ds):,} MNIST images, device {args.device}")
+    print(f"training {describe(config)} ({n_params:,} parameters) on {len(train_ds):,} "
+          f"{DATASET_NAMES[args.dataset]} images, device {args.device}")
     for epoch in range(start_epoch, args.epochs):
         model.train()
         bar = Progress(len(loader), desc=f"epoch {epoch + 1}/{args.epochs}")
         t0, total, seen = time.perf_counter(), None, 0
         for step, (x, y) in enumerate(loader, 1):
             x, y = x.to(args.device), y.to(args.device)
+            if augment is not None:
+                x = augment(x)
             loss = nn.functional.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
@@ -106,7 +161,7 @@ def train(args):
               f"{rec['seconds']:.1f}s")
         ckpt = out / f"epoch{epoch + 1}.safetensors"
         checkpoint.save(ckpt, model, opt, sched, step=(epoch + 1) * len(loader), epoch=epoch + 1,
-                        extra={"config": config, "records": records}, generators=[shuffle_gen])
+                        extra={"config": config, "records": records}, generators=generators)
         with open(out / "metrics.jsonl", "w") as f:
             for r in records:
                 f.write(json.dumps(r) + "\n")

@@ -1,2 +1,4 @@
 """Reference models."""
+from .cnn import MNISTCNN  # noqa: F401
 from .mlp import MLP  # noqa: F401
+from .resnet import BasicBlock, ResNet, resnet18  # noqa: F401

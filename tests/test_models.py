@@ -1,0 +1,159 @@
+"""Reference models: shapes, and ResNet-18 against a torchvision-layout ResNet-18 written in torch.nn
+(torchvision is not installed; this is its resnet18 with BasicBlock, layers [2, 2, 2, 2])."""
+import numpy as np
+import pytest
+import torch
+import torch.nn as tnn
+
+import paragrad as pg
+from paragrad.models import MLP, MNISTCNN, resnet18
+
+
+class TorchBasicBlock(tnn.Module):
+    def __init__(self, inplanes, planes, stride=1, downsample=None):
+        super().__init__()
+        self.conv1 = tnn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
+        self.bn1 = tnn.BatchNorm2d(planes)
+        self.relu = tnn.ReLU()
+        self.conv2 = tnn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+        self.bn2 = tnn.BatchNorm2d(planes)
+        self.downsample = downsample
+
+    def forward(self, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        return self.relu(self.bn2(self.conv2(out)) + identity)
+
+
+class TorchResNet18(tnn.Module):
+    def __init__(self, num_classes=1000, stem="imagenet"):
+        super().__init__()
+        if stem == "imagenet":
+            self.conv1 = tnn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.maxpool = tnn.MaxPool2d(3, 2, 1)
+        else:
+            self.conv1 = tnn.Conv2d(3, 64, 3, 1, 1, bias=False)
+            self.maxpool = tnn.Identity()
+        self.bn1 = tnn.BatchNorm2d(64)
+        self.relu = tnn.ReLU()
+        self.inplanes = 64
+        self.layer1 = self._make_layer(64, 1)
+        self.layer2 = self._make_layer(128, 2)
+        self.layer3 = self._make_layer(256, 2)
+        self.layer4 = self._make_layer(512, 2)
+        self.avgpool = tnn.AdaptiveAvgPool2d((1, 1))
+        self.fc = tnn.Linear(512, num_classes)
+
+    def _make_layer(self, planes, stride):
+        down = None
+        if stride != 1 or self.inplanes != planes:
+            down = tnn.Sequential(tnn.Conv2d(self.inplanes, planes, 1, stride, bias=False),
+                                  tnn.BatchNorm2d(planes))
+        blocks = [TorchBasicBlock(self.inplanes, planes, stride, down), TorchBasicBlock(planes, planes)]
+        self.inplanes = planes
+        return tnn.Sequential(*blocks)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def _randomize_bn(tm, seed=0):
+    # non-trivial running statistics and affine parameters, so eval mode really uses them
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in tm.modules():
+            if isinstance(m, tnn.BatchNorm2d):
+                m.weight.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(m.num_features, generator=g) * 0.1)
+                m.running_mean.copy_(torch.randn(m.num_features, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+                m.num_batches_tracked.fill_(3)
+
+
+def _load_from_torch(pm, tm, dtype=np.float64):
+    pm.load_state_dict({k: pg.tensor(v.detach().numpy().astype(dtype) if v.is_floating_point()
+                                     else v.detach().numpy()) for k, v in tm.state_dict().items()})
+
+
+def test_mnist_cnn_shapes_and_size():
+    m = MNISTCNN()
+    assert tuple(m(pg.randn(4, 1, 28, 28)).shape) == (4, 10)
+    assert sum(p.numel() for p in m.parameters()) < 200_000   # trains on a small CPU
+
+
+@pytest.mark.parametrize("stem,size,num_classes", [("imagenet", 64, 1000), ("cifar", 32, 10)])
+def test_resnet18_forward_shapes(stem, size, num_classes):
+    m = resnet18(num_classes=num_classes, stem=stem)
+    assert tuple(m(pg.randn(2, 3, size, size)).shape) == (2, num_classes)
+
+
+@pytest.mark.parametrize("stem", ["imagenet", "cifar"])
+def test_resnet18_state_dict_keys_and_parameter_count(stem):
+    pm, tm = resnet18(num_classes=10, stem=stem), TorchResNet18(num_classes=10, stem=stem)
+    assert list(pm.state_dict().keys()) == list(tm.state_dict().keys())
+    for k, v in pm.state_dict().items():
+        assert tuple(v.shape) == tuple(tm.state_dict()[k].shape), k
+    assert sum(p.numel() for p in pm.parameters()) == sum(p.numel() for p in tm.parameters())
+    assert "layer2.0.downsample.0.weight" in pm.state_dict() and "layer1.0.downsample.0.weight" \
+        not in pm.state_dict()
+
+
+def test_resnet18_unknown_stem():
+    with pytest.raises(ValueError, match="stem"):
+        resnet18(stem="tiny")
+
+
+@pytest.mark.parametrize("stem,size", [("imagenet", 32), ("cifar", 8)])
+def test_resnet18_matches_torch_weights_eval_float64(stem, size):
+    torch.manual_seed(0)
+    tm = TorchResNet18(num_classes=7, stem=stem).double()
+    _randomize_bn(tm)
+    tm.eval()
+    pm = resnet18(num_classes=7, stem=stem).double()
+    _load_from_torch(pm, tm)
+    pm.eval()
+    x = np.random.default_rng(0).standard_normal((2, 3, size, size))
+    with torch.no_grad():
+        want = tm(torch.tensor(x)).numpy()
+    with pg.no_grad():
+        got = pm(pg.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
+def test_resnet18_train_mode_matches_torch_forward_and_grad():
+    torch.manual_seed(1)
+    tm = TorchResNet18(num_classes=5, stem="cifar").double()
+    pm = resnet18(num_classes=5, stem="cifar").double()
+    _load_from_torch(pm, tm)
+    x = np.random.default_rng(1).standard_normal((3, 3, 8, 8))
+    y = np.array([0, 3, 4])
+    tl = torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(y))
+    tl.backward()
+    pl = pg.nn.functional.cross_entropy(pm(pg.tensor(x)), pg.tensor(y))
+    pl.backward()
+    np.testing.assert_allclose(float(pl), float(tl.detach()), rtol=1e-9)
+    tgrads = dict(tm.named_parameters())
+    for name, p in pm.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), tgrads[name].grad.numpy(), rtol=1e-6, atol=1e-9,
+                                   err_msg=name)
+    np.testing.assert_allclose(pm.bn1.running_mean.numpy(), tm.bn1.running_mean.numpy(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("make,shape", [(lambda: resnet18(num_classes=10, stem="cifar"), (8, 3, 16, 16)),
+                                        (MNISTCNN, (8, 1, 28, 28)),
+                                        (lambda: MLP(784, (32,), 10), (8, 1, 28, 28))])
+def test_one_training_step_reduces_loss(make, shape):
+    pg.manual_seed(0)
+    m = make()
+    x, y = pg.randn(*shape), pg.randint(0, 10, (shape[0],))
+    opt = pg.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    losses = []
+    for _ in range(2):
+        loss = pg.nn.functional.cross_entropy(m(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    assert losses[1] < losses[0], losses
