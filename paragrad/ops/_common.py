@@ -1,10 +1,22 @@
 """Helpers shared by the op families: operand checks, dims, and gradient shaping."""
 from __future__ import annotations
 
+import operator
+
 from .. import dtypes as dt
 from ..tensor import Tensor, _dim, _wrap, view_of
 
 Scalar = (int, float, bool)
+
+
+def as_int(v):
+    """v as a Python int if it is one (NumPy integers included, bool excluded), else None."""
+    if isinstance(v, bool):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
 
 
 def check_tensor(x, op, name="input"):

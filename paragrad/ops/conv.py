@@ -9,13 +9,12 @@ and dilation are (h, w) pairs; padding is ((top, bottom), (left, right)), so pad
 with an odd total pads the extra row/column at the bottom/right, as PyTorch does."""
 from __future__ import annotations
 
-import operator
 
 from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import _wrap
-from ._common import check_tensor, same_device
+from ._common import check_tensor, same_device, as_int
 
 
 class _Geom:
@@ -33,21 +32,13 @@ class _Geom:
         return self.w + self.pads[1][0] + self.pads[1][1]
 
 
-def _int(v):
-    """v as a Python int if it is one (NumPy integers included), else None."""
-    if isinstance(v, bool):
-        return None
-    try:
-        return operator.index(v)
-    except TypeError:
-        return None
 
 
 def _pair(v, name):
-    if _int(v) is not None:
-        return (_int(v), _int(v))
-    if isinstance(v, (tuple, list)) and len(v) == 2 and all(_int(e) is not None for e in v):
-        return tuple(_int(e) for e in v)
+    if as_int(v) is not None:
+        return (as_int(v), as_int(v))
+    if isinstance(v, (tuple, list)) and len(v) == 2 and all(as_int(e) is not None for e in v):
+        return tuple(as_int(e) for e in v)
     raise RuntimeError(f"conv2d: expected {name} to be a single integer value or a list of 2 "
                        f"values to match the convolution dimensions, but got {name}={v!r}")
 
@@ -65,9 +56,9 @@ def _check(x, w, bias, stride, padding, dilation, groups):
     if w.ndim != 4:
         raise RuntimeError(f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, kH, "
                            f"kW), but got weight of size {list(w.shape)}")
-    if _int(groups) is None or groups <= 0:
+    if as_int(groups) is None or groups <= 0:
         raise RuntimeError(f"conv2d: non-positive groups is not supported (got groups={groups!r})")
-    groups = _int(groups)
+    groups = as_int(groups)
     stride, dil = _pair(stride, "stride"), _pair(dilation, "dilation")
     if min(stride) <= 0:
         raise RuntimeError(f"conv2d: non-positive stride is not supported, got stride={list(stride)}")

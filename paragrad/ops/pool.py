@@ -15,7 +15,6 @@ averaging matrices; adaptive pooling (windows of varying size) runs on exactly t
 the double-backward (create_graph) form of avg_pool2d uses it too."""
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 
@@ -23,28 +22,21 @@ from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import _wrap
-from ._common import check_tensor
+from ._common import check_tensor, as_int
 
 _HALF = ("float16", "bfloat16")
 
 
-def _int(v):
-    if isinstance(v, bool):
-        return None
-    try:
-        return operator.index(v)
-    except TypeError:
-        return None
 
 
 def _pair(v, name, op, default=None):
     if v is None or (isinstance(v, (tuple, list)) and len(v) == 0):
         if default is not None:
             return default
-    elif _int(v) is not None:
-        return (_int(v), _int(v))
-    elif isinstance(v, (tuple, list)) and len(v) in (1, 2) and all(_int(e) is not None for e in v):
-        return (_int(v[0]), _int(v[-1]))
+    elif as_int(v) is not None:
+        return (as_int(v), as_int(v))
+    elif isinstance(v, (tuple, list)) and len(v) in (1, 2) and all(as_int(e) is not None for e in v):
+        return (as_int(v[0]), as_int(v[-1]))
     extra = "be omitted, " if default is not None else ""
     raise RuntimeError(f"{op}: {name} must either {extra}be a single int, or a tuple of two "
                        f"ints (got {name}={v!r})")
@@ -262,7 +254,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     Error messages start with 'avg_pool2d: '."""
     x = input
     g = _check("avg_pool2d", x, kernel_size, stride, padding, 1, ceil_mode, avg=True)
-    if divisor_override is not None and (_int(divisor_override) is None or divisor_override == 0):
+    if divisor_override is not None and (as_int(divisor_override) is None or divisor_override == 0):
         raise RuntimeError(f"avg_pool2d: divisor must be not zero (got divisor_override="
                            f"{divisor_override!r})")
     b, dev = x._backend, x._device.index
@@ -329,14 +321,14 @@ def adaptive_avg_pool2d(input, output_size):
                            f"dimensions, but got input of size {shape}")
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{op}: not implemented for '{x.dtype.name}' tensors (input {shape})")
-    osz = (output_size, output_size) if _int(output_size) is not None or output_size is None \
+    osz = (output_size, output_size) if as_int(output_size) is not None or output_size is None \
         else output_size
     if not isinstance(osz, (tuple, list)) or len(osz) != 2 or \
-            any(o is not None and (_int(o) is None or o < 0) for o in osz):
+            any(o is not None and (as_int(o) is None or o < 0) for o in osz):
         raise RuntimeError(f"{op}: output_size must be an int >= 0, None, or a pair of them "
                            f"(got output_size={output_size!r}, input {shape})")
-    ho, wo = (shape[-2] if osz[0] is None else _int(osz[0]),
-              shape[-1] if osz[1] is None else _int(osz[1]))
+    ho, wo = (shape[-2] if osz[0] is None else as_int(osz[0]),
+              shape[-1] if osz[1] is None else as_int(osz[1]))
     b, dev = x._backend, x._device.index
     cd = _compute_dtype(x.dtype)
     ah = b.from_numpy(_adaptive_matrix(shape[-2], ho, np.float64), cd, dev)     # (Ho, H)
