@@ -28,11 +28,14 @@ REDUCTIONS = [  # (name, fn(x, kwargs))
 ]
 
 
-@pytest.mark.parametrize("did,kw", DIMS, ids=[d[0] for d in DIMS])
-@pytest.mark.parametrize("name,fn", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
+# rows torch can check (its prod takes one int dim, its logsumexp needs a dim); paragrad's prod
+# over several dims is checked against NumPy below instead
+ROWS = [(name, fn, did, kw) for name, fn in REDUCTIONS for did, kw in DIMS
+        if fn(torch.zeros(2, 3, 4), kw) is not None]
+
+
+@pytest.mark.parametrize("name,fn,did,kw", ROWS, ids=[f"{r[0]}-{r[2]}" for r in ROWS])
 def test_reduce_dims(device, name, fn, did, kw):
-    if fn(torch.zeros(2, 3, 4), kw) is None:
-        pytest.skip(f"torch has no {name} with {kw}")   # prod takes one int dim; logsumexp needs dim
     # torch's var/std backward treats dim=() as "no dims" (inf gradient) while its forward
     # reduces every dim: compare values only there
     grad = not (did == "empty_tuple" and name.startswith(("var", "std")))
@@ -203,9 +206,21 @@ def test_all_any(device, name, kw, dtype):
 def test_all_any_odd(device, fn, shape):
     try:
         fn(torch.ones(shape))
-    except IndexError:
-        pytest.skip("dim out of range for this shape in torch too")
+    except IndexError:          # dim out of range for this shape: paragrad must refuse it too
+        with pytest.raises(IndexError):
+            fn(pg.ones(shape, device=device))
+        return
     check_op(fn, [shape], dtype="bool", device=device)
+
+
+@pytest.mark.parametrize("dim,keepdim", [((0, 2), False), ((-1, 0), False), ((0, 1), True), ((), False),
+                                         ([1, 2], False)])
+def test_prod_over_several_dims_matches_numpy(device, dim, keepdim):
+    a = np.random.default_rng(1).uniform(0.5, 2, (2, 3, 4))
+    got = pg.tensor(a, device=device).prod(dim=dim, keepdim=keepdim).cpu().numpy()
+    axis = tuple(dim) if dim != () else None
+    np.testing.assert_allclose(got, np.prod(a, axis=axis, keepdims=keepdim), rtol=1e-12)
+    fd_check(lambda x: x.prod(dim=dim, keepdim=keepdim), [(2, 3, 2)], device=device, low=0.5, high=2)
 
 
 # ---- finite differences (float64) --------------------------------------------------------------
