@@ -61,7 +61,7 @@ class _BareDecoratable(_GradMode):
         return cls()(orig_func)
 
     def __init__(self, orig_func=None):
-        pass
+        """Nothing to set: the mode is the class's `_mode` (orig_func was handled in __new__)."""
 
 
 class no_grad(_BareDecoratable):
@@ -470,7 +470,8 @@ class Function:
     # filling the ctx. Subclasses that override setup_context use it.
     @staticmethod
     def setup_context(ctx, inputs, output):
-        raise NotImplementedError
+        raise NotImplementedError("Function subclasses whose forward takes no ctx must implement "
+                                  "setup_context(ctx, inputs, output)")
 
     @classmethod
     def apply(cls, *args, **kwargs):
