@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import paragrad as pg
+import torch
 
 pytestmark = pytest.mark.gpu
 
@@ -117,3 +118,31 @@ def test_async_allocator():
     env = dict(os.environ, PARAGRAD_CUDA_ALLOCATOR="async")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "2000.0", r.stderr
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_one_kernel_many_blocks(reduction):
+    """The fused forward reduces in its last block: more rows than run at once, an ignored
+    row, the same bits on every call (the block counter resets itself), and PyTorch's values."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((70000, 10)).astype(np.float32)
+    t = rng.integers(0, 10, 70000)
+    t[5] = -100
+    px = pg.tensor(x, device="cuda", requires_grad=True)
+    pt = pg.tensor(t, device="cuda")
+    losses = [pg.nn.functional.cross_entropy(px, pt, reduction=reduction) for _ in range(3)]
+    assert len({float(v.item()) for v in losses}) == 1
+    tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    ref = torch.nn.functional.cross_entropy(tx, torch.tensor(t), reduction=reduction)
+    np.testing.assert_allclose(losses[0].item(), ref.item(), rtol=1e-5)
+    losses[0].backward()
+    ref.backward()
+    np.testing.assert_allclose(px.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-9)
+
+
+def test_cross_entropy_all_ignored_mean_is_nan_with_zero_gradient():
+    x = pg.randn(4, 3, device="cuda", requires_grad=True)
+    loss = pg.nn.functional.cross_entropy(x, pg.full((4,), -100, dtype=pg.int64, device="cuda"))
+    assert np.isnan(loss.item())
+    loss.backward()
+    assert not x.grad.cpu().numpy().any()

@@ -42,16 +42,25 @@ def test_bf16_attention_through_cudnn(causal):
         assert rel(p.grad, t.grad) < 2e-2
 
 
-@pytest.mark.parametrize("layers", [(20, 64, 32, 5), (20, 16, 5)])
-def test_fused_mlp_chain_matches_the_pairwise_composition(layers):
+def _act_module(name):
+    return {"relu": pg.nn.ReLU(), "gelu": pg.nn.GELU(approximate="tanh"), None: None}[name]
+
+
+@pytest.mark.parametrize("layers,acts", [
+    ((20, 64, 32, 5), ("relu", "relu")), ((20, 16, 5), ("relu",)),
+    ((20, 64, 32, 5), ("gelu", "gelu")), ((20, 64, 32, 48, 5), ("gelu", None, "relu")),
+    ((20, 64, 32, 5), ("relu", "gelu", "gelu"))])
+def test_fused_mlp_chain_matches_the_pairwise_composition(layers, acts):
+    """The whole chain as one op (cuBLASLt RELU/GELU_AUX_BIAS forward, DRELU/DGELU_BGRAD
+    backward) against the layers run one by one; the last act, if any, ends the chain."""
     from paragrad.backends.base import fast_paths
     results = []
     for fast in (True, False):
         pg.manual_seed(0)
         mods = []
-        for a, b in zip(layers, layers[1:]):
-            mods += [pg.nn.Linear(a, b), pg.nn.ReLU()]
-        m = pg.nn.Sequential(*mods[:-1]).to("cuda")
+        for (a, b), act in zip(zip(layers, layers[1:]), acts + (None,) * len(layers)):
+            mods += [pg.nn.Linear(a, b)] + ([_act_module(act)] if act else [])
+        m = pg.nn.Sequential(*mods).to("cuda")
         x = pg.randn(8, layers[0], device="cuda", requires_grad=True)
         with fast_paths(fast):
             y = m(x)

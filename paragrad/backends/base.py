@@ -42,11 +42,13 @@ FAST_PATHS = (
 )
 # softmax family (ops/nn.py): fast_softmax(x, axis) -> y; fast_softmax_backward(y, g, axis) -> dx
 #   (log_ forms alike, y being the log-softmax output).
-# cross_entropy (ops/nn.py, logits (N, C), int64 targets (N,)):
-#   fast_cross_entropy(x, target, ignore_index) -> ([loss sum, counted rows] (2,), lse (N,));
-#     it raises IndexError for an out-of-range target (or yields NaN where it can't check)
-#   fast_cross_entropy_backward(x, target, lse, scale, ignore_index) -> dx
-#     = (softmax(x) - onehot(target)) * valid * scale, scale a 0-d buffer.
+# cross_entropy (ops/nn.py, logits (N, C), int64 targets (N,), mean a bool):
+#   fast_cross_entropy(x, target, ignore_index, mean) -> (loss () of x's dtype: the sum over
+#     counted rows, or that sum / count for a mean; count () of counted rows, any float dtype;
+#     lse (N,)); it raises IndexError for an out-of-range target (or yields NaN where it can't)
+#   fast_cross_entropy_backward(x, target, lse, g, count, mean, ignore_index) -> dx
+#     = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) if mean else g), g and
+#     count the 0-d buffers (g of x's dtype).
 # linear_act (ops/linalg.py; act 'relu' or 'gelu_tanh'; x (..., in), w (out, in), b (out,) or None):
 #   fast_linear_act(x, w, b, act) -> (y, aux), aux = what the backward reads (y for relu,
 #     the pre-activation for gelu)

@@ -51,12 +51,11 @@ class Sequential(_ModuleSequence):
         while i < len(mods):
             chain, j = _linear_chain(mods, i)
             if len(chain) >= 2 and isinstance(x, Tensor) and x._backend.fast("mlp") is not None:
-                x = mlp(x, chain)        # Linear [ReLU] Linear [ReLU] ...: one fused op
+                x = mlp(x, chain)        # Linear [act] Linear [act] ...: one fused op
                 i = j
-                continue
-            act = _fusable_pair(mods[i], mods[i + 1]) if i + 1 < len(mods) else None
-            if act is not None:     # Linear then ReLU/GELU(tanh): one fused linear_act op
-                x = linear_act(x, mods[i].weight, mods[i].bias, act)
+            elif chain and chain[0][2] is not None:     # Linear then its activation: one op
+                w, b, act = chain[0]
+                x = linear_act(x, w, b, act)
                 i += 2
             else:
                 x = mods[i](x)
@@ -78,8 +77,6 @@ class Sequential(_ModuleSequence):
         for name in (names[idx] if isinstance(idx, slice) else [names[_index(idx, len(names), "Sequential")]]):
             del self._modules[name]
         self._renumber(list(self._modules.values()))
-
-
 
     def insert(self, index, module):
         if not isinstance(module, Module):
@@ -116,26 +113,25 @@ def _plain(m):
 
 def _linear_chain(mods, i):
     """The longest run of hook-free Linear modules from i, each optionally followed by a
-    hook-free ReLU: -> ([(weight, bias, relu), ...], index after the run)."""
-    from .layers import Linear, ReLU
+    hook-free ReLU or GELU(approximate='tanh') — the fusions the mlp / linear_act ops run, so
+    invisible to the user: -> ([(weight, bias, act), ...], index after the run)."""
+    from .layers import Linear
     chain = []
     while i < len(mods) and type(mods[i]) is Linear and _plain(mods[i]):
-        relu = i + 1 < len(mods) and type(mods[i + 1]) is ReLU and _plain(mods[i + 1])
-        chain.append((mods[i].weight, mods[i].bias, relu))
-        i += 2 if relu else 1
+        act = _activation(mods[i + 1]) if i + 1 < len(mods) else None
+        chain.append((mods[i].weight, mods[i].bias, act))
+        i += 2 if act else 1
     return chain, i
 
 
-def _fusable_pair(a, b):
-    """The linear_act activation for (Linear, activation) module pairs that can run fused —
-    plain modules without hooks, so the fusion is invisible — else None."""
-    from .layers import GELU, Linear, ReLU
-    if type(a) is not Linear or a._forward_hooks or a._forward_pre_hooks \
-            or b._forward_hooks or b._forward_pre_hooks:
+def _activation(m):
+    """The linear_act name of a fusable activation module, else None."""
+    from .layers import GELU, ReLU
+    if not _plain(m):
         return None
-    if type(b) is ReLU:
+    if type(m) is ReLU:
         return "relu"
-    if type(b) is GELU and b.approximate == "tanh":
+    if type(m) is GELU and m.approximate == "tanh":
         return "gelu_tanh"
     return None
 
@@ -165,8 +161,6 @@ class ModuleList(_ModuleSequence):
         mods = list(self._modules.values())
         del mods[idx]
         self._renumber(mods)
-
-
 
     __iadd__ = _ModuleSequence.extend
 

@@ -233,14 +233,14 @@ class MlpBackward(Node):
         edges = self.next_edges
         if not autograd.is_grad_enabled():
             layers = [(params[2 * i]._data, params[2 * i + 1]._data if params[2 * i + 1] is not None
-                       else None, relu) for i, relu in enumerate(self.relus)]
+                       else None, act) for i, act in enumerate(self.acts)]
             needs = [(edges[1 + 2 * i] is not None, edges[2 + 2 * i] is not None)
-                     for i in range(len(self.relus))]
+                     for i in range(len(self.acts))]
             dx, per_layer = g._backend.fast("mlp_backward")(g._data, layers, self.aux, edges[0] is not None, needs)
             wrap = lambda d: _wrap(d, g.dtype, g._device) if d is not None else None  # noqa: E731
             return (wrap(dx),) + tuple(wrap(d) for pair in per_layer for d in pair)
         # double backward: differentiate the composition
-        return _grads_of(_compose(x, params, self.relus), [x, *params], g)
+        return _grads_of(_compose(x, params, self.acts), [x, *params], g)
 
 
 def _grads_of(y, ins, g):
@@ -249,20 +249,23 @@ def _grads_of(y, ins, g):
     return tuple(next(got) if (t is not None and t.requires_grad) else None for t in ins)
 
 
-def _compose(x, params, relus):
-    for i, relu in enumerate(relus):
+def _compose(x, params, acts):
+    for i, act in enumerate(acts):
         w, b = params[2 * i], params[2 * i + 1]
-        x = linear_act(x, w, b, "relu") if relu else linear(x, w, b)
+        x = linear_act(x, w, b, act) if act else linear(x, w, b)
     return x
 
 
 def mlp(x, layers):
-    """A chain of linear layers, each followed by ReLU or nothing: layers = [(weight, bias,
-    relu), ...]. With a backend `mlp` fast path the whole chain is one op whose backward fuses
-    each ReLU's mask and bias gradient into the GEMM epilogue of the layer above (cuBLASLt
-    DRELU_BGRAD); otherwise it composes linear_act / linear. nn.Sequential uses it."""
+    """A chain of linear layers, each followed by an activation or nothing: layers = [(weight,
+    bias, act), ...], act one of None, 'relu', 'gelu_tanh'. With a backend `mlp` fast path the
+    whole chain is one op whose backward fuses each activation's derivative and bias gradient
+    into the GEMM epilogue of the layer above (cuBLASLt DRELU_BGRAD / DGELU_BGRAD); otherwise
+    it composes linear_act / linear. nn.Sequential uses it."""
+    acts = tuple(act for _, _, act in layers)
+    if any(a is not None and a not in _ACTS for a in acts):
+        raise ValueError(f"mlp: activations must be None or one of {_ACTS}, got {acts}")
     params = [t for w, b, _ in layers for t in (w, b)]
-    relus = tuple(bool(r) for _, _, r in layers)
     fast = x._backend.fast("mlp")
     ok = fast is not None and x.ndim >= 2 and all(
         w.ndim == 2 and w.dtype is x.dtype and (b is None or b.dtype is x.dtype) for w, b, _ in layers)
@@ -270,14 +273,14 @@ def mlp(x, layers):
         dims = [x.shape[-1]] + [w.shape[0] for w, _, _ in layers]
         ok = all(w.shape[1] == d for (w, _, _), d in zip(layers, dims)) and all(
             b is None or tuple(b.shape) == (w.shape[0],) for w, b, _ in layers)
-    r = fast(x._data, [(w._data, b._data if b is not None else None, rl) for w, b, rl in layers]) \
+    r = fast(x._data, [(w._data, b._data if b is not None else None, a) for w, b, a in layers]) \
         if ok else None
     if r is None:
-        return _compose(x, params, relus)
+        return _compose(x, params, acts)
     y, aux = r
     out = _wrap(y, x.dtype, x._device)
     if autograd.needs_grad(x, *params):
         node = MlpBackward()
-        node.relus, node.aux, node.saved = relus, aux, (x, *params)
+        node.acts, node.aux, node.saved = acts, aux, (x, *params)
         record(node, (x, *params), out)
     return out

@@ -72,21 +72,23 @@ def log_softmax(x, dim=None, dtype=None):
 
 class CrossEntropyBackward(Node):
     def backward(self, g):
-        x, target, count = self.saved
+        x, target = self.saved
         b = x._backend
         if not autograd.is_grad_enabled():
-            # the gradient scale: g, over the number of counted rows for a mean (no counted
-            # row: count 0 and every row ignored -> a zero gradient, as PyTorch)
-            scale = b.binary("div", g._data, b.binary("maximum", count._data, 1)) if self.mean else g._data
             fast = b.fast("cross_entropy_backward")
             if fast is not None and self.lse is not None:
-                return _wrap(fast(x._data, target._data, self.lse, scale, self.ignore_index), x.dtype, x._device)
+                return _wrap(fast(x._data, target._data, self.lse, g._data, self.count, self.mean,
+                                  self.ignore_index), x.dtype, x._device)
         valid = target != self.ignore_index
         safe = target.masked_fill(~valid, 0)
         if autograd.is_grad_enabled():       # double backward: the differentiable composite
             picked = x.log_softmax(1).gather(1, safe.unsqueeze(1)).squeeze(1)
             loss = -(picked * valid).sum()
-            return _grad_of(loss / count if self.mean else loss, x, g)
+            return _grad_of(loss / valid.sum().to(x.dtype) if self.mean else loss, x, g)
+        # the gradient scale: g, over the number of counted rows for a mean (no counted
+        # row: count 0 and every row ignored -> a zero gradient, as PyTorch)
+        count = b.cast(self.count, x.dtype)
+        scale = b.binary("div", g._data, b.binary("maximum", count, 1)) if self.mean else g._data
         fast = b.fast("softmax")
         p = fast(x._data, 1) if fast is not None else _softmax_buf(b, x._data)
         # d loss / d x = (softmax(x) - onehot(target)) * valid * scale
@@ -109,15 +111,13 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
     """Cross-entropy of logits x (N, C) against class indices (N,) as one op: the loss is
     logsumexp(x_i) - x_i[target_i] averaged over non-ignored rows; the backward is one
     softmax pass. (nn.functional.cross_entropy routes its common case here.) A backend's
-    `cross_entropy` fast path does the forward in one kernel plus one reduction."""
+    `cross_entropy` fast path does the forward in one kernel."""
     b = x._backend
     fast = b.fast("cross_entropy")
+    mean = reduction == "mean"
     lse_rows = None
     if fast is not None:
-        sums, lse_rows = fast(x._data, target._data, ignore_index)       # [loss sum, count], (N,)
-        total = b.slice(sums, (0,), (1,), (1,))
-        count_buf = b.slice(sums, (1,), (2,), (1,))
-        total, count_buf = b.reshape(total, ()), b.reshape(count_buf, ())
+        loss, count, lse_rows = fast(x._data, target._data, ignore_index, mean)  # (), (), (N,)
     else:
         n = x.shape[1]
         valid_b = b.binary("ne", target._data, ignore_index)                   # (N,) bool
@@ -136,14 +136,12 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
         picked = b.gather(xd, b.reshape(safe_b, (-1, 1)), 1)               # (N, 1)
         per_row = b.binary("mul", b.reshape(b.binary("sub", lse, picked), (-1,)), vf)
         total = b.reduce("sum", per_row, (0,), False)
-        count_buf = b.reduce("sum", vf, (0,), False)
-    count = _wrap(count_buf, x.dtype, x._device)
-    loss = b.binary("div", total, count_buf) if reduction == "mean" else total
+        count = b.reduce("sum", vf, (0,), False)
+        loss = b.binary("div", total, count) if mean else total
     out = _wrap(loss, x.dtype, x._device)
     if x._requires_grad and autograd._grad_enabled:
         node = CrossEntropyBackward()
-        node.mean = reduction == "mean"
-        node.saved = (x, target, count)
-        node.lse, node.ignore_index = lse_rows, ignore_index
+        node.saved = (x, target)
+        node.mean, node.count, node.lse, node.ignore_index = mean, count, lse_rows, ignore_index
         record(node, (x,), out)
     return out

@@ -52,3 +52,28 @@ def test_sequential_fuses_transparently(act, device):
     np.testing.assert_allclose(y_fused.detach().cpu().numpy(), y_plain.detach().cpu().numpy(), rtol=1e-5, atol=1e-5)
     for a, p in zip(g_fused, m.parameters()):
         np.testing.assert_allclose(a, p.grad.cpu().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
+@pytest.mark.parametrize("acts", [("relu", None, "relu"), ("gelu_tanh", None, "gelu_tanh"),
+                                  ("relu", "gelu_tanh", None), ("gelu_tanh", "relu", "relu")],
+                         ids=["relu", "gelu", "mixed", "mixed-top"])
+def test_mlp_chain_matches_torch(acts, fast, device):
+    """ops.linalg.mlp: one op for a whole Linear[act] chain (on CUDA, cuBLASLt epilogues)."""
+    dims = [(6, 5), (7, 5), (7,), (4, 7), (4,), (3, 4), (3,)]
+
+    def fn(x, *params):
+        layers = [(params[2 * i], params[2 * i + 1], a) for i, a in enumerate(acts)]
+        if isinstance(x, torch.Tensor):
+            for w, b, a in layers:
+                x = torch.nn.functional.linear(x, w, b)
+                x = ACTS[a](x) if a else x
+            return x
+        return pg.ops.linalg.mlp(x, layers)
+    with fast_paths(fast):
+        check_op(fn, dims, device=device)
+
+
+def test_mlp_rejects_unknown_activation():
+    with pytest.raises(ValueError, match="mlp"):
+        pg.ops.linalg.mlp(pg.ones(2, 3), [(pg.ones(4, 3), None, "tanh")])

@@ -260,11 +260,11 @@ class CUDABackend(Backend):
     def fast_log_softmax_backward(self, y, g, axis):
         return fused.softmax_backward(y, g, axis, log=True)
 
-    def fast_cross_entropy(self, x, target, ignore_index):
-        return fused.cross_entropy(x, target, ignore_index)
+    def fast_cross_entropy(self, x, target, ignore_index, mean):
+        return fused.cross_entropy(x, target, ignore_index, mean)
 
-    def fast_cross_entropy_backward(self, x, target, lse, scale, ignore_index):
-        return fused.cross_entropy_backward(x, target, lse, scale, ignore_index)
+    def fast_cross_entropy_backward(self, x, target, lse, g, count, mean, ignore_index):
+        return fused.cross_entropy_backward(x, target, lse, g, count, mean, ignore_index)
 
     def fast_layer_norm(self, x, w, b, n_norm_dims, eps):
         return fused.layer_norm(x, w, b, n_norm_dims, eps)

@@ -57,37 +57,55 @@ def softmax_backward(y, g, axis, log=False):
     return back(dx).astype(y.dtype, copy=False)
 
 
-def cross_entropy(x, target, ignore_index):
-    """-> ([loss sum, counted rows] (2,), per-row logsumexp (N,)) for logits x (N, C): one
-    kernel and one reduction. Target bounds are checked on the host (a synchronization)
-    except while a CUDA graph is being captured, where a bad target gives NaN instead."""
+_tickets = {}
+
+
+def _ticket():
+    """The xent_fwd kernel's last-block counter: one per device and stream (launches on one
+    stream run in order; the kernel resets it to 0 when done)."""
+    stream = cupy.cuda.get_current_stream()
+    key = (cupy.cuda.runtime.getDevice(), stream.ptr)
+    t = _tickets.get(key)
+    if t is None:
+        t = _tickets[key] = cupy.zeros(1, dtype=np.uint32)
+    return t
+
+
+def cross_entropy(x, target, ignore_index, mean):
+    """-> (loss (), counted rows () in the kernel dtype, per-row logsumexp (N,)) for logits x
+    (N, C): one kernel. Target bounds are checked on the host (a synchronization) except while
+    a CUDA graph is being captured, where a bad target gives NaN instead."""
     kd = _kernel_dtype(x)
     x2 = cupy.ascontiguousarray(x.astype(kd, copy=False))
     t = cupy.ascontiguousarray(target.astype(np.int64, copy=False))
     n, c = x2.shape
     if n and not cupy.cuda.get_current_stream().is_capturing():
-        bad = cupy.any((t != ignore_index) & ((t < 0) | (t >= c)))
-        if bool(bad):
-            v = cupy.asnumpy(t[(t != ignore_index) & ((t < 0) | (t >= c))][:1])[0]
+        bad = (t != ignore_index) & ((t < 0) | (t >= c))
+        if bool(bad.any()):
+            v = cupy.asnumpy(t[bad][:1])[0]
             raise IndexError(f"cross_entropy: Target {v} is out of bounds for {c} classes")
-    rows = cupy.zeros((2, n), dtype=kd)
+    out = cupy.empty(2, dtype=kd)
     lse = cupy.empty(n, dtype=kd)
     if n:
-        kernel("rows.cu", f"xent_fwd_{_SUFFIX[kd]}")((n,), (_BLOCK,),
-                                                     (x2, t, rows, lse, np.int64(c), np.int64(ignore_index)))
-    return rows.sum(axis=1).astype(x.dtype, copy=False), lse
+        rows = cupy.empty((2, n), dtype=kd)
+        kernel("rows.cu", f"xent_fwd_{_SUFFIX[kd]}")((n,), (_BLOCK,), (
+            x2, t, rows, lse, out, _ticket(), np.int64(c), np.int64(ignore_index), np.int32(mean)))
+    else:                   # no rows: sum 0, mean 0/0
+        out[...] = cupy.array([np.nan if mean else 0.0, 0.0], dtype=kd)
+    return out[0].astype(x.dtype, copy=False), out[1], lse
 
 
-def cross_entropy_backward(x, target, lse, scale, ignore_index):
-    """dx = (softmax(x) - onehot(target)) * valid * scale, scale a 0-d device buffer."""
+def cross_entropy_backward(x, target, lse, g, count, mean, ignore_index):
+    """dx = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) for a mean, else g):
+    one kernel; g and count are 0-d device buffers."""
     kd = _kernel_dtype(x)
     x2 = cupy.ascontiguousarray(x.astype(kd, copy=False))
     t = cupy.ascontiguousarray(target.astype(np.int64, copy=False))
     dx = cupy.empty_like(x2)
     if x2.shape[0]:
-        kernel("rows.cu", f"xent_bwd_{_SUFFIX[kd]}")((x2.shape[0],), (_BLOCK,),
-                                                     (x2, t, lse, scale.astype(kd, copy=False).reshape(1), dx,
-                                                      np.int64(x2.shape[1]), np.int64(ignore_index)))
+        kernel("rows.cu", f"xent_bwd_{_SUFFIX[kd]}")((x2.shape[0],), (_BLOCK,), (
+            x2, t, lse, g.astype(kd, copy=False).reshape(1), count.astype(kd, copy=False).reshape(1),
+            dx, np.int64(x2.shape[1]), np.int64(ignore_index), np.int32(mean)))
     return dx.astype(x.dtype, copy=False)
 
 

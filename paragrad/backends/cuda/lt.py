@@ -107,24 +107,37 @@ def linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db):
     return dx, dw, db
 
 
-
+# per activation: the forward epilogue, its aux output's name, the backward epilogue that reads it
+_CHAIN = {"relu": (E.RELU_AUX_BIAS, "relu_aux", E.DRELU_BGRAD),
+          "gelu_tanh": (E.GELU_AUX_BIAS, "gelu_aux", E.DGELU_BGRAD)}
 
 
 def mlp(x, layers):
-    """A chain of Linear layers, each with ReLU or no activation: layers = [(w, b, relu)].
-    -> (y, saved) where saved holds each layer's input and its ReLU bitmask (RELU_AUX_BIAS), the
-    backward's inputs for the DRELU_BGRAD epilogue. None (decline) for unsupported dtypes."""
-    if not supported(x):
+    """A chain of Linear layers, each followed by ReLU, GELU (tanh) or nothing: layers =
+    [(w, b, act)], act in (None, "relu", "gelu_tanh"). -> (y, saved) where saved holds each
+    layer's input and its activation aux (RELU_AUX_BIAS bitmask, GELU_AUX_BIAS pre-activation,
+    both padded by cuBLASLt and kept whole), the inputs of the backward's DRELU/DGELU_BGRAD
+    epilogue; for the top layer, whose activation's derivative is elementwise, its output
+    (relu) or pre-activation (gelu) as an (N, out) view. None (decline) for unsupported
+    dtypes, and for a GELU layer feeding a layer of one output (cuBLASLt has no DGELU GEMM
+    with K = 1)."""
+    if not supported(x) or any(a == "gelu_tanh" and w.shape[0] == 1 for (_, _, a), (w, _, _)
+                               in zip(layers, layers[1:])):
         return None
     h = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
     saved = []
-    for w, b, relu in layers:
+    for i, (w, b, act) in enumerate(layers):
         bias = {"bias": b if b is not None else _zeros(w.shape[0], x.dtype)}
-        if relu:
-            r, aux = _run(E.RELU_AUX_BIAS, w, h.T, bias)
-            aux = aux["relu_aux"]
-        else:
+        top = i == len(layers) - 1
+        if act is None:
             r, aux = _run(E.BIAS, w, h.T, bias), None
+        elif top and act == "relu":     # no layer above to fuse dReLU into: keep y for it
+            r = _run(E.RELU_BIAS, w, h.T, bias)
+            aux = r.T
+        else:
+            epilog, name, _ = _CHAIN[act]
+            r, extra = _run(epilog, w, h.T, bias)
+            aux = extra[name][:w.shape[0]].T if top else extra[name]    # top: (N, out) z
         saved.append((h, aux))
         h = r.T
     return h.reshape(x.shape[:-1] + (h.shape[-1],)), saved
@@ -132,10 +145,13 @@ def mlp(x, layers):
 
 def mlp_backward(g, layers, saved, need_dx, needs):
     """Gradients of mlp(): each layer's weight gradient is one GEMM (with the bias gradient
-    fused as BGRADB for the last layer), and the gradient flowing into a ReLU layer is one GEMM
-    whose DRELU_BGRAD epilogue applies the ReLU mask and sums that layer's bias gradient.
-    -> (dx or None, [(dw or None, db or None) per layer])."""
+    fused as BGRADB for the last layer), and the gradient flowing into an activated layer is one
+    GEMM whose DRELU_BGRAD / DGELU_BGRAD epilogue applies the activation's derivative and sums
+    that layer's bias gradient. -> (dx or None, [(dw or None, db or None) per layer])."""
     dz = cupy.ascontiguousarray(g).reshape(-1, g.shape[-1])
+    top = layers[-1][2]
+    if top is not None:     # the top layer's activation: elementwise, from its y (relu) or z (gelu)
+        dz = (_relu_grad if top == "relu" else _gelu_tanh_grad)(dz, saved[-1][1])
     out = [None] * len(layers)
     db_known = None
     dx = None
@@ -154,9 +170,11 @@ def mlp_backward(g, layers, saved, need_dx, needs):
                 db = db_known.reshape(-1) if db_known is not None else dz.sum(0)
         out[i] = (dw, db)
         if i > 0:
-            if layers[i - 1][2]:        # the layer below has a ReLU: fuse its mask and bias grad
-                r, extra = _run(E.DRELU_BGRAD, w.T, dz.T, {"relu_aux": saved[i - 1][1]})
-                dz, db_known = r.T, extra["drelu_bgrad"]
+            below = layers[i - 1][2]
+            if below is not None:     # fuse the lower layer's activation derivative and bias grad
+                _, name, epilog = _CHAIN[below]
+                r, extra = _run(epilog, w.T, dz.T, {name: saved[i - 1][1]})
+                dz, db_known = r.T, extra[epilog.name.lower()]
             else:
                 dz, db_known = gemm.matmul(dz, w), None
         elif need_dx:

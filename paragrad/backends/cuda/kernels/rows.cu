@@ -75,12 +75,16 @@ template <typename T> __device__ void softmax_bwd(const T* y, const T* g, T* dx,
         dr[j] = log ? gr[j] - exp(yr[j]) * s : yr[j] * (gr[j] - s);
 }
 
-// per row: lse = logsumexp(x); loss = (lse - x[target]) * valid, written to loss[row] and the
-// row's valid flag to loss[rows + row] (one sum over each half then gives total and count).
+// Cross-entropy forward in one launch. Block r computes row r's logsumexp and its loss
+// (lse - x[target]) * valid into rows[r], its valid flag into rows[n + r]. The last block to
+// finish (a ticket counter, reset by that block for the next launch) sums both halves in a
+// fixed order, so the result is deterministic, and writes out = [loss (mean: sum / count), count].
 // An out-of-range target gives NaN (the host checks bounds when it is not capturing a graph).
-template <typename T> __device__ void xent_fwd(const T* x, const long long* target, T* loss, T* lse_out,
-                                               long long cols, long long ignore_index) {
+template <typename T> __device__ void xent_fwd(const T* x, const long long* target, T* rows, T* lse_out,
+                                               T* out, unsigned int* ticket, long long cols,
+                                               long long ignore_index, int mean) {
     __shared__ T shm[32];
+    __shared__ bool last;
     const T* xr = x + blockIdx.x * cols;
     T m = neg_inf<T>();
     for (long long j = threadIdx.x; j < cols; j += blockDim.x) m = max(m, xr[j]);
@@ -94,18 +98,38 @@ template <typename T> __device__ void xent_fwd(const T* x, const long long* targ
         lse_out[blockIdx.x] = lse;
         bool ignored = t == ignore_index;
         bool bad = !ignored && (t < 0 || t >= cols);
-        loss[blockIdx.x] = ignored ? T(0) : (bad ? qnan<T>() : lse - xr[t]);
-        loss[gridDim.x + blockIdx.x] = ignored ? T(0) : T(1);
+        rows[blockIdx.x] = ignored ? T(0) : (bad ? qnan<T>() : lse - xr[t]);
+        rows[gridDim.x + blockIdx.x] = ignored ? T(0) : T(1);
+        __threadfence();                    // the row is visible before the ticket says so
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const volatile T* vr = rows;
+    T total = T(0), count = T(0);
+    for (long long i = threadIdx.x; i < gridDim.x; i += blockDim.x) {
+        total += vr[i];
+        count += vr[gridDim.x + i];
+    }
+    total = block_sum(total, shm);
+    count = block_sum(count, shm);
+    if (threadIdx.x == 0) {
+        out[0] = mean ? total / count : total;
+        out[1] = count;
+        *ticket = 0u;
     }
 }
 
-// dx = (softmax(x) - onehot(target)) * valid * scale[0]
+// dx = (softmax(x) - onehot(target)) * valid * k, k = g / max(count, 1) for a mean, else g
 template <typename T> __device__ void xent_bwd(const T* x, const long long* target, const T* lse,
-                                               const T* scale, T* dx, long long cols, long long ignore_index) {
+                                               const T* g, const T* count, T* dx, long long cols,
+                                               long long ignore_index, int mean) {
     const T* xr = x + blockIdx.x * cols;
     T* dr = dx + blockIdx.x * cols;
     long long t = target[blockIdx.x];
-    T k = t == ignore_index ? T(0) : ((t < 0 || t >= cols) ? qnan<T>() : scale[0]);
+    T scale = mean ? g[0] / max(count[0], T(1)) : g[0];
+    T k = t == ignore_index ? T(0) : ((t < 0 || t >= cols) ? qnan<T>() : scale);
     T l = lse[blockIdx.x];
     for (long long j = threadIdx.x; j < cols; j += blockDim.x)
         dr[j] = (exp(xr[j] - l) - (j == t ? T(1) : T(0))) * k;
@@ -155,8 +179,8 @@ template <typename T> __device__ void ln_bwd(const T* g, const T* x, const T* w,
 #define ROWS(T, S) \
 extern "C" __global__ void softmax_fwd_##S(const T* x, T* y, long long cols, int log) { softmax_fwd<T>(x, y, cols, log); } \
 extern "C" __global__ void softmax_bwd_##S(const T* y, const T* g, T* dx, long long cols, int log) { softmax_bwd<T>(y, g, dx, cols, log); } \
-extern "C" __global__ void xent_fwd_##S(const T* x, const long long* t, T* loss, T* lse, long long cols, long long ig) { xent_fwd<T>(x, t, loss, lse, cols, ig); } \
-extern "C" __global__ void xent_bwd_##S(const T* x, const long long* t, const T* lse, const T* scale, T* dx, long long cols, long long ig) { xent_bwd<T>(x, t, lse, scale, dx, cols, ig); } \
+extern "C" __global__ void xent_fwd_##S(const T* x, const long long* t, T* rows, T* lse, T* out, unsigned int* ticket, long long cols, long long ig, int mean) { xent_fwd<T>(x, t, rows, lse, out, ticket, cols, ig, mean); } \
+extern "C" __global__ void xent_bwd_##S(const T* x, const long long* t, const T* lse, const T* g, const T* count, T* dx, long long cols, long long ig, int mean) { xent_bwd<T>(x, t, lse, g, count, dx, cols, ig, mean); } \
 extern "C" __global__ void ln_fwd_##S(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, long long cols, T eps) { ln_fwd<T>(x, w, b, y, mean, rstd, cols, eps); } \
 extern "C" __global__ void ln_bwd_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, long long cols) { ln_bwd<T>(g, x, w, mean, rstd, dx, cols); }
 
