@@ -127,7 +127,7 @@ def tensor_repr(t):
     else:
         if t.dtype not in (default, dt.int64, dt.bool_):
             suffixes.append(f"dtype=paragrad.{t.dtype.name}")
-        a = t._backend.to_numpy(t._data)
+        a = t._host("printing a Tensor")
         if t.dtype in (dt.float16, dt.bfloat16):
             a = a.astype(np.float32)    # as PyTorch, which formats half precision as float
         summarize = a.size > THRESHOLD

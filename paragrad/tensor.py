@@ -6,7 +6,7 @@ methods by `ops/__init__.py`, so `x.exp()`, `x + y` and `x[0]` are defined there
 """
 from __future__ import annotations
 
-from . import autograd
+from . import autograd, capture
 from . import dtypes as dt
 from .backends import CPU, backend_for
 
@@ -161,42 +161,48 @@ class Tensor:
         if self._device.type != "cpu" and not force:
             raise TypeError(f"numpy(): can't convert {self._device} tensor to numpy. "
                             f"Use Tensor.cpu() to copy the tensor to host memory first.")
+        return self._host("Tensor.numpy()")
+
+    def _host(self, op):
+        """The values as a NumPy array; `op` names the caller in the error pg.jit raises."""
+        if self._device.type != "cpu":
+            capture.forbid_sync(op)
         return self._backend.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
-        a = self._backend.to_numpy(self._data)
+        a = self._host("numpy.asarray(Tensor)")
         return a.astype(dtype) if dtype is not None else a
 
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"item(): a Tensor with {self.numel()} elements cannot be "
                                f"converted to Scalar")
-        return self._backend.to_numpy(self._data).reshape(()).item()
+        return self._host("Tensor.item()").reshape(()).item()
 
     def tolist(self):
-        return self._backend.to_numpy(self._data).tolist()
+        return self._host("Tensor.tolist()").tolist()
 
     def __float__(self):
-        return float(self._scalar())
+        return float(self._scalar("float(Tensor)"))
 
     def __int__(self):
-        return int(self._scalar())
+        return int(self._scalar("int(Tensor)"))
 
-    def _scalar(self):
+    def _scalar(self, op):
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        return self._host(op).reshape(()).item()
 
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype is dt.bool_:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        return int(self._scalar("using a Tensor as an index"))
 
     def __bool__(self):
         if self.numel() != 1:
             which = "no values" if self.numel() == 0 else "more than one value"
             raise RuntimeError(f"Boolean value of Tensor with {which} is ambiguous")
-        return bool(self.item())
+        return bool(self._scalar("bool(Tensor) (Python control flow on a device value)"))
 
     def __len__(self):
         if self.ndim == 0:
@@ -233,7 +239,7 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         # by value, through NumPy: the backend object and the graph stay out of the pickle
-        arr = self._backend.to_numpy(self._data)
+        arr = self._host("pickling a Tensor")
         return (_rebuild, (type(self), arr, self.dtype.name, str(self._device),
                            self._requires_grad, self.__dict__ or None))
 

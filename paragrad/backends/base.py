@@ -53,9 +53,11 @@ FAST_PATHS = (
 #   fast_linear_act(x, w, b, act) -> (y, aux), aux = what the backward reads (y for relu,
 #     the pre-activation for gelu)
 #   fast_linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db) -> (dx, dw, db)
-# optimizers (optim/adam.py, optim/sgd.py): fast_adam_step(ws, gs, ms, vs, vmaxs, steps, **hyper)
-#   and fast_sgd_step(ws, gs, bufs, firsts, **hyper) update a whole param group in place and
-#   return True, or return False (having done nothing) to let the optimizer compose primitives.
+# optimizers (optim/adam.py, optim/sgd.py): fast_adam_step(ws, gs, ms, vs, vmaxs, steps, lr=,
+#   **hyper) and fast_sgd_step(ws, gs, bufs, firsts, lr=, **hyper) update a whole param group in
+#   place and return True, or return False (having done nothing) to let the optimizer compose
+#   primitives. lr is a float64 0-d buffer and steps float32 0-d buffers (the counts before this
+#   step, which the update advances by one): read on the device, so a captured step replays.
 # conv2d (ops/conv.py; x (N, C_in, H, W), w (C_out, C_in/groups, kH, kW), b (C_out,) or None,
 #   all C-contiguous, of one dtype (floats or integers); stride, dilation (h, w) pairs of ints
 #   >= 1; padding ((top, bottom), (left, right)) ints >= 0 (asymmetric for padding='same');
@@ -265,3 +267,9 @@ class Backend(ABC):
 
     def synchronize(self, device_index=0):
         """Wait for queued work (a no-op on synchronous backends)."""
+
+    def step_graph(self, device_index=0):
+        """For pg.jit: an object that runs a function eagerly (warmup(fn)), records it into a
+        replayable graph (capture(fn, name)), replays it (replay()) and counts its nodes
+        (num_nodes()) — or None where the device has no graphs (pg.jit then runs eagerly)."""
+        return None

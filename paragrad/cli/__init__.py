@@ -32,6 +32,8 @@ def build_parser():
     t.add_argument("--schedule", default="cosine", choices=["cosine", "none"],
                    help="learning-rate schedule over the run (default: cosine decay to 0)")
     t.add_argument("--device", default="cpu")
+    t.add_argument("--no-jit", dest="jit", action="store_false",
+                   help="on cuda, run each step eagerly instead of as one captured CUDA graph")
     t.add_argument("--data-dir", default=None, help="folder holding mnist/ or cifar10/ (default "
                                                     "$PARAGRAD_DATA or ~/.cache/paragrad)")
     t.add_argument("--out", default=None, help="output folder for metrics, plot, checkpoints "

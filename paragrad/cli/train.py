@@ -7,6 +7,8 @@ from pathlib import Path
 
 from .. import checkpoint, nn, optim
 from ..autograd import no_grad
+from ..jit import jit
+from ..ops.creation import tensor, zeros
 from ..data import CIFAR10, MNIST, DataLoader
 from ..data.transforms import Compose, RandomCrop, RandomHorizontalFlip
 from ..models import MLP, MNISTCNN, resnet18
@@ -60,15 +62,40 @@ def load_dataset(name, data_dir, limit=None):
     return train, test
 
 
+def on_device(dataset, device):
+    """A dataset's (images, labels) as two tensors on `device` (one copy; views on the CPU)."""
+    images, labels = dataset.get_batch(slice(None))
+    return images.to(device), labels.to(device)
+
+
 @no_grad()
-def evaluate(model, dataset, device, batch_size=500):
-    """Accuracy of model on dataset (fraction in [0, 1])."""
+def evaluate(model, dataset, device, batch_size=500, tensors=None):
+    """Accuracy of model on dataset (fraction in [0, 1]); `tensors` = on_device(dataset, device)
+    if already made. One host read at the end."""
     model.eval()
+    images, labels = tensors if tensors is not None else on_device(dataset, device)
     correct = None
-    for x, y in DataLoader(dataset, batch_size=batch_size):
-        hits = (model(x.to(device)).argmax(-1) == y.to(device)).sum()
+    for i in range(0, len(labels), batch_size):
+        hits = (model(images[i:i + batch_size]).argmax(-1) == labels[i:i + batch_size]).sum()
         correct = hits if correct is None else correct + hits
     return int(correct) / len(dataset)
+
+
+def make_step(model, opt, images, labels, augment, loss_sum):
+    """One optimization step on the batch images[idx], labels[idx] (an on-device gather), adding
+    its summed loss to the device scalar loss_sum: nothing here reads the device on the host,
+    so pg.jit can capture it whole."""
+    def train_step(idx):
+        x, y = images[idx], labels[idx]
+        if augment is not None:
+            x = augment(x)
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss_sum.add_(loss.detach() * x.shape[0])
+        return loss
+    return train_step
 
 
 def _defaults(args):
@@ -119,6 +146,7 @@ def train(args):
         augment = Compose([RandomCrop(32, padding=4, generator=aug_gen),
                            RandomHorizontalFlip(generator=aug_gen)])
         generators.append(aug_gen)
+    # the loader only draws each epoch's order: batches are gathered from tensors on the device
     loader = DataLoader(train_ds, batch_size=args.batch_size, shuffle=True, generator=shuffle_gen)
     # cosine decay to zero over the whole run, stepped every batch
     sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs * len(loader)) \
@@ -130,30 +158,33 @@ def train(args):
         records = state["extra"].get("records", [])[:start_epoch]
         print(f"resumed from {args.resume} at epoch {start_epoch}")
     n_params = sum(p.numel() for p in model.parameters())
+    jitted = args.jit and args.device != "cpu"
     print(f"training {describe(config)} ({n_params:,} parameters) on {len(train_ds):,} "
-          f"{DATASET_NAMES[args.dataset]} images, device {args.device}")
+          f"{DATASET_NAMES[args.dataset]} images, device {args.device}"
+          f"{', one CUDA graph per step (pg.jit)' if jitted else ''}")
+    images, labels = on_device(train_ds, args.device)
+    test_tensors = on_device(test_ds, args.device)
+    loss_sum = zeros((), device=args.device)
+    train_step = make_step(model, opt, images, labels, augment, loss_sum)
+    if jitted:
+        train_step = jit(train_step)
     for epoch in range(start_epoch, args.epochs):
         model.train()
         bar = Progress(len(loader), desc=f"epoch {epoch + 1}/{args.epochs}")
-        t0, total, seen = time.perf_counter(), None, 0
-        for step, (x, y) in enumerate(loader, 1):
-            x, y = x.to(args.device), y.to(args.device)
-            if augment is not None:
-                x = augment(x)
-            loss = nn.functional.cross_entropy(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+        t0, seen = time.perf_counter(), 0
+        loss_sum.zero_()
+        order = tensor(loader._order(), device=args.device)        # (N,) this epoch's order
+        for step, start in enumerate(range(0, len(order), args.batch_size), 1):
+            train_step(order[start:start + args.batch_size])
             if sched is not None:
                 sched.step()
-            total = loss.detach() * x.shape[0] if total is None else total + loss.detach() * x.shape[0]
-            seen += x.shape[0]
+            seen = min(start + args.batch_size, len(order))
             if bar.tty or step == len(loader) or step % 100 == 0:
-                bar.update(step, seen, loss=float(total) / seen)
+                bar.update(step, seen, loss=float(loss_sum) / seen)
         bar.close()
         train_seconds = time.perf_counter() - t0
-        acc = evaluate(model, test_ds, args.device)
-        rec = {"epoch": epoch + 1, "train_loss": float(total) / seen, "test_accuracy": acc,
+        acc = evaluate(model, test_ds, args.device, tensors=test_tensors)
+        rec = {"epoch": epoch + 1, "train_loss": float(loss_sum) / seen, "test_accuracy": acc,
                "seconds": round(time.perf_counter() - t0, 3), "train_seconds": round(train_seconds, 3),
                "samples_per_second": round(seen / train_seconds, 1)}
         records.append(rec)

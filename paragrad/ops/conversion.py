@@ -20,7 +20,7 @@ def _convert(x, dtype, dev, copy):
         return x
     data = x._data
     if not same_dev:
-        arr = x._backend.to_numpy(data)
+        arr = x._host(f"Tensor.to({str(dev)!r})")
         data = backend_for(dev).from_numpy(arr, dtype, dev.index)
     elif not same_dtype:
         data = x._backend.cast(data, dtype)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import autograd
+from .. import autograd, capture
 from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, bump_version, rebind
@@ -88,7 +88,7 @@ def _check_gather_shapes(op, x, d, index, src=None):
     if src is not None and any(a > b for a, b in zip(index.shape, src.shape)):
         raise RuntimeError(f"{op}(): Expected index {tuple(index.shape)} to be no larger than src "
                            f"{tuple(src.shape)}")
-    if index.numel():
+    if index.numel() and not capture.active():      # (a host sync: skipped inside pg.jit)
         lo, hi = int(index.min()), int(index.max())
         if lo < 0 or hi >= x.shape[d]:
             raise RuntimeError(f"{op}(): index {hi if hi >= x.shape[d] else lo} is out of bounds for "
@@ -290,7 +290,7 @@ def _advanced(v, adv):
     bshape = np.broadcast_shapes(*(t.shape for t in idx))
     for p, t in adv:   # bounds, with negative indices allowed down to -size
         size = v.shape[p]
-        if t.numel():
+        if t.numel() and not capture.active():      # (a host sync: skipped inside pg.jit)
             lo, hi = int(t.min()), int(t.max())
             if lo < -size or hi >= size:
                 bad = hi if hi >= size else lo

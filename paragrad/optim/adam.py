@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+from .. import capture
+from .. import dtypes as dt
 from ..autograd import no_grad
-from ..tensor import bump_version
+from ..tensor import Tensor, _wrap, bump_version
 from .optimizer import Optimizer, zeros_like_buf
 
 
@@ -30,24 +32,24 @@ class Adam(Optimizer):
         loss = self._closure(closure)
         for g, params in self._groups_with_grads():
             states = [self._state_of(p, g["amsgrad"]) for p in params]
-            for st in states:
-                st["step"] += 1
             beta1, beta2 = g["betas"]
-            hyper = dict(lr=float(g["lr"]), beta1=beta1, beta2=beta2, eps=g["eps"],
-                         weight_decay=g["weight_decay"], decoupled=self.decoupled,
-                         amsgrad=g["amsgrad"], maximize=g["maximize"])
+            hyper = dict(beta1=beta1, beta2=beta2, eps=g["eps"], weight_decay=g["weight_decay"],
+                         decoupled=self.decoupled, amsgrad=g["amsgrad"], maximize=g["maximize"])
             bufs = ([p._data for p in params], [p.grad._data for p in params],
                     [st["exp_avg"]._data for st in states], [st["exp_avg_sq"]._data for st in states],
-                    [st["max_exp_avg_sq"]._data if g["amsgrad"] else None for st in states],
-                    [st["step"] for st in states])
+                    [st["max_exp_avg_sq"]._data if g["amsgrad"] else None for st in states])
             b = params[0]._backend
             fast = b.fast("adam_step")
-            # a fused multi-tensor update when the backend has one (it returns False when it
-            # can't take these buffers); else one parameter at a time
+            # a fused multi-tensor update when the backend has one (reading the step counts and
+            # the learning rate on the device; it returns False when it can't take these
+            # buffers); else one parameter at a time
             if not (fast is not None and all(p._backend is b for p in params)
-                    and fast(*bufs, **hyper)):
+                    and fast(*bufs, [st["step"]._data for st in states],
+                             lr=self._lr_buffer(g, params[0]), **hyper)):
                 for i, p in enumerate(params):
-                    adam_update(p._backend, *(col[i] for col in bufs), self._scratch(p), **hyper)
+                    t = _next_step(states[i]["step"])
+                    adam_update(p._backend, *(col[i] for col in bufs), t, self._scratch(p),
+                                lr=float(g["lr"]), **hyper)
             for p in params:        # the parameters were written in place
                 bump_version(p)
         return loss
@@ -55,10 +57,30 @@ class Adam(Optimizer):
     def _state_of(self, p, amsgrad):
         st = self.state.get(p)
         if st is None:
-            st = self.state[p] = {"step": 0, "exp_avg": zeros_like_buf(p), "exp_avg_sq": zeros_like_buf(p)}
-            if amsgrad:
-                st["max_exp_avg_sq"] = zeros_like_buf(p)
+            self._new_state(p, "Adam's state")
+            st = self.state[p] = {"step": _step_tensor(0, p), "exp_avg": zeros_like_buf(p),
+                                  "exp_avg_sq": zeros_like_buf(p)}
+        elif not isinstance(st["step"], Tensor):       # a step count saved as a number
+            st["step"] = _step_tensor(st["step"], p)
+        if amsgrad and "max_exp_avg_sq" not in st:
+            self._new_state(p, "Adam's max_exp_avg_sq")
+            st["max_exp_avg_sq"] = zeros_like_buf(p)
         return st
+
+
+def _step_tensor(n, p):
+    """A step count as PyTorch keeps it: a float32 0-d tensor, here on the parameter's device
+    so that a fused update can advance it there (and a captured step with it)."""
+    return _wrap(p._backend.full((), float(n), dt.float32, p.device.index), dt.float32, p.device)
+
+
+def _next_step(step):
+    """Advance a step-count tensor by one for the unfused update; -> the new count (a host read)."""
+    if step.device.type != "cpu":
+        capture.forbid_sync("the unfused Adam update (it needs the step count on the host)")
+    b = step._backend
+    b.binary("add", step._data, 1, out=step._data)
+    return int(b.to_numpy(step._data))
 
 
 def adam_update(b, w, grad, m, v, vmax, t, s, *, lr, beta1, beta2, eps, weight_decay, decoupled,

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from .. import capture
+
 
 class LRScheduler:
     def __init__(self, optimizer, last_epoch=-1):
@@ -28,6 +30,11 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch=None):
+        if capture.active():
+            raise RuntimeError(
+                f"{type(self).__name__}.step() inside a function that pg.jit is capturing "
+                f"({capture.active()}) would run only once, at capture. Call it outside the jitted "
+                f"function: the learning rate lives on the device, so changing it needs no re-capture.")
         self._step_count += 1
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         for g, lr in zip(self.optimizer.param_groups, self.get_lr()):

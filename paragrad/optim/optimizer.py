@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 
+from .. import capture
+from .. import dtypes as dt
 from ..tensor import Tensor, _wrap, zero_grads
 
 
@@ -62,6 +64,41 @@ class Optimizer:
         if buf is None or buf.shape != p._data.shape or buf.dtype != p._data.dtype:
             buf = cache[p] = p._backend.empty(tuple(p.shape), p.dtype, p.device.index)
         return buf
+
+    def _lr_buffer(self, group, p):
+        """The group's learning rate as a float64 0-d buffer on p's device, what fused updates
+        read: a step captured by pg.jit follows later LR changes without re-capture (pg.jit
+        calls sync_device_state() before each replay)."""
+        bufs = self.__dict__.setdefault("_lr_bufs", {})
+        entry = bufs.get(id(group))
+        if entry is None or entry[1] != group["lr"]:
+            if capture.active():
+                raise RuntimeError(
+                    f"{type(self).__name__}: the learning rate changed inside a function that "
+                    f"pg.jit is capturing ({capture.active()}); host code there runs only once. Step "
+                    f"LR schedulers outside the jitted function: the learning rate lives on the "
+                    f"device, so changing it needs no re-capture.")
+            capture.track(self)
+            b, idx = p._backend, p.device.index
+            new = b.full((), float(group["lr"]), dt.float64, idx)
+            buf = new if entry is None else b.copy_(entry[0], new)     # in place: graphs read it
+            entry = bufs[id(group)] = (buf, group["lr"], group)
+        return entry[0]
+
+    def sync_device_state(self):
+        """Write learning rates changed on the host since the last step into their device buffers."""
+        for buf, lr, group in list(self.__dict__.get("_lr_bufs", {}).values()):
+            if group["lr"] != lr:
+                self._lr_buffer(group, group["params"][0])
+
+    def _new_state(self, p, what):
+        """Optimizer state is created by an eager step: a capture would record its
+        initialization and repeat it on every replay."""
+        if capture.active():
+            raise RuntimeError(
+                f"{type(self).__name__}: {what} for a parameter of shape {tuple(p.shape)} would be "
+                f"created inside a function that pg.jit is capturing ({capture.active()}); its first "
+                f"(eager) call must already have given that parameter a gradient")
 
     def zero_grad(self, set_to_none=True):
         zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)

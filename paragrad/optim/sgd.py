@@ -31,16 +31,19 @@ class SGD(Optimizer):
                 buf = st.get("momentum_buffer") if mom else None
                 firsts.append(mom != 0 and buf is None)
                 if mom and buf is None:           # filled with the first gradient below
+                    self._new_state(p, "SGD's momentum buffer")
                     buf = st["momentum_buffer"] = zeros_like_buf(p)
                 bufs.append(buf._data if buf is not None else None)
-            hyper = dict(lr=float(g["lr"]), momentum=mom, dampening=g["dampening"],
-                         weight_decay=g["weight_decay"], nesterov=g["nesterov"], maximize=g["maximize"])
+            hyper = dict(momentum=mom, dampening=g["dampening"], weight_decay=g["weight_decay"],
+                         nesterov=g["nesterov"], maximize=g["maximize"])
             cols = ([p._data for p in params], [p.grad._data for p in params], bufs, firsts)
             b = params[0]._backend
             fast = b.fast("sgd_step")
-            if not (fast is not None and all(p._backend is b for p in params) and fast(*cols, **hyper)):
+            # fused: the learning rate is read on the device (see Optimizer._lr_buffer)
+            if not (fast is not None and all(p._backend is b for p in params)
+                    and fast(*cols, lr=self._lr_buffer(g, params[0]), **hyper)):
                 for i, p in enumerate(params):
-                    sgd_update(p._backend, *(col[i] for col in cols), **hyper)
+                    sgd_update(p._backend, *(col[i] for col in cols), lr=float(g["lr"]), **hyper)
             for p in params:        # the parameters were written in place
                 bump_version(p)
         return loss

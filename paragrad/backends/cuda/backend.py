@@ -12,10 +12,11 @@ import cupyx
 import cupyx.scipy.special
 import numpy as np
 
+from ... import capture
 from ...dtypes import bfloat16 as _bf16
 
 from ..base import Backend
-from . import dnn, fused, gemm, lt, memory
+from . import dnn, fused, gemm, graphs, lt, memory
 from .kernels import kernel, launch
 
 _UNARY = {
@@ -72,9 +73,10 @@ class CUDABackend(Backend):
     # ---- transfer / creation -----------------------------------------------------------------
     def from_numpy(self, array, dtype, device_index=0):
         with self._on(device_index):
-            return cupy.asarray(np.asarray(array).astype(_dt(dtype), copy=False))
+            return memory.upload(np.asarray(array).astype(_dt(dtype), copy=False))
 
     def to_numpy(self, buf):
+        capture.forbid_sync("copying a CUDA tensor to the host")
         return cupy.asnumpy(buf)
 
     def empty(self, shape, dtype, device_index=0):
@@ -87,7 +89,7 @@ class CUDABackend(Backend):
 
     def copy_(self, dst, src):
         if isinstance(src, np.ndarray):
-            src = cupy.asarray(src)
+            src = memory.upload(src)
         cupy.copyto(dst, src, casting="unsafe")
         return dst
 
@@ -161,7 +163,7 @@ class CUDABackend(Backend):
         if f is not None:
             if op == "pow" and getattr(a, "dtype", np.float32).kind in "iu":
                 neg = cupy.any(cupy.asarray(b) < 0) if isinstance(b, cupy.ndarray) else b < 0
-                if bool(neg):
+                if not capture.active() and bool(neg):
                     raise RuntimeError("pow: integers to negative integer powers are not allowed")
             return f(a, b, out=out)
         if op in _BITWISE:
@@ -226,7 +228,7 @@ class CUDABackend(Backend):
     # ---- indexing ----------------------------------------------------------------------------
     def take(self, x, index, axis):
         n = x.shape[axis]
-        if index.size:
+        if index.size and not capture.active():
             lo, hi = int(index.min()), int(index.max())     # synchronizes, as PyTorch's check
             if lo < -n or hi >= n:
                 raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis {axis} "
@@ -245,6 +247,7 @@ class CUDABackend(Backend):
         return base
 
     def nonzero(self, x):
+        capture.forbid_sync("nonzero() (its output size depends on the data)")
         return cupy.stack(cupy.nonzero(x), axis=-1).astype(np.int64).reshape(-1, x.ndim)
 
     # ---- fast paths (fused.py; signatures as the CPU backend's and the op layer's) -----------
@@ -295,6 +298,9 @@ class CUDABackend(Backend):
 
     def fast_scaled_dot_product_attention_backward(self, q, k, v, out, dout, stats, scale, is_causal):
         return dnn.sdpa_backward(q, k, v, out, dout, stats, scale, is_causal)
+
+    def step_graph(self, device_index=0):
+        return graphs.StepGraph(device_index)
 
     def fast_adam_step(self, *bufs, **hyper):
         return fused.adam_step(*bufs, **hyper)

@@ -7,6 +7,8 @@ import math
 import cupy
 import numpy as np
 
+from ... import capture
+from . import memory
 from .kernels import kernel
 
 _BLOCK = 256
@@ -79,7 +81,7 @@ def cross_entropy(x, target, ignore_index, mean):
     x2 = cupy.ascontiguousarray(x.astype(kd, copy=False))
     t = cupy.ascontiguousarray(target.astype(np.int64, copy=False))
     n, c = x2.shape
-    if n and not cupy.cuda.get_current_stream().is_capturing():
+    if n and not capture.active():
         bad = (t != ignore_index) & ((t < 0) | (t >= c))
         if bool(bad.any()):
             v = cupy.asnumpy(t[bad][:1])[0]
@@ -150,11 +152,13 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
 
 # ---- multi-tensor optimizer updates ------------------------------------------------------------
 _tables = {}
+_SLOTS = 6             # must equal SLOTS in kernels/optim.cu: (w, g, m, v, vmax, step)
 
 
 def _table(bufs_per_tensor):
     """Device arrays (ptrs, sizes, chunk_tensor, chunk_start) for these tensors, cached by the
-    addresses (stable across steps once gradients are reused, as under pg.jit)."""
+    addresses (stable across steps once gradients are reused, as under pg.jit); a table a
+    captured graph reads lives as long as the graph."""
     key = tuple(tuple(int(b.data.ptr) if b is not None else 0 for b in bufs) for bufs in bufs_per_tensor)
     t = _tables.get(key)
     if t is None:
@@ -165,12 +169,12 @@ def _table(bufs_per_tensor):
             for s in range(0, int(n), _CHUNK):
                 ct.append(i)
                 cs.append(s)
-        t = (cupy.asarray(ptrs), cupy.asarray(sizes), cupy.asarray(np.array(ct, np.int32)),
-             cupy.asarray(np.array(cs, np.int64)), len(ct))
+        t = (memory.upload(ptrs), memory.upload(sizes), memory.upload(np.array(ct, np.int32)),
+             memory.upload(np.array(cs, np.int64)), len(ct))
         if len(_tables) > 64:
             _tables.clear()
         _tables[key] = t
-    return t
+    return capture.keep(t)
 
 
 def _fusable(*lists):
@@ -179,37 +183,33 @@ def _fusable(*lists):
 
 def adam_step(ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_decay,
               decoupled, amsgrad, maximize):
-    """All parameters of a group in one launch per distinct step count; returns False (and
-    does nothing) when a buffer is not contiguous float32, so the caller composes instead."""
-    if not _fusable(ws, gs, ms, vs, vmaxs):
+    """All parameters of a group in one launch. steps: float32 0-d device buffers (each
+    advanced by one), lr: a float64 0-d device buffer. Returns False (and does nothing) when a
+    buffer is not contiguous float32, so the caller composes instead."""
+    if not _fusable(ws, gs, ms, vs, vmaxs, steps):
         return False
-    by_step = {}
-    for i, t in enumerate(steps):
-        by_step.setdefault(t, []).append(i)
-    for t, idx in by_step.items():
-        c2 = math.sqrt(1 - beta2 ** t)
-        ptrs, sizes, ct, cs, nchunks = _table([(ws[i], gs[i], ms[i], vs[i], vmaxs[i]) for i in idx])
-        if nchunks:
-            kernel("optim.cu", "adam_f32")((nchunks,), (_BLOCK,), (
-                ptrs, sizes, ct, cs, np.float32(1 - beta1), np.float32(beta2), np.float32(1 - beta2),
-                np.float32(eps * c2), np.float32(lr * c2 / (1 - beta1 ** t)), np.float32(weight_decay),
-                np.float32(1 - lr * weight_decay), np.int32(decoupled), np.int32(amsgrad),
-                np.int32(maximize)))
+    ptrs, sizes, ct, cs, nchunks = _table(list(zip(ws, gs, ms, vs, vmaxs, steps)))
+    if nchunks:
+        kernel("optim.cu", "adam_f32")((nchunks,), (_BLOCK,), (
+            ptrs, sizes, ct, cs, np.int32(len(ws)), lr, np.float64(beta1), np.float64(beta2),
+            np.float64(eps), np.float64(weight_decay), np.int32(decoupled), np.int32(amsgrad),
+            np.int32(maximize), _ticket()))
     return True
 
 
 def sgd_step(ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
     """SGD (momentum, dampening, nesterov, weight decay) for a whole group in one launch per
-    first/later-step split; False when it can't take these buffers."""
+    first/later-step split; lr a float64 0-d device buffer. False when it can't take these
+    buffers."""
     if not _fusable(ws, gs, [b for b in bufs if b is not None]):
         return False
     split = {}
     for i, f in enumerate(firsts):
         split.setdefault(bool(f), []).append(i)
     for first, idx in split.items():
-        ptrs, sizes, ct, cs, nchunks = _table([(ws[i], gs[i], bufs[i], None, None) for i in idx])
+        ptrs, sizes, ct, cs, nchunks = _table([(ws[i], gs[i], bufs[i], None, None, None) for i in idx])
         if nchunks:
             kernel("optim.cu", "sgd_f32")((nchunks,), (_BLOCK,), (
-                ptrs, sizes, ct, cs, np.float32(lr), np.float32(momentum), np.float32(1 - dampening),
+                ptrs, sizes, ct, cs, lr, np.float32(momentum), np.float32(1 - dampening),
                 np.float32(weight_decay), np.int32(nesterov), np.int32(maximize), np.int32(first)))
     return True

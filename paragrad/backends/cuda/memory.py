@@ -7,6 +7,8 @@ import os
 
 import cupy
 
+from ... import capture
+
 _state = {"pool": None, "peak": 0}
 
 
@@ -78,3 +80,28 @@ def summary():
             f"  allocated now : {_fmt(allocated())}\n"
             f"  peak allocated: {_fmt(peak())}\n"
             f"  reserved      : {_fmt(reserved())}\n")
+
+
+def graph_pool():
+    """A private pool for the buffers a captured graph allocates: they are the graph's for as
+    long as it lives, and no eager allocation may reuse them between replays."""
+    return cupy.cuda.MemoryPool()
+
+
+_upload_streams = {}
+
+
+def upload(host_array):
+    """A host array copied to the current device. Inside a pg.jit capture the copy must not be
+    recorded (a replay would re-read host memory that is gone by then), so it runs at once on a
+    side stream and the result is kept alive with the graph: a constant of the graph."""
+    if not capture.active():
+        return cupy.asarray(host_array)
+    dev = cupy.cuda.runtime.getDevice()
+    side = _upload_streams.get(dev)
+    if side is None:
+        side = _upload_streams[dev] = cupy.cuda.Stream(non_blocking=True)
+    with side:
+        d = cupy.asarray(host_array)
+        side.synchronize()
+    return capture.keep(d)

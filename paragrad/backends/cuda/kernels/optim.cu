@@ -1,52 +1,79 @@
 // Multi-tensor optimizer updates: one launch updates every parameter of a group. The host
 // splits all tensors into chunks of CHUNK elements; block k handles chunk k of tensor
-// chunk_tensor[k]. ptrs holds, per tensor, the addresses of (w, g, m, v, vmax).
+// chunk_tensor[k]. ptrs holds, per tensor, the addresses of (w, g, m, v, vmax, step).
+// The learning rate (a float64 device scalar) and Adam's step counts (float32 device scalars,
+// PyTorch's layout) are read on the device, so a step captured in a CUDA graph follows LR
+// schedules and bias corrections without re-capture.
 // The arithmetic matches paragrad/optim/adam.py's adam_update operation for operation (same
-// order, constants rounded to float32 on the host the same way, compiled with --fmad=false),
+// order, float64 constants rounded to float32 as the host does, compiled with --fmad=false),
 // so the fused and the composed update give the same bits.
 
 #define CHUNK 65536
+#define SLOTS 6
+
+// The last block of a launch to finish (a ticket, reset for the next launch) advances every
+// tensor's step count: by then every block has read the count it needed.
+__device__ void advance_steps(const unsigned long long* ptrs, int ntensors, unsigned int* ticket) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(ticket, 1u) == gridDim.x - 1) {
+            for (int i = 0; i < ntensors; ++i) *(float*)ptrs[SLOTS * i + 5] += 1.0f;
+            *ticket = 0u;
+        }
+    }
+}
 
 extern "C" __global__ void adam_f32(const unsigned long long* ptrs, const long long* sizes,
-                                    const int* chunk_tensor, const long long* chunk_start,
-                                    float omb1, float beta2, float omb2, float eps_c, float step_c,
-                                    float wd, float decay, int decoupled, int amsgrad, int maximize) {
+                                    const int* chunk_tensor, const long long* chunk_start, int ntensors,
+                                    const double* lr_ptr, double beta1, double beta2, double eps,
+                                    double wd, int decoupled, int amsgrad, int maximize,
+                                    unsigned int* ticket) {
     int t = chunk_tensor[blockIdx.x];
     long long start = chunk_start[blockIdx.x];
     long long end = min(start + CHUNK, sizes[t]);
-    float* w = (float*)ptrs[5 * t];
-    const float* g = (const float*)ptrs[5 * t + 1];
-    float* m = (float*)ptrs[5 * t + 2];
-    float* v = (float*)ptrs[5 * t + 3];
-    float* vmax = (float*)ptrs[5 * t + 4];
+    float* w = (float*)ptrs[SLOTS * t];
+    const float* g = (const float*)ptrs[SLOTS * t + 1];
+    float* m = (float*)ptrs[SLOTS * t + 2];
+    float* v = (float*)ptrs[SLOTS * t + 3];
+    float* vmax = (float*)ptrs[SLOTS * t + 4];
+    double k = (double)*(const float*)ptrs[SLOTS * t + 5] + 1.0;     // this step's count
+    double lr = *lr_ptr;
+    double c2 = sqrt(1.0 - pow(beta2, k));
+    float eps_c = (float)(eps * c2);
+    float step_c = (float)(lr * c2 / (1.0 - pow(beta1, k)));
+    float decay = (float)(1.0 - lr * wd);
+    float omb1 = (float)(1.0 - beta1), b2 = (float)beta2, omb2 = (float)(1.0 - beta2), wdf = (float)wd;
     for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
         float gi = maximize ? -g[i] : g[i];
         float wi = w[i];
-        if (wd != 0.0f) {
+        if (wdf != 0.0f) {
             if (decoupled) wi = wi * decay;
-            else gi = gi + wi * wd;
+            else gi = gi + wi * wdf;
         }
         float mi = m[i] + (gi - m[i]) * omb1;
-        float vi = v[i] * beta2 + gi * gi * omb2;
+        float vi = v[i] * b2 + gi * gi * omb2;
         m[i] = mi;
         v[i] = vi;
         if (amsgrad) { vi = max(vmax[i], vi); vmax[i] = vi; }
         w[i] = wi - mi / (sqrtf(vi) + eps_c) * step_c;
     }
+    advance_steps(ptrs, ntensors, ticket);
 }
 
 // SGD with momentum: buf = mom * buf + omd * g  (omd = 1 - dampening) (buf = g on the first step);
 // update = nesterov ? g + mom * buf : buf;  w -= lr * update
 extern "C" __global__ void sgd_f32(const unsigned long long* ptrs, const long long* sizes,
                                    const int* chunk_tensor, const long long* chunk_start,
-                                   float lr, float mom, float omd, float wd, int nesterov,
+                                   const double* lr_ptr, float mom, float omd, float wd, int nesterov,
                                    int maximize, int first) {
     int t = chunk_tensor[blockIdx.x];
     long long start = chunk_start[blockIdx.x];
     long long end = min(start + CHUNK, sizes[t]);
-    float* w = (float*)ptrs[5 * t];
-    const float* g = (const float*)ptrs[5 * t + 1];
-    float* buf = (float*)ptrs[5 * t + 2];
+    float* w = (float*)ptrs[SLOTS * t];
+    const float* g = (const float*)ptrs[SLOTS * t + 1];
+    float* buf = (float*)ptrs[SLOTS * t + 2];
+    float lr = (float)*lr_ptr;
     for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
         float gi = maximize ? -g[i] : g[i];
         if (wd != 0.0f) gi = gi + w[i] * wd;

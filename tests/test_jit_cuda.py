@@ -1,0 +1,108 @@
+"""pg.jit on a GPU: captured training steps against eager ones, re-capture on a new batch
+size, and the error for a host sync inside a capture. Marked `gpu` (scripts/gpu-check)."""
+import numpy as np
+import pytest
+
+import paragrad as pg
+import paragrad.nn.functional as F
+from paragrad.capture import CaptureSyncError
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def _need_cuda():
+    if not pg.cuda.is_available():
+        pytest.fail("gpu tests need a CUDA device (run them through scripts/gpu-check)")
+
+
+def _setup(opt_name, acts=("relu", "relu")):
+    pg.manual_seed(0)
+    mods = [pg.nn.Linear(20, 32), pg.nn.ReLU(), pg.nn.Linear(32, 32),
+            pg.nn.GELU(approximate="tanh") if acts[1] == "gelu" else pg.nn.ReLU(), pg.nn.Linear(32, 5)]
+    model = pg.nn.Sequential(*mods).to("cuda")
+    if opt_name == "adamw":
+        opt = pg.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    else:
+        opt = pg.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True)
+    rng = np.random.default_rng(0)
+    images = pg.tensor(rng.standard_normal((256, 20)).astype(np.float32), device="cuda")
+    labels = pg.tensor(rng.integers(0, 5, 256), device="cuda")
+    return model, opt, images, labels
+
+
+def _train(jitted, opt_name, steps=50, batch=32, acts=("relu", "relu")):
+    model, opt, images, labels = _setup(opt_name, acts)
+    sched = pg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+
+    def train_step(idx):
+        x, y = images[idx], labels[idx]
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        pg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss
+    step = pg.jit(train_step) if jitted else train_step
+    order = pg.tensor(np.random.default_rng(1).integers(0, 256, (steps, batch)), device="cuda")
+    losses = []
+    for i in range(steps):
+        losses.append(step(order[i]).item())
+        sched.step()          # outside the step: the learning rate lives on the device
+    return [p.detach().cpu().numpy() for p in model.parameters()], losses, step
+
+
+@pytest.mark.parametrize("opt_name,acts", [("adamw", ("relu", "relu")), ("sgd", ("relu", "gelu"))])
+def test_jitted_training_equals_eager_training(opt_name, acts):
+    eager_params, eager_losses, _ = _train(False, opt_name, acts=acts)
+    jit_params, jit_losses, step = _train(True, opt_name, acts=acts)
+    np.testing.assert_allclose(jit_losses, eager_losses, rtol=1e-5, atol=1e-6)
+    for a, b in zip(jit_params, eager_params):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert step.graph_nodes() > 0
+
+
+def test_a_new_batch_size_recaptures():
+    model, opt, images, labels = _setup("adamw")
+
+    @pg.jit
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    outs = {}
+    for n in (32, 32, 32, 16, 16, 16, 32):
+        outs.setdefault(n, []).append(step(images[:n], labels[:n]))
+    assert len(step._entries) == 2
+    assert outs[32][1] is outs[32][2] is outs[32][3]      # replays return the captured output
+    with pg.no_grad():
+        expected = F.cross_entropy(model(images[:16]), labels[:16]).item()
+    # the 16-row graph replays on the parameters as they are now, not as at its capture
+    np.testing.assert_allclose(step(images[:16], labels[:16]).item(), expected, rtol=1e-5)
+
+
+def test_a_host_sync_inside_the_step_names_the_op():
+    model, opt, images, labels = _setup("adamw")
+
+    @pg.jit
+    def step(x):
+        loss = model(x).sum()
+        if loss.item() > 1e9:          # host control flow on a device value
+            return loss
+        return loss * 2
+    step(images)                        # eager: fine
+    with pytest.raises(CaptureSyncError, match=r"Tensor.item\(\).*pg.jit"):
+        step(images)
+    f = pg.jit(lambda x: x[x > 0].sum())
+    f(images)
+    with pytest.raises(CaptureSyncError, match="nonzero"):
+        f(images)
+
+
+def test_random_draws_change_on_every_replay():
+    f = pg.jit(lambda x: x + pg.rand(4, device="cuda"))
+    x = pg.zeros(4, device="cuda")
+    draws = [f(x).cpu().numpy().copy() for _ in range(4)]
+    assert all(not np.array_equal(a, b) for a, b in zip(draws, draws[1:]))
