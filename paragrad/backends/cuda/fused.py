@@ -12,7 +12,7 @@ from . import memory
 from .kernels import kernel
 
 _BLOCK = 256
-_CHUNK = 65536          # must equal CHUNK in kernels/optim.cu
+_CHUNK = 2048           # must equal CHUNK in kernels/optim.cu: ~8 elements a thread, enough blocks to fill the GPU
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 _NULL = np.uint64(0)
 

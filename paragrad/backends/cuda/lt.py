@@ -13,6 +13,7 @@ import cupy
 
 from nvmath.linalg.advanced import Matmul, MatmulEpilog as E
 
+from ... import capture
 from . import gemm
 
 _plans = {}
@@ -39,7 +40,11 @@ def _run(epilog, a, b, inputs=None):
     mm = _plans.get(key)
     if mm is None:
         mm = Matmul(a, b, stream=stream)
-        mm.plan(epilog=epilog, epilog_inputs=inputs, stream=stream)
+        mm.plan(preferences={"limit": 32}, epilog=epilog, epilog_inputs=inputs, stream=stream)
+        if not capture.active():
+            # time the heuristic's candidates once: for the small GEMMs of small models the
+            # first pick (often split-K plus a separate epilogue kernel) is rarely the fastest
+            mm.autotune(iterations=10, stream=stream)
         _plans[key] = mm
     else:
         mm.reset_operands_unchecked(a=a, b=b, epilog_inputs=inputs, stream=stream)
@@ -98,10 +103,10 @@ def linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db):
         x2 = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
         if need_db:      # dW^T = x^T @ dz with the bias gradient (a column sum of dz) fused in
             r, extra = _run(E.BGRADB, x2.T, dz)
-            db = extra["bgradb"].reshape(out_f)
+            db = _owned(extra["bgradb"].reshape(out_f))
         else:
             r = _run(None, x2.T, dz)            # no epilogue
-        dw = r.T                                                                   # (out, in), C order
+        dw = _owned(r.T)                                                           # (out, in), C order
     elif need_db:
         db = dz.sum(0)
     return dx, dw, db
@@ -143,32 +148,45 @@ def mlp(x, layers):
     return h.reshape(x.shape[:-1] + (h.shape[-1],)), saved
 
 
+_side_streams = {}
+
+
+def _side_stream(main):
+    """A second stream for work that may overlap `main` (one per device and main stream)."""
+    key = (cupy.cuda.runtime.getDevice(), main.ptr)
+    side = _side_streams.get(key)
+    if side is None:
+        side = _side_streams[key] = cupy.cuda.Stream(non_blocking=True)
+    return side
+
+
 def mlp_backward(g, layers, saved, need_dx, needs):
     """Gradients of mlp(): each layer's weight gradient is one GEMM (with the bias gradient
     fused as BGRADB for the last layer), and the gradient flowing into an activated layer is one
     GEMM whose DRELU_BGRAD / DGELU_BGRAD epilogue applies the activation's derivative and sums
-    that layer's bias gradient. -> (dx or None, [(dw or None, db or None) per layer])."""
+    that layer's bias gradient. -> (dx or None, [(dw or None, db or None) per layer]).
+
+    The weight-gradient GEMMs run on a side stream: only the chain of data-gradient GEMMs is
+    on the critical path, and small GEMMs leave most of the GPU idle, so the two overlap (in a
+    captured graph they become parallel branches)."""
+    main = cupy.cuda.get_current_stream()
+    side = _side_stream(main)
     dz = cupy.ascontiguousarray(g).reshape(-1, g.shape[-1])
     top = layers[-1][2]
     if top is not None:     # the top layer's activation: elementwise, from its y (relu) or z (gelu)
         dz = (_relu_grad if top == "relu" else _gelu_tanh_grad)(dz, saved[-1][1])
     out = [None] * len(layers)
+    read_by_side = []       # buffers the side stream reads: alive until it has joined main again
     db_known = None
     dx = None
     for i in range(len(layers) - 1, -1, -1):
         w, b, _ = layers[i]
         x_i = saved[i][0]
         need_dw, need_db = needs[i]
-        dw = db = None
-        if need_db and db_known is None and need_dw:
-            r, extra = _run(E.BGRADB, x_i.T, dz)
-            dw, db = r.T, extra["bgradb"].reshape(-1)
-        else:
-            if need_dw:
-                dw = _run(None, x_i.T, dz).T
-            if need_db:
-                db = db_known.reshape(-1) if db_known is not None else dz.sum(0)
-        out[i] = (dw, db)
+        side.wait_event(main.record())          # dz of layer i is ready
+        read_by_side.append(dz)
+        with side:
+            out[i] = _weight_grads(x_i, dz, db_known, need_dw, need_db)
         if i > 0:
             below = layers[i - 1][2]
             if below is not None:     # fuse the lower layer's activation derivative and bias grad
@@ -179,4 +197,25 @@ def mlp_backward(g, layers, saved, need_dx, needs):
                 dz, db_known = gemm.matmul(dz, w), None
         elif need_dx:
             dx = gemm.matmul(dz, w)
+    main.wait_event(side.record())
     return dx, out
+
+
+def _weight_grads(x, dz, db_known, need_dw, need_db):
+    """(dW, db) of one layer from its input x (N, in) and output gradient dz (N, out); db_known
+    is its bias gradient if the GEMM below already summed it."""
+    if need_db and db_known is None and need_dw:
+        r, extra = _run(E.BGRADB, x.T, dz)
+        return _owned(r.T), _owned(extra["bgradb"].reshape(-1))
+    dw = _owned(_run(None, x.T, dz).T) if need_dw else None
+    db = (_owned(db_known.reshape(-1)) if db_known is not None else dz.sum(0)) if need_db else None
+    return dw, db
+
+
+def _owned(a):
+    """A view of a fresh GEMM output (nothing else holds it) as an array without a .base, so
+    that autograd keeps it as a parameter's .grad instead of copying it (one copy per weight
+    and bias per step otherwise)."""
+    if a is None or a.base is None:
+        return a
+    return cupy.ndarray(a.shape, a.dtype, a.data, strides=a.strides)

@@ -8,7 +8,7 @@
 // order, float64 constants rounded to float32 as the host does, compiled with --fmad=false),
 // so the fused and the composed update give the same bits.
 
-#define CHUNK 65536
+#define CHUNK 2048
 #define SLOTS 6
 
 // The last block of a launch to finish (a ticket, reset for the next launch) advances every
@@ -22,6 +22,26 @@ __device__ void advance_steps(const unsigned long long* ptrs, int ntensors, unsi
             *ticket = 0u;
         }
     }
+}
+
+struct AdamConst {
+    float omb1, b2, omb2, eps_c, step_c, decay, wd;
+    int decoupled, amsgrad, maximize;
+};
+
+__device__ __forceinline__ void adam_elem(float& w, float g, float& m, float& v, float* vmax, const AdamConst& c) {
+    float gi = c.maximize ? -g : g;
+    float wi = w;
+    if (c.wd != 0.0f) {
+        if (c.decoupled) wi = wi * c.decay;
+        else gi = gi + wi * c.wd;
+    }
+    float mi = m + (gi - m) * c.omb1;
+    float vi = v * c.b2 + gi * gi * c.omb2;
+    m = mi;
+    v = vi;
+    if (c.amsgrad) { vi = max(*vmax, vi); *vmax = vi; }
+    w = wi - mi / (sqrtf(vi) + c.eps_c) * c.step_c;
 }
 
 extern "C" __global__ void adam_f32(const unsigned long long* ptrs, const long long* sizes,
@@ -40,24 +60,28 @@ extern "C" __global__ void adam_f32(const unsigned long long* ptrs, const long l
     double k = (double)*(const float*)ptrs[SLOTS * t + 5] + 1.0;     // this step's count
     double lr = *lr_ptr;
     double c2 = sqrt(1.0 - pow(beta2, k));
-    float eps_c = (float)(eps * c2);
-    float step_c = (float)(lr * c2 / (1.0 - pow(beta1, k)));
-    float decay = (float)(1.0 - lr * wd);
-    float omb1 = (float)(1.0 - beta1), b2 = (float)beta2, omb2 = (float)(1.0 - beta2), wdf = (float)wd;
-    for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
-        float gi = maximize ? -g[i] : g[i];
-        float wi = w[i];
-        if (wdf != 0.0f) {
-            if (decoupled) wi = wi * decay;
-            else gi = gi + wi * wdf;
-        }
-        float mi = m[i] + (gi - m[i]) * omb1;
-        float vi = v[i] * b2 + gi * gi * omb2;
-        m[i] = mi;
-        v[i] = vi;
-        if (amsgrad) { vi = max(vmax[i], vi); vmax[i] = vi; }
-        w[i] = wi - mi / (sqrtf(vi) + eps_c) * step_c;
+    AdamConst c;
+    c.eps_c = (float)(eps * c2);
+    c.step_c = (float)(lr * c2 / (1.0 - pow(beta1, k)));
+    c.decay = (float)(1.0 - lr * wd);
+    c.omb1 = (float)(1.0 - beta1); c.b2 = (float)beta2; c.omb2 = (float)(1.0 - beta2); c.wd = (float)wd;
+    c.decoupled = decoupled; c.amsgrad = amsgrad; c.maximize = maximize;
+    // float4 accesses for the bulk when the buffers are 16-byte aligned (chunks start at
+    // multiples of CHUNK, so then every chunk is), then the rest one element at a time
+    bool aligned = (((unsigned long long)w | (unsigned long long)g | (unsigned long long)m |
+                     (unsigned long long)v) & 15) == 0;
+    long long n4 = aligned ? (end - start) / 4 : 0;
+    for (long long q = threadIdx.x; q < n4; q += blockDim.x) {
+        long long i = start + 4 * q;
+        float4 w4 = *(float4*)(w + i), g4 = *(const float4*)(g + i), m4 = *(float4*)(m + i), v4 = *(float4*)(v + i);
+        adam_elem(w4.x, g4.x, m4.x, v4.x, vmax + i, c);
+        adam_elem(w4.y, g4.y, m4.y, v4.y, vmax + i + 1, c);
+        adam_elem(w4.z, g4.z, m4.z, v4.z, vmax + i + 2, c);
+        adam_elem(w4.w, g4.w, m4.w, v4.w, vmax + i + 3, c);
+        *(float4*)(w + i) = w4; *(float4*)(m + i) = m4; *(float4*)(v + i) = v4;
     }
+    for (long long i = start + 4 * n4 + threadIdx.x; i < end; i += blockDim.x)
+        adam_elem(w[i], g[i], m[i], v[i], vmax + i, c);
     advance_steps(ptrs, ntensors, ticket);
 }
 
