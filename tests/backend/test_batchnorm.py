@@ -20,8 +20,8 @@ def bn(training, affine="both", eps=1e-5, stats=True, momentum=0.1):
         lib = torch if isinstance(x, torch.Tensor) else pg
         w = params[0] if affine in ("both", "weight") else None
         b = params[-1] if affine in ("both", "bias") else None
-        rm = lib.tensor(RM, dtype=x.dtype) if stats else None
-        rv = lib.tensor(RV, dtype=x.dtype) if stats else None
+        rm = lib.tensor(RM, dtype=x.dtype, device=x.device) if stats else None
+        rv = lib.tensor(RV, dtype=x.dtype, device=x.device) if stats else None
         return lib.nn.functional.batch_norm(x, rm, rv, w, b, training, momentum, eps)
     return f
 
@@ -132,4 +132,4 @@ def test_batch_norm_errors(device):
     with pytest.raises(ValueError, match="batch_norm eps must be positive during training, but got 0.0"):
         F.batch_norm(x, rm, rv, training=True, eps=0.0)
     # a call that raises leaves the running statistics untouched
-    assert not rm.numpy().any() and (rv.numpy() == 1).all()
+    assert not rm.cpu().numpy().any() and (rv.cpu().numpy() == 1).all()

@@ -36,6 +36,8 @@ _BITWISE = {"and": (cupy.logical_and, cupy.bitwise_and), "or": (cupy.logical_or,
 # half-precision float dtypes, summed with a float32 accumulator (compared as dtypes: the
 # .name property of a NumPy dtype is slow enough to show in per-op overhead)
 _HALF = tuple(d for d in (np.dtype(np.float16), _bf16.np) if d is not None)
+_SCATTER_ADD_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.float16, np.float32,
+                                                   np.float64, np.uint32, np.uint64))
 _REDUCE = {"sum": cupy.sum, "prod": cupy.prod, "max": cupy.max, "min": cupy.min}
 
 _sigmoid = cupy.ElementwiseKernel(
@@ -239,7 +241,14 @@ class CUDABackend(Backend):
         return cupy.take_along_axis(x, index, axis=axis)
 
     def scatter_add(self, base, index, src, axis):
-        cupyx.scatter_add(base, _coords(index, axis), src)
+        if base.dtype in _SCATTER_ADD_DTYPES:
+            cupyx.scatter_add(base, _coords(index, axis), src)
+            return base
+        # CuPy's atomic adds lack bfloat16 and the small integers: accumulate wider, round once
+        wide = np.float32 if base.dtype in _HALF else np.int64
+        acc = base.astype(wide)
+        cupyx.scatter_add(acc, _coords(index, axis), cupy.asarray(src).astype(wide))
+        base[...] = acc.astype(base.dtype)
         return base
 
     def scatter(self, base, index, src, axis):
