@@ -1,5 +1,7 @@
 """pg.jit on a GPU: captured training steps against eager ones, re-capture on a new batch
 size, and the error for a host sync inside a capture. Marked `gpu` (scripts/gpu-check)."""
+import json
+
 import numpy as np
 import pytest
 
@@ -106,3 +108,23 @@ def test_random_draws_change_on_every_replay():
     x = pg.zeros(4, device="cuda")
     draws = [f(x).cpu().numpy().copy() for _ in range(4)]
     assert all(not np.array_equal(a, b) for a, b in zip(draws, draws[1:]))
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_train_cli_jit_matches_no_jit(tmp_path, capsys, model):
+    """`paragrad train` on cuda captures its step by default; --no-jit runs it eagerly; both
+    train the same (BatchNorm running statistics included, for the CNN)."""
+    from paragrad.cli import main
+    from tests.data_paths import mnist_root
+    records = {}
+    for flag in ([], ["--no-jit"]):
+        out = tmp_path / ("eager" if flag else "jit")
+        assert main(["train", "mnist", "--model", model, "--device", "cuda", "--data-dir", str(mnist_root()),
+                     "--out", str(out), "--limit", "2000", "--epochs", "2", *flag]) == 0
+        said = capsys.readouterr().out
+        assert ("one CUDA graph per step" in said) == (not flag)
+        records[bool(flag)] = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    for jit_rec, eager_rec in zip(records[False], records[True]):
+        # (cuDNN weight gradients may sum in a different order from run to run)
+        np.testing.assert_allclose(jit_rec["train_loss"], eager_rec["train_loss"], rtol=1e-3)
+        assert abs(jit_rec["test_accuracy"] - eager_rec["test_accuracy"]) <= 0.005
