@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import functools
 
-from .tensor import Tensor
+from . import capture
+from .tensor import Tensor, _wrap
 
 
 class jit:
@@ -44,6 +45,11 @@ class jit:
         device = _graph_device(tensors)
         if device is None:
             return self.fn(*args, **kwargs)
+        if any(t.device != device for t in tensors):
+            raise RuntimeError(
+                f"pg.jit({self.__name__}): tensor arguments on {device} and "
+                f"{next(t.device for t in tensors if t.device != device)}; a graph reads its inputs "
+                f"on its own device (a CPU tensor would be captured as a constant), so move them all there")
         entry = self._entries.get(signature)
         if entry is None:
             if len(self._entries) >= self.max_graphs:
@@ -82,7 +88,6 @@ class _Entry:
         self.out = None
 
     def call(self, fn, name, args, kwargs, tensors):
-        from . import capture
         self.calls += 1
         if self.calls == 1:
             return self.graph.warmup(lambda: fn(*args, **kwargs))
@@ -110,7 +115,6 @@ def _graph_device(tensors):
 
 
 def _static_copy(t):
-    from .tensor import _wrap
     b = t._backend
     buf = b.copy_(b.empty(tuple(t.shape), t.dtype, t.device.index), t._data)
     s = _wrap(buf, t.dtype, t.device)

@@ -158,3 +158,9 @@ def test_device_lr_buffer_follows_the_host_value_and_refuses_changes_while_captu
     g["lr"] = 0.01
     with capture.capturing("step"), pytest.raises(RuntimeError, match="learning rate changed"):
         opt._lr_buffer(g, p)
+
+
+def test_arguments_on_two_devices_are_refused(fake_graphs, monkeypatch):
+    monkeypatch.setattr(sys.modules["paragrad.jit"], "_graph_device", lambda tensors: pg.device("cuda"))
+    with pytest.raises(RuntimeError, match="pg.jit.*cuda.*cpu.*constant"):
+        pg.jit(lambda x: x)(pg.ones(2))
