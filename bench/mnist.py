@@ -41,22 +41,21 @@ Every framework runs inside try/except: one that fails prints an error row and t
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
+
+from common import (capturable_adam, capture_torch_step, default_data_dir, load_mnist, print_header,
+                    version)
 
 SIZES = (784, 784, 784, 784, 10)
 BATCH, LR, SEED = 64, 1e-3, 0
@@ -70,26 +69,6 @@ TP_BATCHES = (32, 64, 128, 256, 512)
 
 
 # ---- data, weights, machine ------------------------------------------------------------------
-
-def default_data_dir():
-    """$PARAGRAD_DATA, else ../shared/data, else .data (both beside/in the repository root)."""
-    repo = Path(__file__).resolve().parent.parent
-    for cand in (os.environ.get("PARAGRAD_DATA"), repo.parent / "shared" / "data", repo / ".data"):
-        if cand and (Path(cand) / "mnist").is_dir():
-            return Path(cand)
-    return None
-
-
-def load_mnist(root):
-    """NumPy arrays shared by every framework: (60000, 784) float32, (60000,) int64, same for test."""
-    from paragrad.data import MNIST
-    out = {}
-    for split, train in (("train", True), ("test", False)):
-        ds = MNIST(root, train=train, download=False)
-        out["x" + split] = np.ascontiguousarray(ds.images.numpy().reshape(-1, 784), dtype=np.float32)
-        out["y" + split] = np.ascontiguousarray(ds.targets.numpy(), dtype=np.int64)
-    return out
-
 
 def init_weights(sizes, seed=SEED):
     """[(weight (out, in), bias (out,))] as PyTorch's default Linear init, U(+-1/sqrt(fan_in))."""
@@ -112,62 +91,6 @@ def build_mlp(lib, weights, act, device):
             lin.bias.copy_(lib.tensor(b))
         layers += [lin, lib.nn.GELU(approximate="tanh") if act == "gelu" else lib.nn.ReLU()]
     return lib.nn.Sequential(*layers[:-1]).to(device)
-
-
-def libcuda():
-    lib = ctypes.CDLL("libcuda.so.1")
-    lib.cuGraphGetNodes.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-    lib.cuGraphNodeGetType.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
-    return lib
-
-
-def graph_nodes(cu_graph):
-    """'N nodes, K kernels' of a CUgraph (== cudaGraph_t) through the driver API."""
-    lib, n = libcuda(), ctypes.c_size_t(0)
-    rc = lib.cuGraphGetNodes(cu_graph, None, ctypes.byref(n))
-    if rc != 0:
-        raise RuntimeError(f"cuGraphGetNodes returned CUresult {rc}")
-    nodes = (ctypes.c_void_p * n.value)()
-    lib.cuGraphGetNodes(cu_graph, nodes, ctypes.byref(n))
-    kind, kernels = ctypes.c_int(), 0
-    for node in nodes:
-        kernels += lib.cuGraphNodeGetType(node, ctypes.byref(kind)) == 0 and kind.value == 0  # CU_GRAPH_NODE_TYPE_KERNEL
-    return f"{n.value} nodes, {kernels} kernels"
-
-
-def version(module, dist=None):
-    try:
-        return metadata.version(dist or module)
-    except metadata.PackageNotFoundError:
-        try:
-            return __import__(module).__version__
-        except Exception:  # noqa: BLE001 - absent or broken: say so in the header
-            return "not installed"
-
-
-def print_header(device):
-    import torch
-
-    import paragrad as pg
-    print(f"command : python {' '.join(sys.argv)}")
-    if device == "cuda":
-        try:
-            driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                    capture_output=True, text=True, timeout=30).stdout.split("\n")[0].strip()
-        except (OSError, subprocess.SubprocessError):
-            driver = "?"
-        v = ctypes.c_int(0)
-        libcuda().cuDriverGetVersion(ctypes.byref(v))
-        print(f"device  : {torch.cuda.get_device_name()}, driver {driver or '?'} "
-              f"(CUDA {v.value // 1000}.{v.value % 1000 // 10}), torch CUDA {torch.version.cuda}")
-        try:
-            print(f"paragrad: {pg.backends.backend_for('cuda').describe()}")
-        except Exception as e:  # noqa: BLE001 - the paragrad rows will fail with the full error
-            print(f"paragrad: cuda backend unusable: {type(e).__name__}: {e}")
-    else:
-        print(f"device  : cpu ({platform.machine()}, {os.cpu_count()} cores) - smoke test, times mean nothing")
-    print(f"versions: paragrad {pg.__version__}, torch {torch.__version__}, cupy {version('cupy', 'cupy-cuda13x')}, "
-          f"tinygrad {version('tinygrad')}, numpy {np.__version__}, python {platform.python_version()}")
 
 
 # ---- one trainer per framework ---------------------------------------------------------------
@@ -250,45 +173,6 @@ def setup_torch_eager(data, device, compile_fwd=False):
     return tr
 
 
-def capturable_adam(params, lr=LR):
-    import torch
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, fused=True, capturable=True), "Adam fused+capturable"
-    except (RuntimeError, ValueError, TypeError) as e:
-        return torch.optim.Adam(params, lr=lr, capturable=True), f"Adam capturable (fused refused: {e})"
-
-
-def capture_torch_step(body, opt, feed, warmup=WARMUP_STEPS):
-    """Warm body up on a side stream, then capture one call of it into a CUDA graph, as in the
-    PyTorch docs (whole-network capture). feed(i) fills the static inputs for warm-up step i.
-    Returns (graph, node count text)."""
-    import torch
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for i in range(warmup):
-            feed(i)
-            opt.zero_grad(set_to_none=True)
-            body()
-    torch.cuda.current_stream().wait_stream(s)
-    try:   # keep_graph keeps the cudaGraph_t so that its nodes can be counted
-        graph, keep = torch.cuda.CUDAGraph(keep_graph=True), True
-    except TypeError:
-        graph, keep = torch.cuda.CUDAGraph(), False
-    opt.zero_grad(set_to_none=True)   # backward in the capture allocates .grad from the graph's pool
-    with torch.cuda.graph(graph):
-        body()
-    nodes = "n/a"
-    if keep:
-        try:
-            nodes = graph_nodes(graph.raw_cuda_graph())
-        except Exception as e:  # noqa: BLE001 - a count we can't take is printed as n/a
-            print(f"  (torch graph nodes not countable: {type(e).__name__}: {e})")
-        graph.instantiate()
-    return graph, nodes
-
-
 def setup_torch_graph(data, device):
     import torch
     import torch.nn.functional as F
@@ -297,7 +181,7 @@ def setup_torch_graph(data, device):
     torch.manual_seed(SEED)
     X, Y, *_ = tensors = torch_data(data, device)
     model = build_mlp(torch, init_weights(SIZES), "relu", device)
-    opt, note = capturable_adam(model.parameters())
+    opt, note = capturable_adam(model.parameters(), LR)
     static_idx = torch.zeros(BATCH, dtype=torch.int64, device=device)
     state = {}
 
@@ -308,7 +192,7 @@ def setup_torch_graph(data, device):
 
     def warmup(perm):
         state["graph"], state["nodes"] = capture_torch_step(
-            body, opt, lambda i: static_idx.copy_(perm[i * BATCH:(i + 1) * BATCH]))
+            body, opt, lambda i: static_idx.copy_(perm[i * BATCH:(i + 1) * BATCH]), WARMUP_STEPS)
         step(perm, WARMUP_STEPS)   # the first replay, outside the timing
 
     def step(perm, i):
@@ -570,7 +454,7 @@ def tp_torch(sizes, act, batch, steps, device, graph):
         return samples_per_second(step, sync, batch, steps)
     if device != "cuda":
         raise RuntimeError("CUDA graphs need --device cuda")
-    opt, _ = capturable_adam(model.parameters())
+    opt, _ = capturable_adam(model.parameters(), LR)
     sx, sy = xs[0].clone(), ys[0].clone()
 
     def feed(i):   # every step copies its batch in, as paragrad's jit does with its arguments
@@ -580,7 +464,7 @@ def tp_torch(sizes, act, batch, steps, device, graph):
     def body():
         F.cross_entropy(model(sx), sy).backward()
         opt.step()
-    g, _ = capture_torch_step(body, opt, feed)
+    g, _ = capture_torch_step(body, opt, feed, WARMUP_STEPS)
 
     def step(i):
         feed(i)
@@ -677,7 +561,7 @@ def main():
     torch.set_float32_matmul_precision("highest")
 
     print_header(args.device)
-    data = load_mnist(root)
+    data = load_mnist(root, flat=True)
     steps = len(data["xtrain"]) // BATCH
     steps = min(steps, args.limit_steps) if args.limit_steps else steps
     print(f"data    : {root}/mnist, {len(data['xtrain'])} train / {len(data['xtest'])} test images; "

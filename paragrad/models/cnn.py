@@ -1,4 +1,4 @@
-"""A small convolutional net for MNIST (1x28x28 -> 10 classes), about 94k parameters."""
+"""A small convolutional net for MNIST (1x28x28 -> 10 classes), 103,466 parameters."""
 from __future__ import annotations
 
 from .. import nn
