@@ -7,6 +7,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -132,3 +133,16 @@ def capture_torch_step(body, opt, feed, warmup):
             print(f"  (torch graph nodes not countable: {type(e).__name__}: {e})")
         graph.instantiate()
     return graph, nodes
+
+
+def per_second(step, sync, batch, steps, warmup):
+    """Training throughput: step(i) for warmup untimed steps, then steps timed between two
+    synchronizations; -> samples (images) per second."""
+    for i in range(warmup):
+        step(i)
+    sync()
+    t0 = time.perf_counter()
+    for i in range(steps):
+        step(i)
+    sync()
+    return batch * steps / (time.perf_counter() - t0)

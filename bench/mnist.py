@@ -54,8 +54,8 @@ from typing import Callable
 
 import numpy as np
 
-from common import (capturable_adam, capture_torch_step, default_data_dir, load_mnist, print_header,
-                    version)
+from common import (capturable_adam, capture_torch_step, default_data_dir, load_mnist, per_second,
+                    print_header, version)
 
 SIZES = (784, 784, 784, 784, 10)
 BATCH, LR, SEED = 64, 1e-3, 0
@@ -66,6 +66,7 @@ LABELS = {"paragrad-eager": "paragrad eager", "paragrad-jit": "paragrad jit", "t
 TP_MODELS = {"784-256-128-10 relu": ((784, 256, 128, 10), "relu"),
              "512-2048-2048-512 gelu": ((512, 2048, 2048, 512), "gelu")}
 TP_BATCHES = (32, 64, 128, 256, 512)
+TP_WARMUP = 20            # untimed steps before each throughput measurement
 
 
 # ---- data, weights, machine ------------------------------------------------------------------
@@ -406,17 +407,6 @@ def random_batches(sizes, batch, k=4):
             [rng.integers(0, sizes[-1], batch).astype(np.int64) for _ in range(k)])
 
 
-def samples_per_second(step, sync, batch, steps, warmup=20):
-    for i in range(warmup):
-        step(i)
-    sync()
-    t0 = time.perf_counter()
-    for i in range(steps):
-        step(i)
-    sync()
-    return batch * steps / (time.perf_counter() - t0)
-
-
 def tp_paragrad_jit(sizes, act, batch, steps, device):
     import paragrad as pg
     import paragrad.nn.functional as F
@@ -433,7 +423,7 @@ def tp_paragrad_jit(sizes, act, batch, steps, device):
         return loss
     step = pg.jit(train_step)
     sync = pg.cuda.synchronize if device == "cuda" else (lambda: None)
-    return samples_per_second(lambda i: step(xs[i % len(xs)], ys[i % len(ys)]), sync, batch, steps)
+    return per_second(lambda i: step(xs[i % len(xs)], ys[i % len(ys)]), sync, batch, steps, TP_WARMUP)
 
 
 def tp_torch(sizes, act, batch, steps, device, graph):
@@ -451,7 +441,7 @@ def tp_torch(sizes, act, batch, steps, device, graph):
             opt.zero_grad()
             loss.backward()
             opt.step()
-        return samples_per_second(step, sync, batch, steps)
+        return per_second(step, sync, batch, steps, TP_WARMUP)
     if device != "cuda":
         raise RuntimeError("CUDA graphs need --device cuda")
     opt, _ = capturable_adam(model.parameters(), LR)
@@ -469,7 +459,7 @@ def tp_torch(sizes, act, batch, steps, device, graph):
     def step(i):
         feed(i)
         g.replay()
-    return samples_per_second(step, sync, batch, steps)
+    return per_second(step, sync, batch, steps, TP_WARMUP)
 
 
 def throughput(device, steps):

@@ -21,11 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
 import numpy as np
 
-from common import print_header
+from common import per_second, print_header
 
 WARMUP = 5
 CASES = {"32x256": (32, 256, "cifar", 10), "224x64": (224, 64, "imagenet", 1000)}
@@ -35,17 +34,6 @@ def random_batches(size, batch, classes, k=4, seed=0):
     rng = np.random.default_rng(seed)
     return [(rng.standard_normal((batch, 3, size, size)).astype(np.float32),
              rng.integers(0, classes, batch).astype(np.int64)) for _ in range(k)]
-
-
-def images_per_second(step, sync, batch, steps):
-    for i in range(WARMUP):
-        step(i)
-    sync()
-    t0 = time.perf_counter()
-    for i in range(steps):
-        step(i)
-    sync()
-    return steps * batch / (time.perf_counter() - t0)
 
 
 def paragrad_rate(case, batch, tf32, steps, device):
@@ -69,7 +57,7 @@ def paragrad_rate(case, batch, tf32, steps, device):
             opt.step()
             return loss
         sync = pg.cuda.synchronize if device == "cuda" else (lambda: None)
-        return images_per_second(lambda i: train_step(*data[i % len(data)]), sync, batch, steps)
+        return per_second(lambda i: train_step(*data[i % len(data)]), sync, batch, steps, WARMUP)
     finally:
         pg.backends.cuda.matmul.allow_tf32 = False
 
@@ -125,7 +113,7 @@ def torch_rate(case, batch, tf32, steps, device):
         loss.backward()
         opt.step()
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    return images_per_second(step, sync, batch, steps)
+    return per_second(step, sync, batch, steps, WARMUP)
 
 
 def measure(fn, *args):
