@@ -22,7 +22,7 @@ def build_parser():
     t.add_argument("--model", default=None, choices=["mlp", "cnn", "resnet18"],
                    help="mnist: mlp (default) or cnn; cifar10: resnet18 (default, CIFAR stem)")
     t.add_argument("--hidden", default="256,128", help="mlp hidden layer sizes, comma separated")
-    t.add_argument("--epochs", type=int, default=3)
+    t.add_argument("--epochs", type=int, default=None, help="default: 5 for the mnist cnn, else 3")
     t.add_argument("--batch-size", type=int, default=64)
     t.add_argument("--optimizer", default=None, choices=["adam", "adamw", "sgd"],
                    help="default: adam for mnist, sgd (momentum 0.9) for cifar10")
