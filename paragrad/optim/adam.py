@@ -12,10 +12,14 @@ from .optimizer import Optimizer, zeros_like_buf
 
 
 class Adam(Optimizer):
-    decoupled = False    # AdamW: weight decay shrinks the weights instead of adding to the gradient
+    """PyTorch's Adam. decoupled_weight_decay=True makes it AdamW (weight decay shrinks the
+    weights instead of adding to the gradient). foreach / fused choose the implementation as in
+    PyTorch (see Optimizer._use_multi_tensor); capturable is accepted and always true here: the
+    step counts live on the parameters' device, so a step can be captured by pg.jit."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, maximize=False):
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
         if lr < 0.0:
             raise ValueError(f"{type(self).__name__}: Invalid learning rate: {lr}")
         if eps < 0.0:
@@ -24,8 +28,11 @@ class Adam(Optimizer):
             raise ValueError(f"{type(self).__name__}: Invalid beta parameters: {betas}")
         if weight_decay < 0.0:
             raise ValueError(f"{type(self).__name__}: Invalid weight_decay value: {weight_decay}")
+        self._check_implementation(foreach, fused, differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize))
+                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable,
+                                      fused=fused, decoupled_weight_decay=decoupled_weight_decay))
 
     @no_grad()
     def step(self, closure=None):
@@ -34,7 +41,8 @@ class Adam(Optimizer):
             states = [self._state_of(p, g["amsgrad"]) for p in params]
             beta1, beta2 = g["betas"]
             hyper = dict(beta1=beta1, beta2=beta2, eps=g["eps"], weight_decay=g["weight_decay"],
-                         decoupled=self.decoupled, amsgrad=g["amsgrad"], maximize=g["maximize"])
+                         decoupled=bool(g["decoupled_weight_decay"]), amsgrad=g["amsgrad"],
+                         maximize=g["maximize"])
             bufs = ([p._data for p in params], [p.grad._data for p in params],
                     [st["exp_avg"]._data for st in states], [st["exp_avg_sq"]._data for st in states],
                     [st["max_exp_avg_sq"]._data if g["amsgrad"] else None for st in states])
@@ -43,7 +51,7 @@ class Adam(Optimizer):
             # a fused multi-tensor update when the backend has one (reading the step counts and
             # the learning rate on the device; it returns False when it can't take these
             # buffers); else one parameter at a time
-            if not (fast is not None and all(p._backend is b for p in params)
+            if not (fast is not None and self._use_multi_tensor(g) and all(p._backend is b for p in params)
                     and fast(*bufs, [st["step"]._data for st in states],
                              lr=self._lr_buffer(g, params[0]), **hyper)):
                 for i, p in enumerate(params):
@@ -118,8 +126,11 @@ def adam_update(b, w, grad, m, v, vmax, t, s, *, lr, beta1, beta2, eps, weight_d
 
 
 class AdamW(Adam):
-    decoupled = True
+    """Adam with decoupled weight decay (PyTorch's AdamW)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize)
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

@@ -100,6 +100,22 @@ class Optimizer:
                 f"created inside a function that pg.jit is capturing ({capture.active()}); its first "
                 f"(eager) call must already have given that parameter a gradient")
 
+    def _check_implementation(self, foreach, fused, differentiable):
+        name = type(self).__name__
+        if foreach and fused:
+            raise RuntimeError(f"{name}: `fused` and `foreach` cannot be `True` together.")
+        if differentiable:
+            raise RuntimeError(f"{name}: differentiable=True (autograd through the optimizer step) "
+                               f"is not supported by paragrad")
+
+    @staticmethod
+    def _use_multi_tensor(group):
+        """foreach=False asks for PyTorch's per-parameter loop; otherwise (None, foreach=True,
+        fused=True) a group runs as one multi-tensor kernel where the backend has one — its
+        results agree with the loop's bit for bit (tests/test_cuda.py) — and as the loop where
+        not (the CPU backend has none)."""
+        return group.get("foreach") is not False or bool(group.get("fused"))
+
     def zero_grad(self, set_to_none=True):
         zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 

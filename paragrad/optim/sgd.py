@@ -8,7 +8,7 @@ from .optimizer import Optimizer, required, zeros_like_buf
 
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, maximize=False):
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False, fused=None):
         if lr is not required and lr < 0.0:
             raise ValueError(f"SGD: Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -17,8 +17,10 @@ class SGD(Optimizer):
             raise ValueError(f"SGD: Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
+        self._check_implementation(foreach, fused, differentiable)
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov, maximize=maximize))
+                                      weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                                      foreach=foreach, differentiable=differentiable, fused=fused))
 
     @no_grad()
     def step(self, closure=None):
@@ -40,7 +42,7 @@ class SGD(Optimizer):
             b = params[0]._backend
             fast = b.fast("sgd_step")
             # fused: the learning rate is read on the device (see Optimizer._lr_buffer)
-            if not (fast is not None and all(p._backend is b for p in params)
+            if not (fast is not None and self._use_multi_tensor(g) and all(p._backend is b for p in params)
                     and fast(*cols, lr=self._lr_buffer(g, params[0]), **hyper)):
                 for i, p in enumerate(params):
                     sgd_update(p._backend, *(col[i] for col in cols), lr=float(g["lr"]), **hyper)

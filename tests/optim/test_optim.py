@@ -115,6 +115,10 @@ OPTIMIZERS = {
     "adamw": lambda o, p: o.AdamW(p, lr=1e-2),
     "adamw-wd": lambda o, p: o.AdamW(p, lr=1e-2, weight_decay=0.1),
     "adamw-amsgrad": lambda o, p: o.AdamW(p, lr=1e-2, weight_decay=0.1, amsgrad=True),
+    "adam-decoupled": lambda o, p: o.Adam(p, lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True),
+    "adamw-foreach-off": lambda o, p: o.AdamW(p, lr=1e-2, weight_decay=0.1, foreach=False),
+    "adam-foreach": lambda o, p: o.Adam(p, lr=1e-2, foreach=True),
+    "sgd-foreach-off": lambda o, p: o.SGD(p, lr=0.1, momentum=0.9, foreach=False),
 }
 
 
@@ -487,6 +491,8 @@ ERRORS = {
     "adam-wd": lambda o, w: o.Adam(_p(w), weight_decay=-0.1),
     "adamw-negative-lr": lambda o, w: o.AdamW(_p(w), lr=-1.0),
     "adamw-beta1": lambda o, w: o.AdamW(_p(w), betas=(-0.1, 0.999)),
+    "adam-fused-and-foreach": lambda o, w: o.Adam(_p(w), fused=True, foreach=True),
+    "sgd-fused-and-foreach": lambda o, w: o.SGD(_p(w), lr=0.1, fused=True, foreach=True),
     "empty-params": lambda o, w: o.Adam([], lr=0.1),
     "empty-generator": lambda o, w: o.SGD(iter([]), lr=0.1),
     "tensor-not-iterable": lambda o, w: o.SGD(_p(w)[0], lr=0.1),
@@ -510,10 +516,18 @@ def test_argument_errors_match_torch(name):
 
 
 def test_defaults_match_torch():
+    """The same param-group keys as torch.optim (foreach, fused, capturable, ... included) and
+    the same default values."""
     for cls in ("SGD", "Adam", "AdamW"):
         p = getattr(optim, cls)(_p("pg")).param_groups[0]
         t = getattr(torch.optim, cls)(_p("torch")).param_groups[0]
-        for k in ("lr", "momentum", "dampening", "weight_decay", "nesterov", "betas", "eps", "amsgrad",
-                  "maximize"):
-            if k in t:
+        assert set(p) == set(t), f"{cls}: keys {sorted(set(p) ^ set(t))} differ from torch's"
+        for k in t:
+            if k != "params":
                 assert p[k] == t[k], f"{cls} default {k}: {p[k]} != torch {t[k]}"
+
+
+def test_differentiable_is_refused_clearly():
+    for cls in (optim.SGD, optim.Adam, optim.AdamW):
+        with pytest.raises(RuntimeError, match=f"{cls.__name__}: differentiable=True .* not supported"):
+            cls(_p("pg"), lr=0.1, differentiable=True)
