@@ -1,13 +1,23 @@
-"""Learning-rate schedules (PyTorch's closed forms and recurrences, same numbers)."""
+"""Learning-rate schedules (PyTorch's closed forms and recurrences, same numbers).
+
+Each scheduler's get_lr() is PyTorch's recurrence (the next lr from the current one, so that
+changing a group's lr mid-run behaves the same); step(epoch) uses the closed form
+_get_closed_form_lr() where PyTorch has one."""
 from __future__ import annotations
 
 import math
+import types
+from bisect import bisect_right
+from collections import Counter
 
 from .. import capture
+from .optimizer import Optimizer
 
 
 class LRScheduler:
     def __init__(self, optimizer, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         if last_epoch == -1:
             for g in optimizer.param_groups:
@@ -21,7 +31,9 @@ class LRScheduler:
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._step_count = 0
+        self._is_initial = True         # the step made by the constructor
         self.step()
+        self._is_initial = False
 
     def get_lr(self):
         raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
@@ -29,15 +41,27 @@ class LRScheduler:
     def get_last_lr(self):
         return self._last_lr
 
-    def step(self, epoch=None):
+    def _refuse_in_capture(self):
         if capture.active():
             raise RuntimeError(
                 f"{type(self).__name__}.step() inside a function that pg.jit is capturing "
                 f"({capture.active()}) would run only once, at capture. Call it outside the jitted "
                 f"function: the learning rate lives on the device, so changing it needs no re-capture.")
+
+    def step(self, epoch=None):
+        self._refuse_in_capture()
         self._step_count += 1
-        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:       # PyTorch's deprecated step(epoch): the closed form where there is one
+            self.last_epoch = epoch
+            closed = getattr(self, "_get_closed_form_lr", None)
+            values = closed() if closed is not None else self.get_lr()
+        for g, lr in zip(self.optimizer.param_groups, values):
             g["lr"] = lr
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
@@ -57,6 +81,9 @@ class StepLR(LRScheduler):
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return [g["lr"] for g in self.optimizer.param_groups]
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -79,6 +106,10 @@ class CosineAnnealingLR(LRScheduler):
         return [(1 + math.cos(math.pi * e / T)) / (1 + math.cos(math.pi * (e - 1) / T))
                 * (g["lr"] - self.eta_min) + self.eta_min for g in groups]
 
+    def _get_closed_form_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
+
 
 class LinearLR(LRScheduler):
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
@@ -96,6 +127,10 @@ class LinearLR(LRScheduler):
         s, e, n = self.start_factor, self.end_factor, self.total_iters
         factor = 1.0 + (e - s) / (n * s + (self.last_epoch - 1) * (e - s))
         return [g["lr"] * factor for g in groups]
+
+    def _get_closed_form_lr(self):
+        s, e, n = self.start_factor, self.end_factor, self.total_iters
+        return [base * (s + (e - s) * min(n, self.last_epoch) / n) for base in self.base_lrs]
 
 
 class OneCycleLR(LRScheduler):
@@ -173,3 +208,332 @@ class OneCycleLR(LRScheduler):
                 else:
                     g["momentum"] = mom
         return lrs
+
+
+def _lambdas(optimizer, lr_lambda):
+    """One lr function per param group (a single one serves every group)."""
+    n = len(optimizer.param_groups)
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * n
+    if len(lr_lambda) != n:
+        raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+    return list(lr_lambda)
+
+
+class _LambdaState:
+    """state_dict without the functions (PyTorch keeps only the __dict__ of callable objects)."""
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+                               for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state):
+        state = dict(state)
+        fns = state.pop("lr_lambdas")
+        self.__dict__.update(state)
+        for mine, saved in zip(self.lr_lambdas, fns):
+            if saved is not None:
+                mine.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaState, LRScheduler):
+    """lr = initial lr * lr_lambda(epoch)."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaState, LRScheduler):
+    """lr = lr * lr_lambda(epoch), every step after the first."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, groups)]
+
+
+class MultiStepLR(LRScheduler):
+    """lr *= gamma at each milestone (a milestone listed twice multiplies twice)."""
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones, self.gamma = Counter(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch not in self.milestones:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch] for g in groups]
+
+    def load_state_dict(self, state):
+        super().load_state_dict(state)
+        # a state that went through JSON (paragrad checkpoints) has the milestones as strings
+        self.milestones = Counter({int(k): v for k, v in dict(self.milestones).items()})
+
+    def _get_closed_form_lr(self):
+        ms = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect_right(ms, self.last_epoch) for base in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """lr * factor until total_iters steps, then lr."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [g["lr"] * self.factor for g in groups]
+        if self.last_epoch != self.total_iters:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * (1.0 / self.factor) for g in groups]
+
+    def _get_closed_form_lr(self):
+        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """lr *= gamma every step."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * self.gamma for g in groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """lr = initial lr * (1 - step / total_iters) ** power, then constant."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        e, n = self.last_epoch, self.total_iters
+        if self._is_initial or e > n:
+            return [g["lr"] for g in groups]
+        factor = ((1.0 - e / n) / (1.0 - (e - 1) / n)) ** self.power
+        return [g["lr"] * factor for g in groups]
+
+    def _get_closed_form_lr(self):
+        n = self.total_iters
+        return [base * (1.0 - min(n, self.last_epoch) / n) ** self.power for base in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine from the initial lr to eta_min over T_0 steps, restarting; each period T_mult
+    times longer than the last (SGDR)."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        self._refuse_in_capture()
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur, self.T_i = self.T_cur % self.T_i, self.T_i * self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** n
+        else:
+            self.T_i, self.T_cur = self.T_0, epoch
+        self._step_count += 1
+        self.last_epoch = math.floor(epoch)
+        for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            g["lr"] = lr
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+
+def _check_schedulers(cls, optimizer, schedulers):
+    for i, s in enumerate(schedulers):
+        if not hasattr(s, "optimizer"):
+            raise TypeError(f"{cls} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(s, ReduceLROnPlateau):
+            raise ValueError(f"{cls} does not support `ReduceLROnPlateau` scheduler as it requires "
+                             f"additional kwargs to be specified when calling `step`, but got one at "
+                             f"index {i} in the given schedulers sequence.")
+        if s.optimizer is not optimizer:
+            raise ValueError(f"{cls} expects all schedulers to belong to the same optimizer, but got "
+                             f"scheduler {type(s).__name__} at index {i} with another optimizer.")
+
+
+class _Composite:
+    """state_dict of a scheduler made of schedulers: its own fields and each part's state."""
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state):
+        state = dict(state)
+        parts = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for s, part in zip(self._schedulers, parts):
+            s.load_state_dict(part)
+
+
+class SequentialLR(_Composite, LRScheduler):
+    """schedulers[i] drives the lr between milestones[i-1] and milestones[i] (e.g. a LinearLR
+    warm-up, then a CosineAnnealingLR)."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
+        _check_schedulers("SequentialLR", optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"Sequential Schedulers expects number of schedulers provided to be one "
+                             f"more than the number of milestone points, but got number of "
+                             f"schedulers {len(schedulers)} and the number of milestones to be "
+                             f"equal to {len(milestones)}")
+        self._schedulers, self._milestones = list(schedulers), list(milestones)
+        self.last_epoch, self.optimizer = last_epoch + 1, optimizer
+        for g in optimizer.param_groups:    # undo the constructors' first steps
+            g["lr"] = g["initial_lr"]
+        for s in self._schedulers:
+            s.last_epoch -= 1
+        first = self._schedulers[bisect_right(self._milestones, 0)]
+        first._step_count, first._is_initial = 0, True
+        first.step()
+        first._is_initial = False
+        self._last_lr = first.get_last_lr()
+
+    def step(self):
+        self._refuse_in_capture()
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        s = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            s._update_lr(0)         # a scheduler taking over starts from its epoch 0
+        else:
+            s.step()
+        self._last_lr = s.get_last_lr()
+
+
+class ChainedScheduler(_Composite, LRScheduler):
+    """Every scheduler steps, in order, each step."""
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, but got "
+                             "no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_schedulers("ChainedScheduler", optimizer, schedulers)
+        self._schedulers, self.optimizer = list(schedulers), optimizer
+        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+
+    def step(self):
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """lr *= factor when the metric passed to step(metric) has not improved for `patience`
+    steps (then waits `cooldown` steps); never below min_lr."""
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
+                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        n = len(optimizer.param_groups)
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != n:
+                raise ValueError(f"expected {n} min_lrs, got {len(min_lr)}")
+            self.default_min_lr, self.min_lrs = None, list(min_lr)
+        else:
+            self.default_min_lr, self.min_lrs = min_lr, [min_lr] * n
+        self.optimizer, self.factor, self.patience, self.cooldown, self.eps = optimizer, factor, patience, cooldown, eps
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.last_epoch = 0
+        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+        self.best, self.cooldown_counter, self.num_bad_epochs = self.mode_worse, 0, 0
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a, best):
+        if self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold) if self.mode == "min" else a > best * (1.0 + self.threshold)
+        return a < best - self.threshold if self.mode == "min" else a > best + self.threshold
+
+    def step(self, metrics, epoch=None):
+        self._refuse_in_capture()
+        current = float(metrics)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self._is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            if len(self.min_lrs) != len(self.optimizer.param_groups):
+                if self.default_min_lr is None:
+                    raise RuntimeError("ReduceLROnPlateau: the optimizer has a different number of "
+                                       "param groups than min_lr lists; update `min_lrs`")
+                self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+            for g, floor in zip(self.optimizer.param_groups, self.min_lrs):
+                old = float(g["lr"])
+                new = max(old * self.factor, floor)
+                if old - new > self.eps:
+                    g["lr"] = new
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]

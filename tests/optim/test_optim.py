@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -157,6 +158,18 @@ SCHEDULES = {
         max_momentum=0.9)),
     "onecycle-no-momentum": ("adam", lambda s, o: s.OneCycleLR(o, max_lr=0.02, total_steps=STEPS,
                                                                cycle_momentum=False)),
+    "lambda": ("sgd-momentum", lambda s, o: s.LambdaLR(o, lambda e: 0.9 ** e)),
+    "multiplicative": ("adam", lambda s, o: s.MultiplicativeLR(o, lambda e: 0.95)),
+    "multistep": ("sgd-momentum", lambda s, o: s.MultiStepLR(o, [3, 7, 7, 12], gamma=0.5)),
+    "exponential": ("adamw-wd", lambda s, o: s.ExponentialLR(o, 0.9)),
+    "polynomial": ("sgd-nesterov", lambda s, o: s.PolynomialLR(o, total_iters=10, power=2.0)),
+    "warm-restarts": ("sgd-momentum", lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=4, T_mult=2, eta_min=1e-3)),
+    "sequential-warmup-cosine": ("adamw-wd", lambda s, o: s.SequentialLR(
+        o, [s.LinearLR(o, 0.1, total_iters=5), s.CosineAnnealingLR(o, T_max=15)], milestones=[5])),
+    "sequential-3": ("sgd-momentum", lambda s, o: s.SequentialLR(
+        o, [s.ConstantLR(o, 0.5, total_iters=3), s.ExponentialLR(o, 0.9), s.StepLR(o, 4)], milestones=[4, 10])),
+    "chained": ("adam", lambda s, o: s.ChainedScheduler([s.ConstantLR(o, 0.1, total_iters=4),
+                                                         s.ExponentialLR(o, 0.9)])),
 }
 
 
@@ -439,7 +452,8 @@ def test_optimizer_load_state_dict_mismatch():
 
 
 def test_scheduler_state_dict_round_trip():
-    for name in ("step", "cosine-restart", "linear", "onecycle-sgd"):
+    for name in ("step", "cosine-restart", "linear", "onecycle-sgd", "lambda", "warm-restarts",
+                 "sequential-warmup-cosine", "chained"):
         opt_name, make_sched = SCHEDULES[name]
         m = make_model("pg")
         opt = OPTIMIZERS[opt_name](optim, m.parameters())
@@ -447,13 +461,14 @@ def test_scheduler_state_dict_round_trip():
         for _ in range(7):
             opt.step()
             sched.step()
-        sd = sched.state_dict()
-        assert "optimizer" not in sd and sd["last_epoch"] == 7
+        sd = sched.state_dict()     # (a ChainedScheduler has no epoch of its own, as in PyTorch)
+        assert "optimizer" not in sd and sd.get("last_epoch", 7) == 7
         opt2 = OPTIMIZERS[opt_name](optim, make_model("pg").parameters())
         sched2 = make_sched(optim.lr_scheduler, opt2)
         opt2.load_state_dict(opt.state_dict())
         sched2.load_state_dict(sd)
-        assert sched2.get_last_lr() == sched.get_last_lr() and sched2.last_epoch == 7
+        assert sched2.get_last_lr() == sched.get_last_lr()
+        assert getattr(sched2, "last_epoch", 7) == 7
         for _ in range(5):
             sched.step()
             sched2.step()
@@ -531,3 +546,80 @@ def test_differentiable_is_refused_clearly():
     for cls in (optim.SGD, optim.Adam, optim.AdamW):
         with pytest.raises(RuntimeError, match=f"{cls.__name__}: differentiable=True .* not supported"):
             cls(_p("pg"), lr=0.1, differentiable=True)
+
+
+@pytest.mark.parametrize("kw", [dict(patience=2, factor=0.5, cooldown=1),
+                                dict(mode="max", threshold_mode="abs", threshold=0.1, patience=1,
+                                     min_lr=0.02)], ids=["min-rel", "max-abs"])
+def test_reduce_lr_on_plateau_matches_torch(kw):
+    metrics = [1.0, 0.9, 0.95, 0.96, 0.97, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.4, 0.4, 0.4, 0.4, 0.4]
+    if kw.get("mode") == "max":
+        metrics = [float(i % 3) for i in range(16)]
+    lrs = {}
+    for which in ("pg", "torch"):
+        _, _, optlib = LIBS[which]
+        opt = optlib.SGD(make_model(which).parameters(), lr=0.1, momentum=0.9)
+        sched = optlib.lr_scheduler.ReduceLROnPlateau(opt, **kw)
+        lrs[which] = []
+        for m in metrics:
+            opt.step()
+            sched.step(m)
+            lrs[which].append(sched.get_last_lr()[0])
+    assert lrs["pg"] == lrs["torch"] and len(set(lrs["pg"])) > 1
+
+
+def test_step_with_an_epoch_uses_the_closed_form():
+    """PyTorch's deprecated step(epoch): the closed form where the scheduler has one."""
+    got = {}
+    for which in ("pg", "torch"):
+        _, _, optlib = LIBS[which]
+        opt = optlib.SGD(make_model(which).parameters(), lr=0.1)
+        scheds = [optlib.lr_scheduler.StepLR(opt, 3, 0.5), optlib.lr_scheduler.ExponentialLR(opt, 0.9),
+                  optlib.lr_scheduler.CosineAnnealingLR(opt, 10), optlib.lr_scheduler.MultiStepLR(opt, [2, 5]),
+                  optlib.lr_scheduler.PolynomialLR(opt, 8), optlib.lr_scheduler.ConstantLR(opt, 0.5, 4),
+                  optlib.lr_scheduler.LinearLR(opt, 0.2, total_iters=6),
+                  optlib.lr_scheduler.CosineAnnealingWarmRestarts(opt, 3, 2)]
+        got[which] = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # torch warns that step(epoch) is deprecated
+            for sch in scheds:
+                for epoch in (7, 2, 11):
+                    sch.step(epoch)
+                    got[which].append(sch.get_last_lr()[0])
+    np.testing.assert_allclose(got["pg"], got["torch"], rtol=1e-12)
+
+
+def test_scheduler_argument_errors_match_torch():
+    for make in (lambda o, s: s.ConstantLR(o, factor=2.0),
+                 lambda o, s: s.CosineAnnealingWarmRestarts(o, T_0=0),
+                 lambda o, s: s.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0),
+                 lambda o, s: s.LambdaLR(o, [lambda e: 1.0, lambda e: 1.0]),
+                 lambda o, s: s.SequentialLR(o, [s.ExponentialLR(o, 0.9)], milestones=[3]),
+                 lambda o, s: s.SequentialLR(o, [], milestones=[]),
+                 lambda o, s: s.ReduceLROnPlateau(o, factor=1.5),
+                 lambda o, s: s.ReduceLROnPlateau(o, mode="up"),
+                 lambda o, s: s.StepLR(object(), 3)):
+        with pytest.raises(Exception) as torch_err:
+            make(torch.optim.SGD(make_model("torch").parameters(), lr=0.1), torch.optim.lr_scheduler)
+        with pytest.raises(torch_err.type):
+            make(optim.SGD(make_model("pg").parameters(), lr=0.1), optim.lr_scheduler)
+
+
+def test_scheduler_state_survives_json():
+    """paragrad checkpoints keep scheduler state as JSON: MultiStepLR's milestone counts (int
+    keys) and SequentialLR's nested states must come back working."""
+    import json
+    for make in (lambda s, o: s.MultiStepLR(o, [3, 5, 5]),
+                 lambda s, o: s.SequentialLR(o, [s.MultiStepLR(o, [2]), s.ExponentialLR(o, 0.9)], [4])):
+        opt = optim.SGD(make_model("pg").parameters(), lr=0.1)
+        sched = make(optim.lr_scheduler, opt)
+        for _ in range(2):
+            sched.step()
+        opt2 = optim.SGD(make_model("pg").parameters(), lr=0.1)
+        sched2 = make(optim.lr_scheduler, opt2)
+        opt2.load_state_dict(opt.state_dict())
+        sched2.load_state_dict(json.loads(json.dumps(sched.state_dict())))
+        for _ in range(6):
+            sched.step()
+            sched2.step()
+            assert sched2.get_last_lr() == sched.get_last_lr()
