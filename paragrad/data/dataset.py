@@ -1,5 +1,9 @@
-"""Dataset and TensorDataset (PyTorch's map-style datasets)."""
+"""PyTorch's datasets: Dataset (map-style), IterableDataset, TensorDataset, Subset,
+ConcatDataset and random_split."""
 from __future__ import annotations
+
+import bisect
+import math
 
 from ..tensor import Tensor
 
@@ -40,3 +44,91 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].shape[0]
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: implement __iter__. A DataLoader batches consecutive samples."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
+
+
+class Subset(Dataset):
+    """The samples of `dataset` at `indices`, in that order."""
+
+    def __init__(self, dataset, indices):
+        self.dataset, self.indices = dataset, list(indices)
+
+    def __getitem__(self, index):
+        if isinstance(index, list):
+            return self.dataset[[self.indices[i] for i in index]]
+        return self.dataset[self.indices[index]]
+
+    def __len__(self):
+        return len(self.indices)
+
+    def __getattr__(self, name):
+        # the DataLoader's one-gather batches, when the underlying dataset has them
+        if name == "get_batch" and hasattr(self.__dict__.get("dataset"), "get_batch"):
+            return self._get_batch
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _get_batch(self, idx):
+        index = self.__dict__.get("_index_tensor")
+        if index is None:
+            from ..ops.creation import tensor
+            index = self.__dict__["_index_tensor"] = tensor(self.indices)
+        return self.dataset.get_batch(index[idx])
+
+
+class ConcatDataset(Dataset):
+    """Several map-style datasets one after the other."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = []
+        total = 0
+        for d in self.datasets:
+            total += len(d)
+            self.cumulative_sizes.append(total)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        if index < 0:
+            if -index > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            index += len(self)
+        d = bisect.bisect_right(self.cumulative_sizes, index)
+        start = self.cumulative_sizes[d - 1] if d else 0
+        return self.datasets[d][index - start]
+
+
+def random_split(dataset, lengths, generator=None):
+    """Split into non-overlapping Subsets of the given lengths (or fractions summing to 1,
+    whose remainders go one each to the first subsets, as PyTorch), in a random order drawn
+    from `generator`."""
+    from ..ops.creation import randperm
+    n = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        for i, f in enumerate(lengths):
+            if not 0 <= f <= 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+        counts = [int(math.floor(n * f)) for f in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    order = randperm(n, generator=generator).tolist()
+    out, start = [], 0
+    for k in lengths:
+        out.append(Subset(dataset, order[start:start + k]))
+        start += k
+    return out

@@ -1,0 +1,93 @@
+"""Samplers (PyTorch's torch.utils.data samplers): which dataset indices a DataLoader visits,
+in which order, and how they group into batches."""
+from __future__ import annotations
+
+from ..ops.creation import randint, randperm
+
+
+class Sampler:
+    """An iterable of dataset indices; subclasses implement __iter__ (and __len__ if known)."""
+
+    def __iter__(self):
+        raise TypeError(f"{type(self).__name__} must define __iter__")
+
+
+class SequentialSampler(Sampler):
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A new random order every pass, drawn from `generator` (else the default generator):
+    a permutation, or num_samples draws with replacement."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        if num_samples is not None and (not isinstance(num_samples, int) or num_samples <= 0):
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        self.data_source, self.replacement = data_source, replacement
+        self._num_samples, self.generator = num_samples, generator
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n, k = len(self.data_source), self.num_samples
+        if self.replacement:
+            return iter(randint(0, n, (k,), generator=self.generator).tolist())
+        order = []
+        while len(order) < k:       # more samples than the dataset: whole permutations, then a cut
+            order += randperm(n, generator=self.generator).tolist()
+        return iter(order[:k])
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices, in a new random order every pass."""
+
+    def __init__(self, indices, generator=None):
+        self.indices, self.generator = list(indices), generator
+
+    def __iter__(self):
+        return iter([self.indices[i] for i in randperm(len(self.indices), generator=self.generator).tolist()])
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class BatchSampler(Sampler):
+    """Groups another sampler's indices into lists of batch_size (the last one shorter unless
+    drop_last)."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        batch = []
+        for i in self.sampler:
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
