@@ -3,6 +3,7 @@ from . import functional, init, utils  # noqa: F401
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .containers import ModuleDict, ModuleList, Sequential  # noqa: F401
 from .conv import Conv2d  # noqa: F401
+from .embedding import Embedding  # noqa: F401
 from .layers import (GELU, Dropout, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax,  # noqa: F401
                      ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401

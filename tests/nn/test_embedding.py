@@ -1,0 +1,73 @@
+"""F.embedding and nn.Embedding against PyTorch: values and weight gradients with padding_idx,
+scale_grad_by_freq and max_norm (renormalized in place), second derivatives, the module's
+init/repr/from_pretrained, and the errors."""
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+from tests.helpers import check_op, fd_check
+
+IDX = np.array([[1, 2, 2, 7], [9, 1, 0, 2]], dtype=np.int64)
+
+
+@pytest.mark.parametrize("kw", [{}, {"padding_idx": 2}, {"padding_idx": -1}, {"scale_grad_by_freq": True},
+                                {"padding_idx": 1, "scale_grad_by_freq": True}],
+                         ids=["plain", "pad", "pad-negative", "freq", "pad-freq"])
+def test_embedding_matches_torch(kw, device):
+    w = np.random.default_rng(0).standard_normal((10, 5)).astype(np.float32)
+
+    def fn(idx, weight):
+        lib = torch.nn.functional if isinstance(weight, torch.Tensor) else pg.nn.functional
+        return lib.embedding(idx, weight, **kw)
+    check_op(fn, None, inputs=[IDX, w], device=device)
+
+
+def test_embedding_finite_differences_and_double_backward(device):
+    # (padding_idx and scale_grad_by_freq change the gradient on purpose: the plain op here)
+    fd_check(lambda w: pg.nn.functional.embedding(pg.tensor(IDX, device=device), w), [(10, 3)],
+             device=device)
+    w = pg.randn(10, 3, dtype=pg.float64, device=device, requires_grad=True)
+    out = pg.nn.functional.embedding(pg.tensor(IDX, device=device), w, scale_grad_by_freq=True)
+    (g,) = pg.autograd.grad((out ** 2).sum(), w, create_graph=True)
+    (gg,) = pg.autograd.grad(g.sum(), w)
+    tw = torch.tensor(w.detach().cpu().numpy(), requires_grad=True)
+    tout = torch.nn.functional.embedding(torch.tensor(IDX), tw, scale_grad_by_freq=True)
+    (tg,) = torch.autograd.grad((tout ** 2).sum(), tw, create_graph=True)
+    (tgg,) = torch.autograd.grad(tg.sum(), tw)
+    np.testing.assert_allclose(gg.cpu().numpy(), tgg.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_max_norm_renormalizes_the_used_rows_in_place(norm_type, device):
+    w = (np.random.default_rng(1).standard_normal((10, 4)) * 3).astype(np.float32)
+    pw, tw = pg.tensor(w, device=device), torch.tensor(w)
+    out = pg.nn.functional.embedding(pg.tensor(IDX, device=device), pw, max_norm=1.5, norm_type=norm_type)
+    tout = torch.nn.functional.embedding(torch.tensor(IDX), tw, max_norm=1.5, norm_type=norm_type)
+    np.testing.assert_allclose(out.cpu().numpy(), tout.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(pw.cpu().numpy(), tw.numpy(), rtol=1e-5, atol=1e-6)   # unused rows unchanged
+
+
+def test_module_init_repr_and_from_pretrained(device):
+    pg.manual_seed(0)
+    m = pg.nn.Embedding(6, 3, padding_idx=-2, device=device)
+    t = torch.nn.Embedding(6, 3, padding_idx=-2)
+    assert repr(m) == repr(t) and m.padding_idx == t.padding_idx == 4
+    w = m.weight.detach().cpu().numpy()
+    assert not w[4].any() and w.std() > 0.3
+    for kw in ({"max_norm": 2.0, "norm_type": 1.0}, {"scale_grad_by_freq": True}):
+        assert repr(pg.nn.Embedding(6, 3, **kw)) == repr(torch.nn.Embedding(6, 3, **kw))
+    pre = pg.nn.Embedding.from_pretrained(pg.ones(4, 2, device=device))
+    assert not pre.weight.requires_grad and pre(pg.tensor([3], device=device)).shape == (1, 2)
+    assert pg.nn.Embedding.from_pretrained(pg.ones(4, 2), freeze=False).weight.requires_grad
+    assert [n for n, _ in m.named_parameters()] == [n for n, _ in t.named_parameters()]
+
+
+def test_embedding_errors_match_torch():
+    for make in (lambda lib: lib.nn.Embedding(4, 2, padding_idx=4),
+                 lambda lib: lib.nn.functional.embedding(lib.tensor([0.5]), lib.ones(4, 2)),
+                 lambda lib: lib.nn.functional.embedding(lib.tensor([4]), lib.ones(4, 2))):
+        with pytest.raises(Exception) as e:
+            make(torch)
+        with pytest.raises(e.type):
+            make(pg)
