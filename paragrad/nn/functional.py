@@ -9,6 +9,9 @@ from ..ops.conv import conv2d  # noqa: F401  (F.conv2d)
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401  (F.scaled_dot_product_attention)
 from ..ops.creation import zeros
 from ..ops.embedding import embedding  # noqa: F401  (F.embedding)
+from .functional_activation import (celu, elu, glu, hardshrink, hardsigmoid, hardswish,  # noqa: F401
+                                    hardtanh, logsigmoid, mish, prelu, relu6, selu, softmin,
+                                    softshrink, softsign, tanhshrink, threshold)
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
 from ..ops.nn import cross_entropy_indices
 from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)
