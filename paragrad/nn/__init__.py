@@ -6,10 +6,13 @@ from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswis
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .containers import ModuleDict, ModuleList, Sequential  # noqa: F401
 from .conv import Conv2d  # noqa: F401
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .embedding import Embedding  # noqa: F401
 from .layers import (GELU, Dropout, Flatten, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax,  # noqa: F401
                      ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh, Unflatten)
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,  # noqa: F401
+                   MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module  # noqa: F401
+from .normalization import GroupNorm, RMSNorm  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401

@@ -1,0 +1,64 @@
+"""RMSNorm and GroupNorm modules (PyTorch's; LayerNorm is in layers.py, BatchNorm in batchnorm.py)."""
+from __future__ import annotations
+
+from ..ops.creation import empty
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2) + eps) over the trailing normalized_shape dims, times weight (init
+    ones) when elementwise_affine; eps None uses the input dtype's machine epsilon."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape, self.eps = tuple(normalized_shape), eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(*self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class GroupNorm(Module):
+    """Per-sample normalization over groups of channels; affine adds a per-channel weight (init
+    ones) and, unless bias=False, a bias (init zeros)."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        for name, wanted in (("weight", affine), ("bias", affine and bias)):
+            self.register_parameter(name, Parameter(empty(num_channels, device=device, dtype=dtype))
+                                    if wanted else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, x):
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
