@@ -4,7 +4,7 @@ from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswis
                          LogSigmoid, Mish, PReLU, ReLU6, Softmin, Softshrink, Softsign, Tanhshrink,
                          Threshold)
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
-from .containers import ModuleDict, ModuleList, Sequential  # noqa: F401
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .conv import Conv2d  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .embedding import Embedding  # noqa: F401

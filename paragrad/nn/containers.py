@@ -221,3 +221,111 @@ class ModuleDict(Module):
 
     def clear(self):
         self._modules.clear()
+
+
+class ParameterList(Module):
+    """Parameters held in a list, registered as "0", "1", ... (tensors are wrapped as Parameters)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def _as_param(self, value):
+        from .parameter import Parameter
+        return value if isinstance(value, Parameter) or not isinstance(value, Tensor) else Parameter(value)
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __getitem__(self, idx):
+        values = list(self._parameters.values())
+        if isinstance(idx, slice):
+            return ParameterList(values[idx])
+        return values[_index(idx, len(values), "ParameterList")]
+
+    def __setitem__(self, idx, value):
+        self.register_parameter(str(_index(idx, len(self), "ParameterList")), self._as_param(value))
+
+    def append(self, value):
+        self.register_parameter(str(len(self)), self._as_param(value))
+        return self
+
+    def extend(self, values):
+        for v in values:
+            self.append(v)
+        return self
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+    def extra_repr(self):
+        return "\n".join(f"  ({i}): {_describe_parameter(p)}" for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """Parameters held by name (tensors are wrapped as Parameters)."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        self.register_parameter(key, ParameterList._as_param(self, value))
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def values(self):
+        return self._parameters.values()
+
+    def items(self):
+        return self._parameters.items()
+
+    def update(self, parameters):
+        """Add or replace; a plain dict's keys go in sorted order, an OrderedDict's, a
+        ParameterDict's or a list of pairs' in theirs (as PyTorch)."""
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = parameters.items()
+        elif isinstance(parameters, dict):
+            items = sorted(parameters.items())
+        else:
+            items = parameters
+        for k, v in items:
+            self[k] = v
+
+    def pop(self, key):
+        return self._parameters.pop(key)
+
+    def get(self, key, default=None):
+        return self._parameters.get(key, default)
+
+    def clear(self):
+        self._parameters.clear()
+
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): {_describe_parameter(p)}" for k, p in self.items())
+
+
+def _describe_parameter(p):
+    """PyTorch's one-line description of a parameter in a ParameterList/Dict repr."""
+    return f"Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
