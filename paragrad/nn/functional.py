@@ -52,6 +52,37 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     return input.mul_(scale) if inplace else input * scale
 
 
+def _channel_dropout(input, p, training, inplace, spatial, op):
+    """Zero whole channels (each (sample, channel) slice) with probability p, scale the rest
+    by 1/(1-p): dropout1d/2d/3d on (N, C, *spatial) or unbatched (C, *spatial) input."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D input, but received a "
+                           f"{input.ndim}D input (channel-wise dropout over {spatial} spatial dims, a "
+                           f"channel dim and an optional batch dim)")
+    if not training or p == 0.0:
+        return input
+    lead = input.ndim - spatial                              # (N, C) or (C,)
+    g = default_generator(input.device)
+    mask_shape = tuple(input.shape[:lead]) + (1,) * spatial
+    keep = input._backend.bernoulli(g._state, 1.0 - p, mask_shape, input.dtype, input.device.index)
+    scale = _wrap(keep, input.dtype, input.device) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
+    return input.mul_(scale) if inplace else input * scale
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
 def one_hot(tensor, num_classes=-1):
     if not isinstance(tensor, Tensor) or tensor.dtype is not dt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor "

@@ -79,6 +79,24 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+class Dropout1d(Dropout):
+    """Channel-wise dropout: zeroes whole channels of (N, C, L) or (C, L) input."""
+    def forward(self, x):
+        return F.dropout1d(x, self.p, self.training, self.inplace)
+
+
+class Dropout2d(Dropout):
+    """Channel-wise dropout: zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
+    def forward(self, x):
+        return F.dropout2d(x, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """Channel-wise dropout: zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
+    def forward(self, x):
+        return F.dropout3d(x, self.p, self.training, self.inplace)
+
+
 class ReLU(Module):
     def __init__(self, inplace=False):
         super().__init__()

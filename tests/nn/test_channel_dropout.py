@@ -1,0 +1,37 @@
+"""Dropout1d/2d/3d: whole channels zeroed with probability p, survivors scaled by 1/(1-p),
+identity in eval mode, the gradient through the same mask, and PyTorch's argument errors."""
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+
+CASES = [("dropout1d", "Dropout1d", (8, 6, 5)), ("dropout2d", "Dropout2d", (8, 6, 3, 4)),
+         ("dropout3d", "Dropout3d", (4, 6, 2, 3, 2)), ("dropout2d", "Dropout2d", (16, 3, 3))]
+
+
+@pytest.mark.parametrize("fname,mname,shape", CASES)
+def test_channels_are_dropped_whole_and_scaled(fname, mname, shape, device):
+    pg.manual_seed(0)
+    x = pg.ones(*shape, device=device, requires_grad=True)
+    y = getattr(pg.nn.functional, fname)(x, p=0.25)
+    a = y.detach().cpu().numpy()
+    per_channel = a.reshape(shape[:len(shape) - int(fname[7])] + (-1,))
+    assert set(np.unique(per_channel)) <= {0.0, np.float32(1 / 0.75)}
+    assert (per_channel.min(-1) == per_channel.max(-1)).all()          # whole channels
+    assert 0.05 < (per_channel[..., 0] == 0).mean() < 0.5
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), a)                 # the same mask
+    m = getattr(pg.nn, mname)(0.5).eval()
+    assert m(x) is x and repr(m) == repr(getattr(torch.nn, mname)(0.5))
+
+
+def test_channel_dropout_errors_match_torch():
+    for make in (lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 3, 4, 5), 0.5),
+                 lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 3), 0.5),
+                 lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 3, 4, 4), 1.5),
+                 lambda lib: lib.nn.Dropout2d(-0.1)):
+        with pytest.raises(Exception) as e:
+            make(torch)
+        with pytest.raises(e.type):
+            make(pg)
