@@ -1,6 +1,8 @@
 """paragrad.nn.functional: the stateless forms of the layers and losses (PyTorch's F)."""
 from __future__ import annotations
 
+import warnings
+
 from .. import dtypes as dt
 from ..autograd import Function
 from ..ops import (gelu, leaky_relu, log_softmax, pad, relu, sigmoid, silu, softmax, softplus,  # noqa: F401
@@ -41,46 +43,66 @@ def _reduce(loss, reduction):
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only)."""
+    return _masked_dropout(input, p, training, inplace, tuple(input.shape), generator)
+
+
+def _masked_dropout(input, p, training, inplace, mask_shape, generator=None):
+    """input * keep / (1 - p), keep ~ Bernoulli(1 - p) of mask_shape (broadcast over input)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     g = generator or default_generator(input.device)
-    keep = input._backend.bernoulli(g._state, 1.0 - p, tuple(input.shape), input.dtype,
-                                    input.device.index)
-    scale = _wrap(keep, input.dtype, input.device) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
-    return input.mul_(scale) if inplace else input * scale
-
-
-def _channel_dropout(input, p, training, inplace, spatial, op):
-    """Zero whole channels (each (sample, channel) slice) with probability p, scale the rest
-    by 1/(1-p): dropout1d/2d/3d on (N, C, *spatial) or unbatched (C, *spatial) input."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if input.ndim not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D input, but received a "
-                           f"{input.ndim}D input (channel-wise dropout over {spatial} spatial dims, a "
-                           f"channel dim and an optional batch dim)")
-    if not training or p == 0.0:
-        return input
-    lead = input.ndim - spatial                              # (N, C) or (C,)
-    g = default_generator(input.device)
-    mask_shape = tuple(input.shape[:lead]) + (1,) * spatial
     keep = input._backend.bernoulli(g._state, 1.0 - p, mask_shape, input.dtype, input.device.index)
     scale = _wrap(keep, input.dtype, input.device) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
     return input.mul_(scale) if inplace else input * scale
 
 
+def _feature_dropout(input, p, training, inplace, batched):
+    """Zero whole channels: one mask value per (sample, channel) of a batched input, per channel
+    (dim 0) of an unbatched one."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if batched and input.ndim < 2:
+        raise RuntimeError(f"Feature dropout requires at least 2 dimensions in the input (got "
+                           f"{input.ndim})")
+    shape = tuple(input.shape)
+    lead = 2 if batched else 1
+    return _masked_dropout(input, p, training, inplace, shape[:lead] + (1,) * (len(shape) - lead))
+
+
+def _warn_dims(op, ndim, expected, spatial):
+    if ndim not in expected:
+        warnings.warn(f"{op}: Received a {ndim}-D input to {op}, which is deprecated and will result "
+                      f"in an error in a future release. To retain the behavior and silence this "
+                      f"warning, please use dropout instead. Note that {op} exists to provide "
+                      f"channel-wise dropout on inputs with {spatial} spatial dimensions, a channel "
+                      f"dimension, and an optional batch dimension", stacklevel=3)
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+    """Channel-wise dropout of (N, C, L) or unbatched (C, L) input."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. "
+                           f"Note that dropout1d exists to provide channel-wise dropout on inputs with "
+                           f"1 spatial dimension, a channel dimension, and an optional batch dimension "
+                           f"(i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, batched=input.ndim == 3)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+    """Channel-wise dropout of (N, C, H, W) input. As PyTorch (for now), a 3-D input is read as
+    (N, C, L) and other ranks are accepted with a warning, dims 0 and 1 being (N, C)."""
+    _warn_dims("dropout2d", input.ndim, (3, 4), 2)
+    return _feature_dropout(input, p, training, inplace, batched=True)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+    """Channel-wise dropout of (N, C, D, H, W) or unbatched (C, D, H, W) input."""
+    _warn_dims("dropout3d", input.ndim, (4, 5), 3)
+    return _feature_dropout(input, p, training, inplace, batched=input.ndim == 5)
 
 
 def one_hot(tensor, num_classes=-1):

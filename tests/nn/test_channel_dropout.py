@@ -6,17 +6,20 @@ import torch
 
 import paragrad as pg
 
-CASES = [("dropout1d", "Dropout1d", (8, 6, 5)), ("dropout2d", "Dropout2d", (8, 6, 3, 4)),
-         ("dropout3d", "Dropout3d", (4, 6, 2, 3, 2)), ("dropout2d", "Dropout2d", (16, 3, 3))]
+# (function, module, input shape, dims of one mask value: PyTorch's reading of each rank —
+# dropout2d takes a 3-D input as (N, C, L); dropout1d/3d take (C, *) as unbatched)
+CASES = [("dropout1d", "Dropout1d", (8, 6, 5), 2), ("dropout1d", "Dropout1d", (16, 5), 1),
+         ("dropout2d", "Dropout2d", (8, 6, 3, 4), 2), ("dropout2d", "Dropout2d", (16, 3, 3), 2),
+         ("dropout3d", "Dropout3d", (4, 6, 2, 3, 2), 2), ("dropout3d", "Dropout3d", (24, 2, 3, 2), 1)]
 
 
-@pytest.mark.parametrize("fname,mname,shape", CASES)
-def test_channels_are_dropped_whole_and_scaled(fname, mname, shape, device):
+@pytest.mark.parametrize("fname,mname,shape,lead", CASES)
+def test_channels_are_dropped_whole_and_scaled(fname, mname, shape, lead, device):
     pg.manual_seed(0)
     x = pg.ones(*shape, device=device, requires_grad=True)
     y = getattr(pg.nn.functional, fname)(x, p=0.25)
     a = y.detach().cpu().numpy()
-    per_channel = a.reshape(shape[:len(shape) - int(fname[7])] + (-1,))
+    per_channel = a.reshape(shape[:lead] + (-1,))
     assert set(np.unique(per_channel)) <= {0.0, np.float32(1 / 0.75)}
     assert (per_channel.min(-1) == per_channel.max(-1)).all()          # whole channels
     assert 0.05 < (per_channel[..., 0] == 0).mean() < 0.5
@@ -28,10 +31,16 @@ def test_channels_are_dropped_whole_and_scaled(fname, mname, shape, device):
 
 def test_channel_dropout_errors_match_torch():
     for make in (lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 3, 4, 5), 0.5),
-                 lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 3), 0.5),
+                 lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 3, 4, 5), 1.5),
                  lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 3, 4, 4), 1.5),
                  lambda lib: lib.nn.Dropout2d(-0.1)):
         with pytest.raises(Exception) as e:
             make(torch)
         with pytest.raises(e.type):
             make(pg)
+
+
+def test_dropout2d_of_other_ranks_warns_as_torch():
+    with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input"):
+        y = pg.nn.functional.dropout2d(pg.ones(40, 50), 0.5)
+    assert 0.3 < (y.numpy() == 0).mean() < 0.7          # (N, C) = elementwise masks
