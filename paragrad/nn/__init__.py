@@ -5,7 +5,7 @@ from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswis
                          Threshold)
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
-from .conv import Conv2d  # noqa: F401
+from .conv import Conv1d, Conv2d  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .embedding import Embedding  # noqa: F401
 from .layers import (GELU, Dropout, Dropout1d, Dropout2d, Dropout3d, Flatten, Identity,  # noqa: F401
@@ -16,4 +16,5 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .module import Module  # noqa: F401
 from .normalization import GroupNorm, RMSNorm  # noqa: F401
 from .parameter import Parameter  # noqa: F401
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,  # noqa: F401
+                      MaxPool2d)

@@ -1,4 +1,5 @@
-"""Conv2d: the module around F.conv2d, with PyTorch's arguments, checks, init and repr."""
+"""Conv1d and Conv2d: the modules around F.conv1d / F.conv2d, with PyTorch's arguments, checks,
+init and repr (one _ConvNd holds what the two share)."""
 from __future__ import annotations
 
 
@@ -11,44 +12,44 @@ from .parameter import Parameter
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _pair(v):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-
-
-class Conv2d(Module):
-    """2-D convolution over (N, C_in, H, W) or (C_in, H, W) input. Weight (out_channels,
-    in_channels/groups, kH, kW) ~ kaiming_uniform(a=sqrt(5)), bias ~ U(-1/sqrt(fan_in),
-    1/sqrt(fan_in)) with fan_in = in_channels/groups * kH * kW, as PyTorch. padding_mode
+class _ConvNd(Module):
+    """An n-D convolution module (n = len of its kernel tuple). Weight (out_channels,
+    in_channels/groups, *kernel) ~ kaiming_uniform(a=sqrt(5)), bias ~ U(-1/sqrt(fan_in),
+    1/sqrt(fan_in)) with fan_in = in_channels/groups * prod(kernel), as PyTorch. padding_mode
     'reflect', 'replicate' or 'circular' pads the input with F.pad first (then convolves
     without padding), as PyTorch does."""
+    n = name = None         # set by Conv1d / Conv2d
+
+    def _tuple(self, v):
+        return tuple(v) if isinstance(v, (tuple, list)) else (v,) * self.n
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         if not isinstance(groups, int) or groups <= 0:
-            raise ValueError("Conv2d: groups must be a positive integer")
+            raise ValueError(f"{self.name}: groups must be a positive integer")
         if in_channels % groups:
-            raise ValueError(f"Conv2d: in_channels must be divisible by groups (got "
+            raise ValueError(f"{self.name}: in_channels must be divisible by groups (got "
                              f"in_channels={in_channels}, groups={groups})")
         if out_channels % groups:
-            raise ValueError(f"Conv2d: out_channels must be divisible by groups (got "
+            raise ValueError(f"{self.name}: out_channels must be divisible by groups (got "
                              f"out_channels={out_channels}, groups={groups})")
-        kernel_size, stride, dilation = _pair(kernel_size), _pair(stride), _pair(dilation)
+        kernel_size, stride, dilation = self._tuple(kernel_size), self._tuple(stride), self._tuple(dilation)
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
-                raise ValueError(f"Conv2d: Invalid padding string {padding!r}, should be one of "
+                raise ValueError(f"{self.name}: Invalid padding string {padding!r}, should be one of "
                                  f"{{'valid', 'same'}}")
             if padding == "same" and any(s != 1 for s in stride):
-                raise ValueError("Conv2d: padding='same' is not supported for strided convolutions")
+                raise ValueError(f"{self.name}: padding='same' is not supported for strided convolutions")
         else:
-            padding = _pair(padding)
+            padding = self._tuple(padding)
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"Conv2d: padding_mode must be one of {_PADDING_MODES}, but got "
+            raise ValueError(f"{self.name}: padding_mode must be one of {_PADDING_MODES}, but got "
                              f"padding_mode={padding_mode!r}")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         self.padding_mode = padding_mode
-        self.transposed, self.output_padding = False, (0, 0)
+        self.transposed, self.output_padding = False, (0,) * self.n
         # F.pad's (left, right, top, bottom) for the non-zeros modes; 'same' puts the odd
         # extra at the right/bottom, as F.conv2d does
         if padding == "same":
@@ -57,9 +58,9 @@ class Conv2d(Module):
                 total = d * (k - 1)
                 rev += [total // 2, total - total // 2]
         elif padding == "valid":
-            rev = [0, 0, 0, 0]
+            rev = [0, 0] * self.n
         else:
-            rev = [padding[1], padding[1], padding[0], padding[0]]
+            rev = [p for q in reversed(padding) for p in (q, q)]
         self._reversed_padding_repeated_twice = rev
         self.weight = Parameter(empty(out_channels, in_channels // groups, *kernel_size,
                                       device=device, dtype=dtype))
@@ -73,10 +74,11 @@ class Conv2d(Module):
         init.default_affine_init_(self.weight, self.bias)
 
     def _conv_forward(self, x, weight, bias):
+        conv = F.conv1d if self.n == 1 else F.conv2d
         if self.padding_mode != "zeros":
-            return F.conv2d(F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                            weight, bias, self.stride, 0, self.dilation, self.groups)
-        return F.conv2d(x, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+            return conv(F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                        weight, bias, self.stride, 0, self.dilation, self.groups)
+        return conv(x, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, x):
         return self._conv_forward(x, self.weight, self.bias)
@@ -98,3 +100,13 @@ class Conv2d(Module):
         if self.padding_mode != "zeros":
             s += f", padding_mode={self.padding_mode}"
         return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C_in, L) or (C_in, L) input (see _ConvNd)."""
+    n, name = 1, "Conv1d"
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C_in, H, W) or (C_in, H, W) input (see _ConvNd)."""
+    n, name = 2, "Conv2d"

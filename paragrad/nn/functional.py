@@ -7,7 +7,7 @@ from .. import dtypes as dt
 from ..autograd import Function
 from ..ops import (gelu, leaky_relu, log_softmax, pad, relu, sigmoid, silu, softmax, softplus,  # noqa: F401
                    tanh)
-from ..ops.conv import conv2d  # noqa: F401  (F.conv2d)
+from ..ops.conv import conv1d, conv2d  # noqa: F401  (F.conv1d, F.conv2d)
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401  (F.scaled_dot_product_attention)
 from ..ops.creation import zeros
 from ..ops.embedding import embedding  # noqa: F401  (F.embedding)
@@ -19,7 +19,8 @@ from .functional_activation import (celu, elu, glu, hardshrink, hardsigmoid, har
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
 from ..ops.nn import cross_entropy_indices
 from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)
-from ..ops.pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401  (F.*pool2d)
+from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,  # noqa: F401
+                        max_pool1d, max_pool2d)
 from ..ops.batchnorm import batch_norm  # noqa: F401  (F.batch_norm)
 from ..random import default_generator
 from ..tensor import Tensor, _wrap

@@ -1,5 +1,5 @@
-"""Pooling modules around F.max_pool2d, F.avg_pool2d and F.adaptive_avg_pool2d. They keep their
-arguments as given (kernel_size=3 stays 3), so their reprs are PyTorch's."""
+"""Pooling modules around F.max_pool1d/2d, F.avg_pool1d/2d and F.adaptive_avg_pool1d/2d. They
+keep their arguments as given (kernel_size=3 stays 3), so their reprs are PyTorch's."""
 from __future__ import annotations
 
 from . import functional as F
@@ -57,3 +57,30 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
+
+
+class MaxPool1d(MaxPool2d):
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        single = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,)  # noqa: E731  (PyTorch stores 1-tuples)
+        self.kernel_size = single(kernel_size)
+        self.stride = single(stride if stride is not None else kernel_size)
+        self.padding, self.ceil_mode, self.count_include_pad = single(padding), ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)

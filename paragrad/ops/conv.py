@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
-from ..tensor import _wrap
+from ..tensor import Tensor, _wrap
 from ._common import check_tensor, same_device, as_int
 
 
@@ -267,3 +267,27 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         record(node, (x, weight, bias), out)
     return out
 
+
+def _one(v, name):
+    """A 1-D conv/pool argument as an int (an int or a 1-tuple, as PyTorch accepts)."""
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise RuntimeError(f"conv1d: expected {name} to be a single integer value or a list of 1 "
+                               f"values to match the convolution dimensions, but got {name}={list(v)}")
+        return v[0]
+    return v
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """torch.nn.functional.conv1d: input (N, C_in, L) or (C_in, L), weight (C_out, C_in/groups,
+    k): conv2d over a height-1 image. Error messages start with 'conv2d: '."""
+    for name, t in (("input", input), ("weight", weight)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"conv1d(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if weight.ndim != 3 or input.ndim not in (2, 3):
+        raise RuntimeError(f"conv1d: expected a 3-D weight and a 2-D or 3-D input, got input of "
+                           f"shape {list(input.shape)} and weight of shape {list(weight.shape)}")
+    pad = padding if isinstance(padding, str) else (0, _one(padding, "padding"))
+    y = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, _one(stride, "stride")), pad,
+               (1, _one(dilation, "dilation")), groups)
+    return y.squeeze(-2)

@@ -345,3 +345,46 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+
+
+# ---- 1-D pooling: the 2-D ops over a height-1 image -----------------------------------------
+def _one(v, name, op):
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise RuntimeError(f"{op}: {name} must be a single int, or a tuple of one int (got {name}={v!r})")
+        return v[0]
+    return v
+
+
+def _check1d(op, x):
+    check_tensor(x, op)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(f"{op}: Expected 2D or 3D (batch mode) tensor for input, but got: "
+                           f"{list(x.shape)}")
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """torch.nn.functional.max_pool1d over (N, C, L) or (C, L); indices index L."""
+    _check1d("max_pool1d", input)
+    k = _one(kernel_size, "kernel_size", "max_pool1d")
+    s = k if stride is None or stride == () or stride == [] else _one(stride, "stride", "max_pool1d")
+    out = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _one(padding, "padding", "max_pool1d")),
+                     (1, _one(dilation, "dilation", "max_pool1d")), ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check1d("avg_pool1d", input)
+    k = _one(kernel_size, "kernel_size", "avg_pool1d")
+    s = k if stride is None or stride == () or stride == [] else _one(stride, "stride", "avg_pool1d")
+    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _one(padding, "padding", "avg_pool1d")),
+                      ceil_mode, count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    _check1d("adaptive_avg_pool1d", input)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size, "output_size",
+                                                              "adaptive_avg_pool1d"))).squeeze(-2)
