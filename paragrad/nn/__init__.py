@@ -10,7 +10,7 @@ from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .embedding import Embedding  # noqa: F401
 from .layers import (GELU, Dropout, Dropout1d, Dropout2d, Dropout3d, Flatten, Identity,  # noqa: F401
                      LayerNorm, LeakyReLU, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
-                     Tanh, Unflatten)
+                     Tanh, Unflatten, Upsample)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,  # noqa: F401
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module  # noqa: F401

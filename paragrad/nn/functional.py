@@ -11,8 +11,8 @@ from ..ops.conv import conv1d, conv2d  # noqa: F401  (F.conv1d, F.conv2d)
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401  (F.scaled_dot_product_attention)
 from ..ops.creation import zeros
 from ..ops.embedding import embedding  # noqa: F401  (F.embedding)
-from .functional_extra import (cosine_similarity, group_norm, huber_loss, kl_div, normalize,  # noqa: F401
-                               pairwise_distance, rms_norm, smooth_l1_loss)
+from .functional_extra import (cosine_similarity, group_norm, huber_loss, interpolate, kl_div,  # noqa: F401
+                               normalize, pairwise_distance, rms_norm, smooth_l1_loss)
 from .functional_activation import (celu, elu, glu, hardshrink, hardsigmoid, hardswish,  # noqa: F401
                                     hardtanh, logsigmoid, mish, prelu, relu6, selu, softmin,
                                     softshrink, softsign, tanhshrink, threshold)

@@ -114,3 +114,75 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         y = y + bias.reshape(shape)
     return y
+
+
+_INTERP_MODES = {"nearest": 0, "nearest-exact": 0, "area": 0, "linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims of an (N, C, *spatial) input: nearest / nearest-exact (any
+    rank), area (1-D, 2-D), linear (1-D), bilinear (2-D), trilinear (3-D; bicubic is not
+    implemented), separably, one dim at a time, with
+    PyTorch's source-index rules (align_corners; a given scale_factor is used as given unless
+    recompute_scale_factor). Each dim is gathers plus a weighted sum, so gradients follow."""
+    from ..ops.creation import tensor as make
+    if mode not in _INTERP_MODES:
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported by paragrad (modes: "
+                                  f"{', '.join(_INTERP_MODES)})")
+    spatial = input.ndim - 2
+    linear = _INTERP_MODES[mode]
+    if linear and linear != spatial:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {linear + 2}D input")
+    if not linear and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported by paragrad")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    ins = tuple(input.shape[2:])
+    if size is not None:
+        outs = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
+        if len(outs) != spatial:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but "
+                             f"got input with spatial dimensions of {list(ins)} and output size of {list(outs)}.")
+        scales = [None] * spatial
+    else:
+        sf = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
+        if len(sf) != spatial:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, "
+                             f"but got input with spatial dimensions of {list(ins)} and scale_factor of "
+                             f"shape {list(sf)}.")
+        outs = tuple(int(math.floor(n * s)) for n, s in zip(ins, sf))
+        scales = [None] * spatial if recompute_scale_factor else list(sf)
+    if mode == "area":      # window averages: adaptive average pooling to the output size
+        from ..ops.pool import adaptive_avg_pool1d, adaptive_avg_pool2d
+        if spatial not in (1, 2):
+            raise NotImplementedError("interpolate: mode 'area' supports 3-D and 4-D inputs here")
+        return adaptive_avg_pool1d(input, outs[0]) if spatial == 1 else adaptive_avg_pool2d(input, outs)
+    x = input
+    for d, (n_in, n_out, sf) in enumerate(zip(ins, outs, scales)):
+        dim = 2 + d
+        dst = [float(i) for i in range(n_out)]
+        if not linear:
+            scale = (1.0 / sf) if sf else n_in / n_out
+            shift = 0.5 if mode == "nearest-exact" else 0.0
+            idx = [min(int(math.floor((i + shift) * scale)), n_in - 1) for i in dst]
+            x = x.index_select(dim, make(idx, dtype=dt.int64, device=x.device))
+            continue
+        if align_corners:
+            scale = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+            src = [scale * i for i in dst]
+        else:
+            scale = (1.0 / sf) if sf else n_in / n_out
+            src = [max(scale * (i + 0.5) - 0.5, 0.0) for i in dst]
+        i0 = [min(int(math.floor(s)), n_in - 1) for s in src]
+        i1 = [min(i + 1, n_in - 1) for i in i0]
+        w1 = [s - i for s, i in zip(src, i0)]
+        wshape = (n_out,) + (1,) * (x.ndim - dim - 1)
+        w1t = make(w1, dtype=x.dtype, device=x.device).reshape(wshape)
+        a = x.index_select(dim, make(i0, dtype=dt.int64, device=x.device))
+        b = x.index_select(dim, make(i1, dtype=dt.int64, device=x.device))
+        x = a + (b - a) * w1t
+    return x
