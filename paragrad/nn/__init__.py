@@ -11,8 +11,10 @@ from .embedding import Embedding  # noqa: F401
 from .layers import (GELU, Dropout, Dropout1d, Dropout2d, Dropout3d, Flatten, Identity,  # noqa: F401
                      LayerNorm, LeakyReLU, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
                      Tanh, Unflatten, Upsample)
-from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,  # noqa: F401
-                   MSELoss, NLLLoss, SmoothL1Loss)
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,  # noqa: F401
+                   GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss,
+                   SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .module import Module  # noqa: F401
 from .normalization import GroupNorm, RMSNorm  # noqa: F401
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,  # noqa: F401
