@@ -178,49 +178,63 @@ class ModuleList(_ModuleSequence):
         self._renumber(mods)
 
 
-class ModuleDict(Module):
+class _Registry(Module):
+    """The dict interface ModuleDict and ParameterDict share, over one of Module's registries
+    (_modules or _parameters: the attribute named by `_registry`)."""
+    _registry = None
+
+    def _items(self):
+        return self.__dict__[self._registry]
+
+    def __getitem__(self, key):
+        return self._items()[key]
+
+    def __delitem__(self, key):
+        del self._items()[key]
+
+    def __len__(self):
+        return len(self._items())
+
+    def __iter__(self):
+        return iter(self._items())
+
+    def __contains__(self, key):
+        return key in self._items()
+
+    def keys(self):
+        return self._items().keys()
+
+    def values(self):
+        return self._items().values()
+
+    def items(self):
+        return self._items().items()
+
+    def pop(self, key):
+        return self._items().pop(key)
+
+    def get(self, key, default=None):
+        return self._items().get(key, default)
+
+    def clear(self):
+        self._items().clear()
+
+
+class ModuleDict(_Registry):
+    _registry = "_modules"
+
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key):
-        return self._modules[key]
-
     def __setitem__(self, key, module):
         self.add_module(key, module)
-
-    def __delitem__(self, key):
-        del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
-
-    def values(self):
-        return self._modules.values()
-
-    def items(self):
-        return self._modules.items()
 
     def update(self, modules):
         items = modules.items() if hasattr(modules, "items") else modules
         for k, m in items:
             self.add_module(k, m)
-
-    def pop(self, key):
-        return self._modules.pop(key)
-
-    def clear(self):
-        self._modules.clear()
 
 
 class ParameterList(Module):
@@ -266,40 +280,17 @@ class ParameterList(Module):
         return "\n".join(f"  ({i}): {_describe_parameter(p)}" for i, p in enumerate(self))
 
 
-class ParameterDict(Module):
+class ParameterDict(_Registry):
     """Parameters held by name (tensors are wrapped as Parameters)."""
+    _registry = "_parameters"
 
     def __init__(self, parameters=None):
         super().__init__()
         if parameters is not None:
             self.update(parameters)
 
-    def __getitem__(self, key):
-        return self._parameters[key]
-
     def __setitem__(self, key, value):
         self.register_parameter(key, ParameterList._as_param(self, value))
-
-    def __delitem__(self, key):
-        del self._parameters[key]
-
-    def __len__(self):
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key):
-        return key in self._parameters
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def values(self):
-        return self._parameters.values()
-
-    def items(self):
-        return self._parameters.items()
 
     def update(self, parameters):
         """Add or replace; a plain dict's keys go in sorted order, an OrderedDict's, a
@@ -312,15 +303,6 @@ class ParameterDict(Module):
             items = parameters
         for k, v in items:
             self[k] = v
-
-    def pop(self, key):
-        return self._parameters.pop(key)
-
-    def get(self, key, default=None):
-        return self._parameters.get(key, default)
-
-    def clear(self):
-        self._parameters.clear()
 
     def extra_repr(self):
         return "\n".join(f"  ({k}): {_describe_parameter(p)}" for k, p in self.items())
