@@ -197,6 +197,11 @@ class Backend(ABC):
     def arg_reduce(self, op, x, axis, keepdims):
         """argmax/argmin along one axis (int64, first occurrence on ties)."""
 
+    @abstractmethod
+    def argsort(self, x, axis, descending):
+        """int64 indices that sort x along one axis; stable (equal values keep their order),
+        NaN counted larger than every number (last ascending, first descending)."""
+
     # ---- linear algebra ---------------------------------------------------------------------
     @abstractmethod
     def matmul(self, a, b, out=None):

@@ -181,6 +181,14 @@ class CPUBackend(Backend):
         f = np.argmax if op == "argmax" else np.argmin
         return np.asarray(f(x, axis=axis, keepdims=keepdims), dtype=np.int64)
 
+    def argsort(self, x, axis, descending):
+        if descending:      # a stable descending order: ascending over the reversed axis, reversed
+            n = x.shape[axis]
+            rev = np.flip(x, axis)
+            idx = np.flip(np.argsort(rev, axis=axis, kind="stable"), axis)
+            return np.asarray(n - 1 - idx, dtype=np.int64)
+        return np.asarray(np.argsort(x, axis=axis, kind="stable"), dtype=np.int64)
+
     # ---- linear algebra -----------------------------------------------------------------------
     def matmul(self, a, b, out=None):
         return np.matmul(a, b, out=out)

@@ -94,7 +94,7 @@ def tanhshrink(input):
 def threshold(input, threshold, value, inplace=False):
     """x if x > threshold else value."""
     _check(input, "threshold")
-    return _out(input, where(input > threshold, input, input * 0 + value), inplace)
+    return _out(input, input.masked_fill(~(input > threshold), value), inplace)
 
 
 def glu(input, dim=-1):

@@ -28,8 +28,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target == 1, max(0, margin - input) where target == -1 (summed, as PyTorch,
     for any other target value)."""
-    zero = input * 0
-    loss = where(target != 1, (margin - input).clamp(min=0), zero) + where(target != -1, input, zero)
+    loss = (margin - input).clamp(min=0).masked_fill(target == 1, 0) + input.masked_fill(target == -1, 0)
     return _reduce(loss, _reduction(size_average, reduce, reduction), "hinge_embedding_loss")
 
 

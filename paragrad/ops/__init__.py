@@ -7,12 +7,17 @@ from __future__ import annotations
 from .. import autograd
 from ..tensor import Tensor, bump_version, rebind
 from ._common import snapshot as _snapshot
-from . import binary, conversion, creation, indexing, linalg, movement, nn, norm, reduce, unary
+from . import (binary, composite, conversion, creation, indexing, linalg, movement, nn, norm, reduce,
+               sorting, unary)
 from .conv import conv2d
 from ..dtypes import bool_
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
                      pow, remainder, sub, where)
+from .composite import (addcdiv, addcmul, allclose, cosh, count_nonzero, cumsum, deg2rad, diag,
+                        diagonal, equal, exp2, frac, hypot, isclose, lerp, log10, log2, logaddexp,
+                        nanmean, nansum, norm, rad2deg, roll, sinh, square, tan, trace, tril, triu,
+                        xlogy)
 from .conversion import clone, contiguous, to
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
                        ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
@@ -25,6 +30,7 @@ from .movement import (broadcast_to, cat, chunk, expand, flatten, flip, hstack, 
                        unflatten, unsqueeze, view, vstack)
 from .nn import log_softmax, softmax
 from .norm import layer_norm
+from .sorting import argsort, kthvalue, msort, multinomial, sort, topk
 from .reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum,
                      var, var_mean)
 from .unary import (abs, bitwise_not, ceil, clamp, cos, erf, exp, expm1, floor, gelu, isfinite, isinf,
@@ -32,6 +38,7 @@ from .unary import (abs, bitwise_not, ceil, clamp, cos, erf, exp, expm1, floor, 
                     sigmoid, sign, silu, sin, softplus, sqrt, tanh, trunc)
 
 clip = clamp
+fix = trunc
 concat = concatenate = cat
 negative = neg
 multiply, divide, subtract, true_divide = mul, div, sub, div
@@ -156,7 +163,9 @@ _METHODS = {
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
     "true_divide": div, "pow": pow, "maximum": maximum, "minimum": minimum, "remainder": remainder,
     "floor_divide": floor_divide, "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
-    "greater": gt, "less": lt, "equal": lambda a, b: bool(a.shape == b.shape and eq(a, b).all()),
+    "greater": gt, "less": lt, "equal": equal, "isclose": isclose, "allclose": allclose,
+    "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "logaddexp": logaddexp, "hypot": hypot,
+    "xlogy": xlogy,
     "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
     "logical_not": logical_not, "bitwise_not": bitwise_not, "bitwise_and": bitwise_and,
     "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
@@ -168,17 +177,24 @@ _METHODS = {
     "round": round, "trunc": trunc, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
     "clamp": clamp, "clip": clamp, "clamp_min": lambda x, m: clamp(x, min=m),
     "clamp_max": lambda x, m: clamp(x, max=m),
+    "square": square, "tan": tan, "sinh": sinh, "cosh": cosh, "log2": log2, "log10": log10,
+    "exp2": exp2, "deg2rad": deg2rad, "rad2deg": rad2deg, "frac": frac, "fix": trunc,
     # reductions
     "sum": sum, "mean": mean, "var": var, "std": std, "amax": amax, "amin": amin, "max": _max_method,
     "min": lambda self, dim=None, keepdim=False: min(self, dim, keepdim), "prod": prod,
     "logsumexp": logsumexp, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
-    "softmax": softmax, "log_softmax": log_softmax,
+    "softmax": softmax, "log_softmax": log_softmax, "cumsum": cumsum, "nansum": nansum,
+    "nanmean": nanmean, "count_nonzero": count_nonzero, "norm": norm,
+    # sorting and selection
+    "sort": sort, "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue,
+    "multinomial": multinomial,
     # movement
     "reshape": reshape, "view": view, "view_as": movement.view_as, "reshape_as": movement.reshape_as,
     "permute": permute, "transpose": transpose, "swapaxes": swapaxes, "swapdims": swapaxes, "t": t,
     "unsqueeze": unsqueeze, "squeeze": squeeze, "flatten": flatten, "unflatten": unflatten,
     "expand": expand, "expand_as": movement.expand_as, "broadcast_to": broadcast_to, "repeat": repeat,
     "split": split, "chunk": chunk, "unbind": unbind, "narrow": narrow, "flip": flip, "movedim": movedim,
+    "roll": roll, "tril": tril, "triu": triu, "diagonal": diagonal, "diag": diag, "trace": trace,
     # indexing
     "gather": gather, "index_select": index_select, "scatter": scatter, "scatter_add": scatter_add,
     "nonzero": nonzero, "masked_select": masked_select,
@@ -200,6 +216,7 @@ _METHODS = {
     "exp_": _inplace_unary(exp), "sqrt_": _inplace_unary(sqrt), "neg_": _inplace_unary(neg),
     "abs_": _inplace_unary(abs), "sigmoid_": _inplace_unary(sigmoid), "tanh_": _inplace_unary(tanh),
     "copy_": _copy_, "fill_": _fill_, "zero_": _zero_,
+    "tril_": _inplace_unary(tril), "triu_": _inplace_unary(triu),
     "uniform_": _random_(_uniform), "normal_": _random_(_normal), "bernoulli_": _random_(_bernoulli),
 }
 _PROPERTIES = {"T": movement.T, "mT": movement.mT}

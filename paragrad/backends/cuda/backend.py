@@ -195,6 +195,13 @@ class CUDABackend(Backend):
             r = cupy.expand_dims(r, axis)
         return r.astype(np.int64, copy=False)
 
+    def argsort(self, x, axis, descending):
+        if descending:      # stable descending: ascending over the reversed axis, reversed back
+            n = x.shape[axis]
+            idx = cupy.flip(cupy.argsort(cupy.flip(x, axis), axis=axis), axis)
+            return (n - 1 - idx).astype(np.int64, copy=False)
+        return cupy.argsort(x, axis=axis).astype(np.int64, copy=False)
+
     # ---- linear algebra ----------------------------------------------------------------------
     def matmul(self, a, b, out=None):
         if a.dtype.kind == "f" or a.dtype.name == "bfloat16":

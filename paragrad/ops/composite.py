@@ -1,0 +1,259 @@
+"""PyTorch functions composed from other differentiable ops (so their gradients come from
+autograd): more elementwise math, closeness tests, triangular masks, cumulative sums, norms,
+rolls and diagonals."""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as dt
+from ..tensor import Tensor
+from ._common import check_tensor, dim_arg
+from .binary import where
+
+
+def _float(x):
+    return x if x.dtype.is_floating_point else x.to(dt.get_default_dtype())
+
+
+# ---- elementwise ----------------------------------------------------------------------------
+def square(x):
+    return x * x
+
+
+def tan(x):
+    x = _float(x)
+    return x.sin() / x.cos()
+
+
+def sinh(x):
+    x = _float(x)
+    return (x.expm1() - (-x).expm1()) * 0.5
+
+
+def cosh(x):
+    x = _float(x)
+    return (x.exp() + (-x).exp()) * 0.5
+
+
+def log2(x):
+    return _float(x).log() * (1.0 / math.log(2.0))
+
+
+def log10(x):
+    return _float(x).log() * (1.0 / math.log(10.0))
+
+
+def exp2(x):
+    return (_float(x) * math.log(2.0)).exp()
+
+
+def deg2rad(x):
+    return _float(x) * (math.pi / 180.0)
+
+
+def rad2deg(x):
+    return _float(x) * (180.0 / math.pi)
+
+
+def frac(x):
+    return x - x.trunc()
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input)."""
+    return input + weight * (end - input)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    return input + value * tensor1 * tensor2
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    return input + value * tensor1 / tensor2
+
+
+def logaddexp(x, y):
+    """log(exp(x) + exp(y)) without overflow."""
+    m = x.maximum(y).detach()
+    m = m.masked_fill(m.isinf(), 0.0)       # both -inf (or +inf): keep exp finite
+    return ((x - m).exp() + (y - m).exp()).log() + m
+
+
+def hypot(x, y):
+    return (x * x + y * y).sqrt()
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 (even where y is 0 or NaN... unless y is NaN, as PyTorch)."""
+    if not isinstance(x, Tensor):
+        x = y * 0 + x
+    safe = where(x == 0, y * 0 + 1, y)
+    out = x * safe.log()
+    return where(y.isnan(), y, out)
+
+
+# ---- comparisons ----------------------------------------------------------------------------
+def isclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise (infinities equal when equal)."""
+    close = (input - other).abs() <= atol + rtol * other.abs()
+    close = close | (input == other)
+    if equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    return close
+
+
+def allclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """True if both have the same shape and elements."""
+    return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
+
+
+def count_nonzero(input, dim=None):
+    return (input != 0).sum(dim) if dim is not None else (input != 0).sum()
+
+
+# ---- nan-ignoring reductions ----------------------------------------------------------------
+def nansum(input, dim=None, keepdim=False):
+    zeroed = input.masked_fill(input.isnan(), 0)
+    return zeroed.sum() if dim is None else zeroed.sum(dim, keepdim=keepdim)
+
+
+def nanmean(input, dim=None, keepdim=False):
+    counts = (~input.isnan()).to(input.dtype)
+    if dim is None:
+        return nansum(input) / counts.sum()
+    return nansum(input, dim, keepdim) / counts.sum(dim, keepdim=keepdim)
+
+
+# ---- triangles, diagonals -------------------------------------------------------------------
+def _tri_mask(x, diagonal, upper):
+    from .creation import arange
+    rows, cols = x.shape[-2], x.shape[-1]
+    r = arange(rows, device=x.device).unsqueeze(1)            # (rows, 1)
+    c = arange(cols, device=x.device).unsqueeze(0)            # (1, cols)
+    return (c - r >= diagonal) if upper else (c - r <= diagonal)
+
+
+def tril(input, diagonal=0):
+    """Elements on and below the diagonal-th diagonal; zeros above."""
+    check_tensor(input, "tril")
+    if input.ndim < 2:
+        raise RuntimeError(f"tril: input tensor must have at least 2 dimensions, got {input.ndim}")
+    return input.masked_fill(~_tri_mask(input, diagonal, False), 0)
+
+
+def triu(input, diagonal=0):
+    """Elements on and above the diagonal-th diagonal; zeros below."""
+    check_tensor(input, "triu")
+    if input.ndim < 2:
+        raise RuntimeError(f"triu: input tensor must have at least 2 dimensions, got {input.ndim}")
+    return input.masked_fill(~_tri_mask(input, diagonal, True), 0)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The offset-th diagonal of the (dim1, dim2) planes, as a new last dim."""
+    from .creation import arange, tensor
+    check_tensor(input, "diagonal")
+    d1, d2 = dim_arg(dim1, input.ndim, "diagonal"), dim_arg(dim2, input.ndim, "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    x = input.movedim((d1, d2), (-2, -1))                     # (..., n1, n2)
+    n1, n2 = x.shape[-2], x.shape[-1]
+    length = max(0, min(n1 - max(-offset, 0), n2 - max(offset, 0)))
+    i = arange(length, device=input.device)
+    rows, cols = i + max(-offset, 0), i + max(offset, 0)
+    flat = x.reshape(*x.shape[:-2], n1 * n2)
+    idx = (rows * n2 + cols) if length else tensor([], dtype=dt.int64, device=input.device)
+    return flat.index_select(-1, idx) if flat.ndim else flat
+
+
+def diag(input, diagonal=0):
+    """1-D input: a square matrix with it on the diagonal-th diagonal; 2-D: that diagonal."""
+    check_tensor(input, "diag")
+    if input.ndim == 2:
+        return _diagonal(input, diagonal)
+    if input.ndim != 1:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+    from .creation import arange, zeros
+    n = input.shape[0] + abs(diagonal)
+    out = zeros(n * n, dtype=input.dtype, device=input.device)
+    i = arange(input.shape[0], device=input.device)
+    pos = (i + max(-diagonal, 0)) * n + i + max(diagonal, 0)
+    return out.scatter_add(0, pos, input).reshape(n, n)
+
+
+_diagonal = diagonal        # (diag's argument of that name hides the function)
+
+
+def trace(input):
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return diagonal(input).sum()
+
+
+# ---- scans, shifts, norms -------------------------------------------------------------------
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along dim: log2(n) rounds of adding a shifted copy (Hillis-Steele)."""
+    check_tensor(input, "cumsum")
+    if dtype is not None:
+        x = input.to(dtype)
+    elif not input.dtype.is_floating_point and input.dtype is not dt.int64:
+        x = input.to(dt.int64)          # integer and bool inputs sum in int64, as PyTorch
+    else:
+        x = input
+    if x.ndim == 0:
+        return x.clone()
+    d = dim_arg(dim, x.ndim, "cumsum")
+    n, shift = x.shape[d], 1
+    from .movement import pad
+    while shift < n:
+        # x[i] += x[i - shift]: pad `shift` zeros in front along d and drop as many at the end
+        widths = [0, 0] * (x.ndim - 1 - d) + [shift, -shift]
+        x = x + pad(x, widths)
+        shift *= 2
+    return x
+
+
+def roll(input, shifts, dims=None):
+    """Elements shifted along dims, wrapping around (dims None: over the flattened tensor)."""
+    from .movement import cat
+    if dims is None:
+        return roll(input.reshape(-1), shifts, 0).reshape(tuple(input.shape))
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}")
+    x = input
+    for s, dim in zip(shifts, dims):
+        d = dim_arg(dim, x.ndim, "roll")
+        n = x.shape[d]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            x = cat([x.narrow(d, n - s, s), x.narrow(d, 0, n - s)], d)
+    return x
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The p-norm over dim (all elements when None); 'fro' is the 2-norm, inf/-inf the largest
+    / smallest magnitude, 0 the count of nonzeros."""
+    x = _float(input.to(dtype) if dtype is not None else input)
+    a = x.abs()
+    if p in ("fro", 2, 2.0):
+        s = (a * a).sum() if dim is None else (a * a).sum(dim, keepdim=keepdim)
+        return s.sqrt()
+    if p == math.inf:
+        return a.amax() if dim is None else a.amax(dim, keepdim=keepdim)
+    if p == -math.inf:
+        return a.amin() if dim is None else a.amin(dim, keepdim=keepdim)
+    if p == 0:
+        nz = (a != 0).to(x.dtype)
+        return nz.sum() if dim is None else nz.sum(dim, keepdim=keepdim)
+    if isinstance(p, str):
+        raise RuntimeError(f"norm: unsupported norm type {p!r}")
+    s = (a ** p).sum() if dim is None else (a ** p).sum(dim, keepdim=keepdim)
+    return s ** (1.0 / p)

@@ -1,0 +1,96 @@
+"""sort/argsort/topk/kthvalue/msort, multinomial, and the composed functions (tril, triu,
+cumsum, roll, norm, diag, diagonal, trace, elementwise extras, closeness, nan-reductions)
+against PyTorch: values, indices and gradients, on every device."""
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+from tests.helpers import check_op, fd_check
+
+
+def lib(x):
+    return torch if isinstance(x, torch.Tensor) else pg
+
+
+UNARY = {
+    "tril": lambda x: lib(x).tril(x, 1), "triu": lambda x: lib(x).triu(x, -1), "triu-method": lambda x: x.triu(2),
+    "cumsum": lambda x: lib(x).cumsum(x, 1), "cumsum0": lambda x: x.cumsum(0),
+    "roll": lambda x: x.roll(2, 1), "roll-2d": lambda x: x.roll((1, -2), (0, 1)), "roll-flat": lambda x: x.roll(5),
+    "norm": lambda x: x.norm(), "norm-1-dim": lambda x: x.norm(1, 1), "norm-3-keep": lambda x: x.norm(3, 0, True),
+    "diagonal": lambda x: x.diagonal(1), "diag": lambda x: lib(x).diag(x, -1), "trace": lambda x: x[:, :4].trace(),
+    "diag-1d": lambda x: lib(x).diag(x[0], 1),
+    "square": lambda x: x.square(), "tan": lambda x: x.tan(), "sinh": lambda x: x.sinh(), "cosh": lambda x: x.cosh(),
+    "log2": lambda x: x.abs().log2(), "log10": lambda x: x.abs().log10(), "exp2": lambda x: x.exp2(),
+    "deg2rad": lambda x: x.deg2rad(), "rad2deg": lambda x: x.rad2deg(), "frac": lambda x: x.frac(),
+    "sort-values": lambda x: x.sort(1, descending=True).values, "msort": lambda x: lib(x).msort(x),
+    "topk-values": lambda x: x.topk(3).values, "topk-smallest": lambda x: x.topk(2, 0, largest=False).values,
+    "kthvalue": lambda x: x.kthvalue(2, 1).values,
+}
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_matches_torch(name, device):
+    check_op(UNARY[name], [(4, 6)], device=device)
+
+
+BINARY = {
+    "lerp": lambda x, y: lib(x).lerp(x, y, 0.3), "addcmul": lambda x, y: lib(x).addcmul(x, x, y, value=0.5),
+    "addcdiv": lambda x, y: lib(x).addcdiv(x, x, y.abs() + 1, value=2), "logaddexp": lambda x, y: lib(x).logaddexp(x, y),
+    "hypot": lambda x, y: lib(x).hypot(x, y), "xlogy": lambda x, y: lib(x).xlogy(x, y.abs() + 0.1),
+}
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_matches_torch(name, device):
+    check_op(BINARY[name], [(4, 6), (4, 6)], device=device)
+
+
+def test_finite_differences(device):
+    fd_check(lambda x: x.cumsum(1), [(3, 5)], device=device)
+    fd_check(lambda x: x.sort(1).values, [(3, 5)], device=device)
+    fd_check(lambda x: x.norm(3, 1), [(3, 5)], device=device)
+    fd_check(lambda x, y: pg.logaddexp(x, y), [(3, 5), (3, 5)], device=device)
+
+
+def test_sort_indices_and_ties_match_torch(device):
+    x = np.array([[3, 1, 3, 2, np.nan, 1, 2], [0, 0, -1, 5, 5, 4, -2]], np.float32)
+    for descending in (False, True):
+        p = pg.tensor(x, device=device).sort(1, descending=descending, stable=True)
+        t = torch.sort(torch.tensor(x), dim=1, descending=descending, stable=True)
+        np.testing.assert_array_equal(p.indices.cpu().numpy(), t.indices.numpy())
+        np.testing.assert_array_equal(p.values.cpu().numpy(), t.values.numpy())
+    # (PyTorch's topk orders tied values as its kernel happens to: compared on distinct values)
+    y = np.random.default_rng(0).permutation(12).reshape(2, 6).astype(np.float32)
+    i = pg.tensor(y, device=device).topk(3).indices
+    np.testing.assert_array_equal(i.cpu().numpy(), torch.tensor(y).topk(3).indices.numpy())
+    ints = np.array([5, 3, 9, 3], np.int64)
+    np.testing.assert_array_equal(pg.tensor(ints, device=device).argsort().cpu().numpy(),
+                                  torch.sort(torch.tensor(ints), stable=True).indices.numpy())
+    np.testing.assert_array_equal(pg.tensor(ints, device=device).cumsum(0).cpu().numpy(), np.cumsum(ints))
+
+
+def test_closeness_and_nan_reductions(device):
+    a = pg.tensor([1.0, float("nan"), 3.0, float("inf")], device=device)
+    b = pg.tensor([1.0 + 1e-7, float("nan"), 3.1, float("inf")], device=device)
+    assert pg.isclose(a, b).tolist() == [True, False, False, True]
+    assert pg.isclose(a, b, equal_nan=True).tolist() == [True, True, False, True]
+    assert not pg.allclose(a, b) and pg.equal(a[:1], a[:1]) and not pg.equal(a[:2], a[:3])
+    assert pg.nansum(a[:3]).item() == 4.0 and pg.nanmean(a[:3]).item() == 2.0
+    assert pg.count_nonzero(pg.tensor([[0, 1], [2, 0]], device=device)).item() == 2
+
+
+def test_multinomial_draws_match_the_distribution(device):
+    pg.manual_seed(0)
+    probs = pg.tensor([[0.2, 0.5, 0.3, 0.0]] * 3000, device=device)
+    draws = pg.multinomial(probs, 1, replacement=True).reshape(-1).cpu().numpy()
+    np.testing.assert_allclose(np.bincount(draws, minlength=4) / 3000, [0.2, 0.5, 0.3, 0.0], atol=0.03)
+    without = pg.multinomial(pg.tensor([0.1, 0.0, 0.6, 0.3], device=device), 3).cpu().numpy()
+    assert sorted(without) == [0, 2, 3]
+    firsts = pg.multinomial(probs[:, :3], 2).cpu().numpy()
+    assert (firsts[:, 0] != firsts[:, 1]).all()
+    for bad in (lambda: pg.multinomial(pg.tensor([0.5, 0.0]), 2),
+                lambda: pg.multinomial(pg.tensor([-1.0, 2.0]), 1),
+                lambda: pg.multinomial(pg.tensor([1.0, 2.0]), 3)):
+        with pytest.raises(RuntimeError):
+            bad()
