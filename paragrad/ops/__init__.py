@@ -14,10 +14,11 @@ from ..dtypes import bool_
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
                      pow, remainder, sub, where)
-from .composite import (addcdiv, addcmul, allclose, cosh, count_nonzero, cumsum, deg2rad, diag,
-                        diagonal, equal, exp2, frac, hypot, isclose, lerp, log10, log2, logaddexp,
-                        nanmean, nansum, norm, rad2deg, roll, sinh, square, tan, trace, tril, triu,
-                        xlogy)
+from .composite import (addcdiv, addcmul, allclose, bincount, cosh, count_nonzero, cumprod, cumsum,
+                        deg2rad, diag, diagonal, equal, exp2, frac, hypot, index_add, index_copy,
+                        index_fill, isclose, lerp, log10, log2, logaddexp, logcumsumexp, nanmean,
+                        nansum, norm, rad2deg, repeat_interleave, roll, sinh, square, tan,
+                        tensor_split, tile, trace, tril, triu, unique, xlogy)
 from .conversion import clone, contiguous, to
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
                        ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
@@ -183,7 +184,8 @@ _METHODS = {
     "sum": sum, "mean": mean, "var": var, "std": std, "amax": amax, "amin": amin, "max": _max_method,
     "min": lambda self, dim=None, keepdim=False: min(self, dim, keepdim), "prod": prod,
     "logsumexp": logsumexp, "argmax": argmax, "argmin": argmin, "all": all, "any": any,
-    "softmax": softmax, "log_softmax": log_softmax, "cumsum": cumsum, "nansum": nansum,
+    "softmax": softmax, "log_softmax": log_softmax, "cumsum": cumsum, "cumprod": cumprod,
+    "logcumsumexp": logcumsumexp, "nansum": nansum,
     "nanmean": nanmean, "count_nonzero": count_nonzero, "norm": norm,
     # sorting and selection
     "sort": sort, "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue,
@@ -195,6 +197,9 @@ _METHODS = {
     "expand": expand, "expand_as": movement.expand_as, "broadcast_to": broadcast_to, "repeat": repeat,
     "split": split, "chunk": chunk, "unbind": unbind, "narrow": narrow, "flip": flip, "movedim": movedim,
     "roll": roll, "tril": tril, "triu": triu, "diagonal": diagonal, "diag": diag, "trace": trace,
+    "tile": tile, "repeat_interleave": repeat_interleave, "tensor_split": tensor_split,
+    "index_add": index_add, "index_fill": index_fill, "index_copy": index_copy,
+    "bincount": bincount, "unique": unique,
     # indexing
     "gather": gather, "index_select": index_select, "scatter": scatter, "scatter_add": scatter_add,
     "nonzero": nonzero, "masked_select": masked_select,

@@ -195,26 +195,44 @@ def trace(input):
 
 
 # ---- scans, shifts, norms -------------------------------------------------------------------
-def cumsum(input, dim, *, dtype=None):
-    """Running sums along dim: log2(n) rounds of adding a shifted copy (Hillis-Steele)."""
-    check_tensor(input, "cumsum")
-    if dtype is not None:
-        x = input.to(dtype)
-    elif not input.dtype.is_floating_point and input.dtype is not dt.int64:
-        x = input.to(dt.int64)          # integer and bool inputs sum in int64, as PyTorch
-    else:
-        x = input
+def _scan(x, dim, combine, identity):
+    """Inclusive scan along dim: log2(n) rounds of combining each element with the one `shift`
+    places before it (Hillis-Steele); the first `shift` elements combine with `identity`."""
+    from .movement import pad
     if x.ndim == 0:
         return x.clone()
-    d = dim_arg(dim, x.ndim, "cumsum")
+    d = dim_arg(dim, x.ndim, "scan")
     n, shift = x.shape[d], 1
-    from .movement import pad
     while shift < n:
-        # x[i] += x[i - shift]: pad `shift` zeros in front along d and drop as many at the end
-        widths = [0, 0] * (x.ndim - 1 - d) + [shift, -shift]
-        x = x + pad(x, widths)
+        widths = [0, 0] * (x.ndim - 1 - d) + [shift, -shift]     # shift along d, dropping the end
+        x = combine(x, pad(x, widths, value=identity))
         shift *= 2
     return x
+
+
+def _scan_input(input, dtype, op):
+    check_tensor(input, op)
+    if dtype is not None:
+        return input.to(dtype)
+    if not input.dtype.is_floating_point and input.dtype is not dt.int64:
+        return input.to(dt.int64)       # integer and bool inputs accumulate in int64, as PyTorch
+    return input
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along dim."""
+    return _scan(_scan_input(input, dtype, "cumsum"), dim, lambda a, b: a + b, 0)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Running products along dim (exact with zeros and signs: no log/exp)."""
+    return _scan(_scan_input(input, dtype, "cumprod"), dim, lambda a, b: a * b, 1)
+
+
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(input))) along dim, without overflow."""
+    x = _float(input)
+    return _scan(x, dim, logaddexp, float("-inf"))
 
 
 def roll(input, shifts, dims=None):
@@ -257,3 +275,120 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"norm: unsupported norm type {p!r}")
     s = (a ** p).sum() if dim is None else (a ** p).sum(dim, keepdim=keepdim)
     return s ** (1.0 / p)
+
+
+# ---- repeats and splits ---------------------------------------------------------------------
+def tile(input, dims):
+    """repeat with dims padded by leading 1s to the input's rank (and the input by leading size-1
+    dims to dims' length), as PyTorch."""
+    dims = tuple(dims)
+    x = input.reshape((1,) * (len(dims) - input.ndim) + tuple(input.shape)) if len(dims) > input.ndim else input
+    return x.repeat(*((1,) * (x.ndim - len(dims)) + dims))
+
+
+def repeat_interleave(input, repeats, dim=None, *, output_size=None):
+    """Each element repeated `repeats` times (an int, or a tensor of one count per element)
+    along dim (None: over the flattened input)."""
+    from .creation import tensor
+    import numpy as np
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else dim_arg(dim, x.ndim, "repeat_interleave")
+    if isinstance(repeats, Tensor) and repeats.numel() != 1:
+        counts = repeats.cpu().numpy().astype(np.int64)     # a host read: the output size depends on it
+        if counts.shape != (x.shape[d],):
+            raise RuntimeError(f"repeat_interleave: repeats must have the same size as input along dim, "
+                               f"got {tuple(counts.shape)} for size {x.shape[d]}")
+        if (counts < 0).any():
+            raise RuntimeError("repeat_interleave: repeats can not be negative")
+        idx = tensor(np.repeat(np.arange(x.shape[d]), counts), dtype=dt.int64, device=x.device)
+        return x.index_select(d, idx)
+    r = int(repeats)
+    if r < 0:
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    shape = tuple(x.shape)
+    expanded = x.unsqueeze(d + 1).expand(*shape[:d + 1], r, *shape[d + 1:])
+    return expanded.reshape(*shape[:d], shape[d] * r, *shape[d + 1:])
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views split along dim: into n parts (sizes differing by at most one, the larger first),
+    or at the given indices."""
+    d = dim_arg(dim, input.ndim, "tensor_split")
+    n = input.shape[d]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {k}")
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        bounds = [sum(sizes[:i]) for i in range(k + 1)]
+    else:
+        cuts = [min(max(int(i), 0), n) for i in indices_or_sections]
+        bounds = [0] + cuts + [n]
+    return tuple(input.narrow(d, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:]))
+
+
+# ---- indexed updates ------------------------------------------------------------------------
+def _index_mask_and_source(input, dim, index, source):
+    d = dim_arg(dim, input.ndim, "index op")
+    shape = [1] * input.ndim
+    shape[d] = index.shape[0]
+    idx = index.reshape(shape).expand(*[index.shape[0] if i == d else s for i, s in enumerate(input.shape)])
+    return d, idx
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """input with alpha * source's slices added at index along dim (repeated indices add up)."""
+    d, idx = _index_mask_and_source(input, dim, index, source)
+    return input + (input * 0).detach().scatter_add(d, idx, source * alpha)
+
+
+def index_fill(input, dim, index, value):
+    """input with the slices at index along dim set to value."""
+    from .creation import zeros
+    d, idx = _index_mask_and_source(input, dim, index, None)
+    hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(
+        d, idx, 1) > 0
+    return input.masked_fill(hit, value)
+
+
+def index_copy(input, dim, index, source):
+    """input with its slices at index along dim replaced by source's."""
+    from .creation import zeros
+    d, idx = _index_mask_and_source(input, dim, index, source)
+    hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(d, idx, 1) > 0
+    placed = (input * 0).detach().scatter(d, idx, source)
+    return where(hit, placed, input)
+
+
+# ---- counting -------------------------------------------------------------------------------
+def bincount(input, weights=None, minlength=0):
+    """Counts (or summed weights) of each value of a 1-D non-negative integer tensor."""
+    from .creation import zeros
+    if input.ndim != 1 or input.dtype.is_floating_point:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if input.numel() and int(input.min()) < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    n = max(int(input.max()) + 1 if input.numel() else 0, minlength)
+    src = weights if weights is not None else None
+    out = zeros(n, dtype=(weights.dtype if weights is not None else dt.int64), device=input.device)
+    if src is None:
+        from .creation import ones
+        src = ones(input.shape[0], dtype=dt.int64, device=input.device)
+    return out.scatter_add(0, input.long(), src)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values (sorted), with the inverse indices and counts if asked (reads the
+    values on the host: the output size depends on them)."""
+    import numpy as np
+    from .creation import tensor
+    if dim is not None:
+        raise RuntimeError("unique: dim is not supported by paragrad (flattened unique only)")
+    a = input.detach().cpu().numpy()
+    vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+    out = [tensor(vals, dtype=input.dtype, device=input.device)]
+    if return_inverse:
+        out.append(tensor(inv.reshape(a.shape), dtype=dt.int64, device=input.device))
+    if return_counts:
+        out.append(tensor(counts, dtype=dt.int64, device=input.device))
+    return out[0] if len(out) == 1 else tuple(out)

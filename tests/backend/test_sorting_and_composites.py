@@ -16,6 +16,7 @@ def lib(x):
 UNARY = {
     "tril": lambda x: lib(x).tril(x, 1), "triu": lambda x: lib(x).triu(x, -1), "triu-method": lambda x: x.triu(2),
     "cumsum": lambda x: lib(x).cumsum(x, 1), "cumsum0": lambda x: x.cumsum(0),
+    "cumprod": lambda x: x.cumprod(1), "logcumsumexp": lambda x: lib(x).logcumsumexp(x, 0),
     "roll": lambda x: x.roll(2, 1), "roll-2d": lambda x: x.roll((1, -2), (0, 1)), "roll-flat": lambda x: x.roll(5),
     "norm": lambda x: x.norm(), "norm-1-dim": lambda x: x.norm(1, 1), "norm-3-keep": lambda x: x.norm(3, 0, True),
     "diagonal": lambda x: x.diagonal(1), "diag": lambda x: lib(x).diag(x, -1), "trace": lambda x: x[:, :4].trace(),
@@ -48,6 +49,8 @@ def test_binary_matches_torch(name, device):
 
 def test_finite_differences(device):
     fd_check(lambda x: x.cumsum(1), [(3, 5)], device=device)
+    fd_check(lambda x: x.cumprod(1), [(3, 5)], device=device)
+    fd_check(lambda x: pg.logcumsumexp(x, 1), [(3, 5)], device=device)
     fd_check(lambda x: x.sort(1).values, [(3, 5)], device=device)
     fd_check(lambda x: x.norm(3, 1), [(3, 5)], device=device)
     fd_check(lambda x, y: pg.logaddexp(x, y), [(3, 5), (3, 5)], device=device)
@@ -94,3 +97,41 @@ def test_multinomial_draws_match_the_distribution(device):
                 lambda: pg.multinomial(pg.tensor([1.0, 2.0]), 3)):
         with pytest.raises(RuntimeError):
             bad()
+
+
+MOVES = {
+    "tile": (lambda x: x.tile((2, 1, 2)), [(3, 4)]),
+    "tile-short": (lambda x: x.tile((2,)), [(3, 4)]),
+    "repeat_interleave": (lambda x: x.repeat_interleave(2, 1), [(3, 4)]),
+    "repeat_interleave-flat": (lambda x: x.repeat_interleave(3), [(3, 4)]),
+    "tensor_split-n": (lambda x: x.tensor_split(3, 1), [(3, 4)]),
+    "tensor_split-at": (lambda x: x.tensor_split([1, 3], 0), [(5, 2)]),
+    "index_add": (lambda x, s: x.index_add(1, (torch if isinstance(x, torch.Tensor) else pg).tensor([0, 2, 0]),
+                                           s, alpha=2), [(3, 4), (3, 3)]),
+    "index_fill": (lambda x: x.index_fill(1, (torch if isinstance(x, torch.Tensor) else pg).tensor([1, 3]), -1.0),
+                   [(3, 4)]),
+    "index_copy": (lambda x, s: x.index_copy(0, (torch if isinstance(x, torch.Tensor) else pg).tensor([2, 0]), s),
+                   [(3, 4), (2, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", MOVES)
+def test_movement_and_indexed_updates_match_torch(name, device):
+    fn, shapes = MOVES[name]
+    check_op(fn, shapes, device=device)
+
+
+def test_counting_and_unique_match_torch(device):
+    idx = np.array([1, 1, 4, 0], np.int64)
+    np.testing.assert_array_equal(pg.bincount(pg.tensor(idx, device=device)).cpu().numpy(),
+                                  torch.bincount(torch.tensor(idx)).numpy())
+    w = np.array([0.5, 0.5, 2.0, 1.0], np.float32)
+    np.testing.assert_allclose(pg.bincount(pg.tensor(idx, device=device), pg.tensor(w, device=device), 7).cpu().numpy(),
+                               torch.bincount(torch.tensor(idx), torch.tensor(w), 7).numpy())
+    v = np.array([[3, 1], [3, 2]], np.int64)
+    got = pg.unique(pg.tensor(v, device=device), return_inverse=True, return_counts=True)
+    want = torch.unique(torch.tensor(v), return_inverse=True, return_counts=True)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a.cpu().numpy(), b.numpy())
+    counts = pg.tensor([1, 0, 2], device=device)
+    np.testing.assert_array_equal(pg.arange(3.0, device=device).repeat_interleave(counts).cpu().numpy(), [0, 2, 2])
