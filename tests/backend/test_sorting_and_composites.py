@@ -99,6 +99,11 @@ def test_multinomial_draws_match_the_distribution(device):
             bad()
 
 
+def ix(x, values):
+    """An index tensor on x's device, in x's library."""
+    return torch.tensor(values) if isinstance(x, torch.Tensor) else pg.tensor(values, device=x.device)
+
+
 MOVES = {
     "tile": (lambda x: x.tile((2, 1, 2)), [(3, 4)]),
     "tile-short": (lambda x: x.tile((2,)), [(3, 4)]),
@@ -106,12 +111,9 @@ MOVES = {
     "repeat_interleave-flat": (lambda x: x.repeat_interleave(3), [(3, 4)]),
     "tensor_split-n": (lambda x: x.tensor_split(3, 1), [(3, 4)]),
     "tensor_split-at": (lambda x: x.tensor_split([1, 3], 0), [(5, 2)]),
-    "index_add": (lambda x, s: x.index_add(1, (torch if isinstance(x, torch.Tensor) else pg).tensor([0, 2, 0]),
-                                           s, alpha=2), [(3, 4), (3, 3)]),
-    "index_fill": (lambda x: x.index_fill(1, (torch if isinstance(x, torch.Tensor) else pg).tensor([1, 3]), -1.0),
-                   [(3, 4)]),
-    "index_copy": (lambda x, s: x.index_copy(0, (torch if isinstance(x, torch.Tensor) else pg).tensor([2, 0]), s),
-                   [(3, 4), (2, 4)]),
+    "index_add": (lambda x, s: x.index_add(1, ix(x, [0, 2, 0]), s, alpha=2), [(3, 4), (3, 3)]),
+    "index_fill": (lambda x: x.index_fill(1, ix(x, [1, 3]), -1.0), [(3, 4)]),
+    "index_copy": (lambda x, s: x.index_copy(0, ix(x, [2, 0]), s), [(3, 4), (2, 4)]),
 }
 
 
