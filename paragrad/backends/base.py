@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 UNARY_OPS = (
     "neg", "exp", "log", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "tanh", "sigmoid", "relu",
     "erf", "log1p", "expm1", "reciprocal", "floor", "ceil", "round", "trunc", "not",
-    "isnan", "isinf", "isfinite",
+    "isnan", "isinf", "isfinite", "asin", "acos", "atan", "asinh", "acosh", "atanh",
 )
 BINARY_OPS = (
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "floordiv", "mod",

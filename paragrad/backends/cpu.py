@@ -15,7 +15,8 @@ _UNARY = {
     "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "log1p": np.log1p,
     "expm1": np.expm1, "reciprocal": np.reciprocal, "floor": np.floor, "ceil": np.ceil,
     "round": np.rint, "trunc": np.trunc, "isnan": np.isnan, "isinf": np.isinf,
-    "isfinite": np.isfinite,
+    "isfinite": np.isfinite, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
 }
 _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,

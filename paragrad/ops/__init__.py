@@ -14,7 +14,7 @@ from ..dtypes import bool_
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
                      pow, remainder, sub, where)
-from .composite import (addcdiv, addcmul, allclose, bincount, cosh, count_nonzero, cumprod, cumsum,
+from .composite import (addcdiv, addcmul, allclose, atan2, bincount, cosh, count_nonzero, cumprod, cumsum,
                         deg2rad, diag, diagonal, equal, exp2, frac, hypot, index_add, index_copy,
                         index_fill, isclose, lerp, log10, log2, logaddexp, logcumsumexp, nanmean,
                         nansum, norm, rad2deg, repeat_interleave, roll, sinh, square, tan,
@@ -34,12 +34,15 @@ from .norm import layer_norm
 from .sorting import argsort, kthvalue, msort, multinomial, sort, topk
 from .reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum,
                      var, var_mean)
+from .unary import (acos, acosh, asin, asinh, atan, atanh)
 from .unary import (abs, bitwise_not, ceil, clamp, cos, erf, exp, expm1, floor, gelu, isfinite, isinf,
                     isnan, leaky_relu, log, log1p, logical_not, neg, reciprocal, relu, round, rsqrt,
                     sigmoid, sign, silu, sin, softplus, sqrt, tanh, trunc)
 
 clip = clamp
 fix = trunc
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+arctan2 = atan2
 concat = concatenate = cat
 negative = neg
 multiply, divide, subtract, true_divide = mul, div, sub, div
@@ -178,6 +181,9 @@ _METHODS = {
     "round": round, "trunc": trunc, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
     "clamp": clamp, "clip": clamp, "clamp_min": lambda x, m: clamp(x, min=m),
     "clamp_max": lambda x, m: clamp(x, max=m),
+    "asin": asin, "acos": acos, "atan": atan, "asinh": asinh, "acosh": acosh, "atanh": atanh,
+    "arcsin": asin, "arccos": acos, "arctan": atan, "arcsinh": asinh, "arccosh": acosh,
+    "arctanh": atanh, "atan2": atan2, "arctan2": atan2,
     "square": square, "tan": tan, "sinh": sinh, "cosh": cosh, "log2": log2, "log10": log10,
     "exp2": exp2, "deg2rad": deg2rad, "rad2deg": rad2deg, "frac": frac, "fix": trunc,
     # reductions

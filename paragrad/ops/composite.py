@@ -392,3 +392,13 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         out.append(tensor(counts, dtype=dt.int64, device=input.device))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def atan2(input, other):
+    """The angle of the point (other, input), in (-pi, pi] (PyTorch's atan2(y, x))."""
+    y, x = _float(input), _float(other)
+    safe_x = where(x == 0, x * 0 + 1, x)                      # (the x == 0 branch is chosen below)
+    base = (y / safe_x).atan()
+    half_pi = where(y > 0, y * 0 + math.pi / 2, where(y < 0, y * 0 - math.pi / 2, y * 0))
+    left = base + where(y >= 0, y * 0 + math.pi, y * 0 - math.pi)
+    return where(x > 0, base, where(x < 0, left, half_pi))

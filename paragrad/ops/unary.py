@@ -31,11 +31,17 @@ _GRADS = {
     "log1p": lambda g, x, y: g / (1 + x),
     "expm1": lambda g, x, y: g * (y + 1),
     "reciprocal": lambda g, x, y: -g * y * y,
+    "asin": lambda g, x, y: g * (1 - x * x).rsqrt(),
+    "acos": lambda g, x, y: -g * (1 - x * x).rsqrt(),
+    "atan": lambda g, x, y: g / (1 + x * x),
+    "asinh": lambda g, x, y: g * (x * x + 1).rsqrt(),
+    "acosh": lambda g, x, y: g * (x * x - 1).rsqrt(),
+    "atanh": lambda g, x, y: g / (1 - x * x),
 }
 _NEEDS_Y = {"exp", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "expm1", "reciprocal"}
 _ZERO_GRAD = {"sign", "floor", "ceil", "round", "trunc"}
 _FLOAT_ONLY = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "log1p",
-               "expm1", "reciprocal"}
+               "expm1", "reciprocal", "asin", "acos", "atan", "asinh", "acosh", "atanh"}
 _BOOL_OUT = {"isnan", "isinf", "isfinite"}
 # ops torch allows on bool tensors without converting to float; sign of a bool is a copy of it
 _BOOL_SELF = {"sign"}
@@ -97,6 +103,10 @@ def _make(op):
     _make(o) for o in ("neg", "exp", "log", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "tanh",
                        "sigmoid", "relu", "erf", "log1p", "expm1", "reciprocal", "floor", "ceil",
                        "round", "trunc", "isnan", "isinf", "isfinite"))
+
+
+asin, acos, atan, asinh, acosh, atanh = (
+    _make(o) for o in ("asin", "acos", "atan", "asinh", "acosh", "atanh"))
 
 
 def round(x, decimals=0):  # noqa: A001

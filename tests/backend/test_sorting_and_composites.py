@@ -35,10 +35,18 @@ def test_unary_matches_torch(name, device):
     check_op(UNARY[name], [(4, 6)], device=device)
 
 
+@pytest.mark.parametrize("name,low,high", [("asin", -0.95, 0.95), ("acos", -0.95, 0.95), ("atan", -3, 3),
+                                           ("asinh", -3, 3), ("acosh", 1.1, 4), ("atanh", -0.95, 0.95),
+                                           ("arcsin", -0.9, 0.9)])
+def test_inverse_trig_matches_torch(name, low, high, device):
+    check_op(lambda x: getattr(x, name)(), [(3, 5)], low=low, high=high, device=device)
+    fd_check(lambda x: getattr(x, name)(), [(2, 3)], low=low, high=high, device=device)
+
+
 BINARY = {
     "lerp": lambda x, y: lib(x).lerp(x, y, 0.3), "addcmul": lambda x, y: lib(x).addcmul(x, x, y, value=0.5),
     "addcdiv": lambda x, y: lib(x).addcdiv(x, x, y.abs() + 1, value=2), "logaddexp": lambda x, y: lib(x).logaddexp(x, y),
-    "hypot": lambda x, y: lib(x).hypot(x, y), "xlogy": lambda x, y: lib(x).xlogy(x, y.abs() + 0.1),
+    "hypot": lambda x, y: lib(x).hypot(x, y), "atan2": lambda x, y: lib(x).atan2(x, y), "xlogy": lambda x, y: lib(x).xlogy(x, y.abs() + 0.1),
 }
 
 

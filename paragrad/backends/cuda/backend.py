@@ -24,6 +24,8 @@ _UNARY = {
     "sin": cupy.sin, "cos": cupy.cos, "tanh": cupy.tanh, "log1p": cupy.log1p, "expm1": cupy.expm1,
     "reciprocal": cupy.reciprocal, "floor": cupy.floor, "ceil": cupy.ceil, "round": cupy.rint,
     "trunc": cupy.trunc, "isnan": cupy.isnan, "isinf": cupy.isinf, "isfinite": cupy.isfinite,
+    "asin": cupy.arcsin, "acos": cupy.arccos, "atan": cupy.arctan, "asinh": cupy.arcsinh,
+    "acosh": cupy.arccosh, "atanh": cupy.arctanh,
 }
 _BINARY = {
     "add": cupy.add, "sub": cupy.subtract, "mul": cupy.multiply, "div": cupy.true_divide,
