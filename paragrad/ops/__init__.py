@@ -14,6 +14,9 @@ from ..dtypes import bool_
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
                      pow, remainder, sub, where)
+from .composite import (addmm, aminmax, baddbmm, cross, diff, dist, erfc, float_power, fliplr, flipud,
+                        fmax, fmin, fmod, get_device, heaviside, logit, median, nan_to_num, ravel,
+                        select, take, take_along_dim)
 from .composite import (addcdiv, addcmul, allclose, atan2, bincount, cosh, count_nonzero, cumprod, cumsum,
                         deg2rad, diag, diagonal, equal, exp2, frac, hypot, index_add, index_copy,
                         index_fill, isclose, lerp, log10, log2, logaddexp, logcumsumexp, nanmean,
@@ -43,6 +46,7 @@ clip = clamp
 fix = trunc
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 arctan2 = atan2
+absolute, sgn, moveaxis, ger, vdot = abs, sign, movedim, outer, dot
 concat = concatenate = cat
 negative = neg
 multiply, divide, subtract, true_divide = mul, div, sub, div
@@ -183,7 +187,11 @@ _METHODS = {
     "clamp_max": lambda x, m: clamp(x, max=m),
     "asin": asin, "acos": acos, "atan": atan, "asinh": asinh, "acosh": acosh, "atanh": atanh,
     "arcsin": asin, "arccos": acos, "arctan": atan, "arcsinh": asinh, "arccosh": acosh,
-    "arctanh": atanh, "atan2": atan2, "arctan2": atan2,
+    "arctanh": atanh, "atan2": atan2, "arctan2": atan2, "absolute": abs, "sgn": sign,
+    "erfc": erfc, "logit": logit, "nan_to_num": nan_to_num, "fmax": fmax, "fmin": fmin, "fmod": fmod,
+    "heaviside": heaviside, "float_power": float_power, "addmm": addmm, "baddbmm": baddbmm,
+    "dist": dist, "cross": cross, "aminmax": aminmax, "median": median, "get_device": get_device,
+    "is_complex": lambda self: False,
     "square": square, "tan": tan, "sinh": sinh, "cosh": cosh, "log2": log2, "log10": log10,
     "exp2": exp2, "deg2rad": deg2rad, "rad2deg": rad2deg, "frac": frac, "fix": trunc,
     # reductions
@@ -204,6 +212,8 @@ _METHODS = {
     "split": split, "chunk": chunk, "unbind": unbind, "narrow": narrow, "flip": flip, "movedim": movedim,
     "roll": roll, "tril": tril, "triu": triu, "diagonal": diagonal, "diag": diag, "trace": trace,
     "tile": tile, "repeat_interleave": repeat_interleave, "tensor_split": tensor_split,
+    "ravel": ravel, "fliplr": fliplr, "flipud": flipud, "moveaxis": movedim, "select": select,
+    "take": take, "take_along_dim": take_along_dim, "diff": diff, "ger": outer, "vdot": dot,
     "index_add": index_add, "index_fill": index_fill, "index_copy": index_copy,
     "bincount": bincount, "unique": unique,
     # indexing
@@ -228,6 +238,8 @@ _METHODS = {
     "abs_": _inplace_unary(abs), "sigmoid_": _inplace_unary(sigmoid), "tanh_": _inplace_unary(tanh),
     "copy_": _copy_, "fill_": _fill_, "zero_": _zero_,
     "tril_": _inplace_unary(tril), "triu_": _inplace_unary(triu),
+    "index_add_": _inplace_unary(index_add), "index_fill_": _inplace_unary(index_fill),
+    "index_copy_": _inplace_unary(index_copy), "nan_to_num_": _inplace_unary(nan_to_num),
     "uniform_": _random_(_uniform), "normal_": _random_(_normal), "bernoulli_": _random_(_bernoulli),
 }
 _PROPERTIES = {"T": movement.T, "mT": movement.mT}

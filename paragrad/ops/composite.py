@@ -402,3 +402,158 @@ def atan2(input, other):
     half_pi = where(y > 0, y * 0 + math.pi / 2, where(y < 0, y * 0 - math.pi / 2, y * 0))
     left = base + where(y >= 0, y * 0 + math.pi, y * 0 - math.pi)
     return where(x > 0, base, where(x < 0, left, half_pi))
+
+
+# ---- small composites and aliases of PyTorch's Tensor surface -------------------------------
+def ravel(input):
+    return input.reshape(-1)
+
+
+def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return input.flip(1)
+
+
+def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return input.flip(0)
+
+
+def select(input, dim, index):
+    """The slice at index along dim, that dim removed."""
+    d = dim_arg(dim, input.ndim, "select")
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
+    return input.narrow(d, index % n, 1).squeeze(d)
+
+
+def take(input, index):
+    """input flattened, indexed by index (any shape)."""
+    return input.reshape(-1)[index]
+
+
+def take_along_dim(input, indices, dim=None):
+    """gather with broadcasting between input and indices off dim (dim None: flattened)."""
+    if dim is None:
+        return input.reshape(-1).gather(0, indices.reshape(-1))
+    d = dim_arg(dim, input.ndim, "take_along_dim")
+    shape_in, shape_ix = list(input.shape), list(indices.shape)
+    target = [max(a, b) for a, b in zip(shape_in, shape_ix)]
+    x = input.expand(*[s if i == d else t for i, (s, t) in enumerate(zip(shape_in, target))])
+    ix = indices.expand(*[s if i == d else t for i, (s, t) in enumerate(zip(shape_ix, target))])
+    return x.gather(d, ix)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """n-th forward differences along dim (prepend/append joined first)."""
+    from .movement import cat
+    d = dim_arg(dim, input.ndim, "diff")
+    x = cat([t for t in (prepend, input, append) if t is not None], d) if (prepend is not None or append is not None) else input
+    for _ in range(n):
+        m = x.shape[d]
+        x = x.narrow(d, 1, max(m - 1, 0)) - x.narrow(d, 0, max(m - 1, 0))
+    return x
+
+
+def erfc(input):
+    return 1 - _float(input).erf()
+
+
+def logit(input, eps=None):
+    x = _float(input)
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    return (x / (1 - x)).log()
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN -> nan, +inf -> posinf (default: the dtype's largest), -inf -> neginf (its lowest)."""
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    info = dt.finfo(input.dtype)
+    x = input.masked_fill(input.isnan(), nan)
+    x = x.masked_fill(x == math.inf, info.max if posinf is None else posinf)
+    return x.masked_fill(x == -math.inf, info.min if neginf is None else neginf)
+
+
+def fmax(input, other):
+    """maximum ignoring NaN (NaN only where both are)."""
+    return where(input.isnan(), other, where(other.isnan(), input, input.maximum(other)))
+
+
+def fmin(input, other):
+    return where(input.isnan(), other, where(other.isnan(), input, input.minimum(other)))
+
+
+def fmod(input, other):
+    """The C remainder: a - trunc(a / b) * b, with the sign of the dividend."""
+    if not input.dtype.is_floating_point and not (isinstance(other, Tensor) and other.dtype.is_floating_point) \
+            and not isinstance(other, float):
+        q = input / other
+        return input - q.trunc().to(input.dtype) * other
+    return input - (input / other).trunc() * other
+
+
+def heaviside(input, values):
+    """0 where input < 0, values where input == 0, 1 where input > 0."""
+    return where(input == 0, values, (input > 0).to(input.dtype))
+
+
+def float_power(input, exponent):
+    x = input.to(dt.float64)
+    return x ** (exponent.to(dt.float64) if isinstance(exponent, Tensor) else exponent)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2)."""
+    prod = mat1 @ mat2
+    return (prod if alpha == 1 else alpha * prod) + (input if beta == 1 else beta * input)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
+
+
+def dist(input, other, p=2):
+    return norm(input - other, p)
+
+
+def cross(input, other, dim=None):
+    """The 3-vector cross product along dim (the first size-3 dim when None, as torch.cross)."""
+    from .movement import stack
+    if dim is None:
+        dim = next(i for i, s in enumerate(input.shape) if s == 3)
+    d = dim_arg(dim, input.ndim, "cross")
+    if input.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {input.shape[d]}")
+    a = [select(input, d, i) for i in range(3)]
+    b = [select(other, d, i) for i in range(3)]
+    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], d)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) together."""
+    from collections import namedtuple
+    pair = namedtuple("aminmax", ["min", "max"])
+    if dim is None:
+        return pair(input.amin(), input.amax())
+    return pair(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (PyTorch's: the smaller middle value for even counts); with dim, the
+    values and their indices."""
+    from .sorting import kthvalue
+    if dim is None:
+        flat = input.reshape(-1)
+        return kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
+    d = dim_arg(dim, input.ndim, "median")
+    return kthvalue(input, (input.shape[d] + 1) // 2, d, keepdim)
+
+
+def get_device(input):
+    """-1 for CPU tensors, else the device index."""
+    return -1 if input.device.type == "cpu" else input.device.index

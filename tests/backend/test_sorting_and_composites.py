@@ -145,3 +145,37 @@ def test_counting_and_unique_match_torch(device):
         np.testing.assert_array_equal(a.cpu().numpy(), b.numpy())
     counts = pg.tensor([1, 0, 2], device=device)
     np.testing.assert_array_equal(pg.arange(3.0, device=device).repeat_interleave(counts).cpu().numpy(), [0, 2, 2])
+
+
+SMALL = {   # name: (fn(x[, y]), shapes)
+    "ravel": (lambda x: x.ravel(), [(3, 4)]), "fliplr": (lambda x: x.fliplr(), [(3, 4)]),
+    "flipud": (lambda x: x.flipud(), [(3, 4)]), "select": (lambda x: x.select(1, -1), [(3, 4)]),
+    "take": (lambda x: x.take(ix(x, [[0, 5], [11, 2]])), [(3, 4)]),
+    "take_along_dim": (lambda x: x.take_along_dim(ix(x, [[0], [2], [1]]), 1), [(3, 4)]),
+    "diff": (lambda x: x.diff(2, 1), [(3, 5)]), "erfc": (lambda x: x.erfc(), [(3, 4)]),
+    "logit": (lambda x: x.sigmoid().logit(), [(3, 4)]), "fmod": (lambda x: (x * 5).fmod(2.0), [(3, 4)]),
+    "addmm": (lambda a, b: lib(a).addmm(a, b, b.T, beta=0.5, alpha=2), [(3, 3), (3, 4)]),
+    "dist": (lambda a, b: a.dist(b, 3), [(3, 4), (3, 4)]),
+    "cross": (lambda a, b: lib(a).cross(a, b, dim=1), [(4, 3), (4, 3)]),
+    "median": (lambda x: x.median(), [(3, 5)]), "median-dim": (lambda x: x.median(1).values, [(3, 5)]),
+    "aminmax": (lambda x: x.aminmax(dim=0).max, [(3, 4)]),
+    "fmax": (lambda a, b: lib(a).fmax(a, b), [(3, 4), (3, 4)]),
+    "float_power": (lambda x: x.abs().float_power(1.5), [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_small_composites_match_torch(name, device):
+    fn, shapes = SMALL[name]
+    check_op(fn, shapes, device=device)
+
+
+def test_nan_to_num_heaviside_and_device_queries(device):
+    x = pg.tensor([float("nan"), float("inf"), -float("inf"), 1.5], device=device)
+    t = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.5])
+    np.testing.assert_array_equal(x.nan_to_num().cpu().numpy(), t.nan_to_num().numpy())
+    np.testing.assert_array_equal(x.nan_to_num(1.0, 2.0, -3.0).cpu().numpy(), t.nan_to_num(1.0, 2.0, -3.0).numpy())
+    h = pg.tensor([-1.0, 0.0, 2.0], device=device).heaviside(pg.tensor(0.5, device=device))
+    assert h.cpu().tolist() == [0.0, 0.5, 1.0]
+    assert pg.ones(1, device=device).get_device() == (-1 if device == "cpu" else 0)
+    assert not pg.ones(1).is_complex()
