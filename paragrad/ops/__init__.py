@@ -7,21 +7,22 @@ from __future__ import annotations
 from .. import autograd
 from ..tensor import Tensor, bump_version, rebind
 from ._common import snapshot as _snapshot
-from . import (binary, composite, conversion, creation, indexing, linalg, movement, nn, norm, reduce,
-               sorting, unary)
+from . import (binary, conversion, creation, indexing, linalg, movement, nn, norm, reduce,
+               math_extra, shape_extra, sorting, unary)
 from .conv import conv2d
 from ..dtypes import bool_
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
                      pow, remainder, sub, where)
-from .composite import (addmm, aminmax, baddbmm, cross, diff, dist, erfc, float_power, fliplr, flipud,
-                        fmax, fmin, fmod, get_device, heaviside, logit, median, nan_to_num, ravel,
-                        select, take, take_along_dim)
-from .composite import (addcdiv, addcmul, allclose, atan2, bincount, cosh, count_nonzero, cumprod, cumsum,
-                        deg2rad, diag, diagonal, equal, exp2, frac, hypot, index_add, index_copy,
-                        index_fill, isclose, lerp, log10, log2, logaddexp, logcumsumexp, nanmean,
-                        nansum, norm, rad2deg, repeat_interleave, roll, sinh, square, tan,
-                        tensor_split, tile, trace, tril, triu, unique, xlogy)
+from .math_extra import (addcdiv, addcmul, addmm, allclose, aminmax, atan2, baddbmm, cosh,
+                         count_nonzero, deg2rad, dist, equal, erfc, exp2, float_power, fmax, fmin,
+                         fmod, frac, get_device, heaviside, hypot, isclose, lerp, log10, log2,
+                         logaddexp, logit, nan_to_num, nanmean, nansum, norm, rad2deg, sinh,
+                         square, tan, xlogy)
+from .shape_extra import (bincount, cross, cumprod, cumsum, diag, diagonal, diff, fliplr, flipud,
+                          index_add, index_copy, index_fill, logcumsumexp, median, ravel,
+                          repeat_interleave, roll, select, take, take_along_dim, tensor_split,
+                          tile, trace, tril, triu, unique)
 from .conversion import clone, contiguous, to
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
                        ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,

@@ -1,134 +1,16 @@
-"""PyTorch functions composed from other differentiable ops (so their gradients come from
-autograd): more elementwise math, closeness tests, triangular masks, cumulative sums, norms,
-rolls and diagonals."""
+"""PyTorch functions composed from other differentiable ops that select, move or accumulate
+elements: triangles and diagonals, cumulative scans, rolls, repeats and splits, indexed updates,
+counting and unique values, and small selections. (Elementwise composites: math_extra.py.)"""
 from __future__ import annotations
-
-import math
 
 from .. import dtypes as dt
 from ..tensor import Tensor
 from ._common import check_tensor, dim_arg
 from .binary import where
+from .math_extra import _float, logaddexp
 
 
-def _float(x):
-    return x if x.dtype.is_floating_point else x.to(dt.get_default_dtype())
 
-
-# ---- elementwise ----------------------------------------------------------------------------
-def square(x):
-    return x * x
-
-
-def tan(x):
-    x = _float(x)
-    return x.sin() / x.cos()
-
-
-def sinh(x):
-    x = _float(x)
-    return (x.expm1() - (-x).expm1()) * 0.5
-
-
-def cosh(x):
-    x = _float(x)
-    return (x.exp() + (-x).exp()) * 0.5
-
-
-def log2(x):
-    return _float(x).log() * (1.0 / math.log(2.0))
-
-
-def log10(x):
-    return _float(x).log() * (1.0 / math.log(10.0))
-
-
-def exp2(x):
-    return (_float(x) * math.log(2.0)).exp()
-
-
-def deg2rad(x):
-    return _float(x) * (math.pi / 180.0)
-
-
-def rad2deg(x):
-    return _float(x) * (180.0 / math.pi)
-
-
-def frac(x):
-    return x - x.trunc()
-
-
-def lerp(input, end, weight):
-    """input + weight * (end - input)."""
-    return input + weight * (end - input)
-
-
-def addcmul(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 * tensor2
-
-
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 / tensor2
-
-
-def logaddexp(x, y):
-    """log(exp(x) + exp(y)) without overflow."""
-    m = x.maximum(y).detach()
-    m = m.masked_fill(m.isinf(), 0.0)       # both -inf (or +inf): keep exp finite
-    return ((x - m).exp() + (y - m).exp()).log() + m
-
-
-def hypot(x, y):
-    return (x * x + y * y).sqrt()
-
-
-def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (even where y is 0 or NaN... unless y is NaN, as PyTorch)."""
-    if not isinstance(x, Tensor):
-        x = y * 0 + x
-    safe = where(x == 0, y * 0 + 1, y)
-    out = x * safe.log()
-    return where(y.isnan(), y, out)
-
-
-# ---- comparisons ----------------------------------------------------------------------------
-def isclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
-    """|input - other| <= atol + rtol * |other|, elementwise (infinities equal when equal)."""
-    close = (input - other).abs() <= atol + rtol * other.abs()
-    close = close | (input == other)
-    if equal_nan:
-        close = close | (input.isnan() & other.isnan())
-    return close
-
-
-def allclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
-    return bool(isclose(input, other, rtol, atol, equal_nan).all())
-
-
-def equal(input, other):
-    """True if both have the same shape and elements."""
-    return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
-
-
-def count_nonzero(input, dim=None):
-    return (input != 0).sum(dim) if dim is not None else (input != 0).sum()
-
-
-# ---- nan-ignoring reductions ----------------------------------------------------------------
-def nansum(input, dim=None, keepdim=False):
-    zeroed = input.masked_fill(input.isnan(), 0)
-    return zeroed.sum() if dim is None else zeroed.sum(dim, keepdim=keepdim)
-
-
-def nanmean(input, dim=None, keepdim=False):
-    counts = (~input.isnan()).to(input.dtype)
-    if dim is None:
-        return nansum(input) / counts.sum()
-    return nansum(input, dim, keepdim) / counts.sum(dim, keepdim=keepdim)
-
-
-# ---- triangles, diagonals -------------------------------------------------------------------
 def _tri_mask(x, diagonal, upper):
     from .creation import arange
     rows, cols = x.shape[-2], x.shape[-1]
@@ -194,7 +76,6 @@ def trace(input):
     return diagonal(input).sum()
 
 
-# ---- scans, shifts, norms -------------------------------------------------------------------
 def _scan(x, dim, combine, identity):
     """Inclusive scan along dim: log2(n) rounds of combining each element with the one `shift`
     places before it (Hillis-Steele); the first `shift` elements combine with `identity`."""
@@ -256,28 +137,6 @@ def roll(input, shifts, dims=None):
     return x
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """The p-norm over dim (all elements when None); 'fro' is the 2-norm, inf/-inf the largest
-    / smallest magnitude, 0 the count of nonzeros."""
-    x = _float(input.to(dtype) if dtype is not None else input)
-    a = x.abs()
-    if p in ("fro", 2, 2.0):
-        s = (a * a).sum() if dim is None else (a * a).sum(dim, keepdim=keepdim)
-        return s.sqrt()
-    if p == math.inf:
-        return a.amax() if dim is None else a.amax(dim, keepdim=keepdim)
-    if p == -math.inf:
-        return a.amin() if dim is None else a.amin(dim, keepdim=keepdim)
-    if p == 0:
-        nz = (a != 0).to(x.dtype)
-        return nz.sum() if dim is None else nz.sum(dim, keepdim=keepdim)
-    if isinstance(p, str):
-        raise RuntimeError(f"norm: unsupported norm type {p!r}")
-    s = (a ** p).sum() if dim is None else (a ** p).sum(dim, keepdim=keepdim)
-    return s ** (1.0 / p)
-
-
-# ---- repeats and splits ---------------------------------------------------------------------
 def tile(input, dims):
     """repeat with dims padded by leading 1s to the input's rank (and the input by leading size-1
     dims to dims' length), as PyTorch."""
@@ -327,7 +186,6 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(input.narrow(d, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:]))
 
 
-# ---- indexed updates ------------------------------------------------------------------------
 def _index_mask_and_source(input, dim, index, source):
     d = dim_arg(dim, input.ndim, "index op")
     shape = [1] * input.ndim
@@ -360,7 +218,6 @@ def index_copy(input, dim, index, source):
     return where(hit, placed, input)
 
 
-# ---- counting -------------------------------------------------------------------------------
 def bincount(input, weights=None, minlength=0):
     """Counts (or summed weights) of each value of a 1-D non-negative integer tensor."""
     from .creation import zeros
@@ -394,17 +251,6 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def atan2(input, other):
-    """The angle of the point (other, input), in (-pi, pi] (PyTorch's atan2(y, x))."""
-    y, x = _float(input), _float(other)
-    safe_x = where(x == 0, x * 0 + 1, x)                      # (the x == 0 branch is chosen below)
-    base = (y / safe_x).atan()
-    half_pi = where(y > 0, y * 0 + math.pi / 2, where(y < 0, y * 0 - math.pi / 2, y * 0))
-    left = base + where(y >= 0, y * 0 + math.pi, y * 0 - math.pi)
-    return where(x > 0, base, where(x < 0, left, half_pi))
-
-
-# ---- small composites and aliases of PyTorch's Tensor surface -------------------------------
 def ravel(input):
     return input.reshape(-1)
 
@@ -458,69 +304,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
-def erfc(input):
-    return 1 - _float(input).erf()
-
-
-def logit(input, eps=None):
-    x = _float(input)
-    if eps is not None:
-        x = x.clamp(eps, 1 - eps)
-    return (x / (1 - x)).log()
-
-
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    """NaN -> nan, +inf -> posinf (default: the dtype's largest), -inf -> neginf (its lowest)."""
-    if not input.dtype.is_floating_point:
-        return input.clone()
-    info = dt.finfo(input.dtype)
-    x = input.masked_fill(input.isnan(), nan)
-    x = x.masked_fill(x == math.inf, info.max if posinf is None else posinf)
-    return x.masked_fill(x == -math.inf, info.min if neginf is None else neginf)
-
-
-def fmax(input, other):
-    """maximum ignoring NaN (NaN only where both are)."""
-    return where(input.isnan(), other, where(other.isnan(), input, input.maximum(other)))
-
-
-def fmin(input, other):
-    return where(input.isnan(), other, where(other.isnan(), input, input.minimum(other)))
-
-
-def fmod(input, other):
-    """The C remainder: a - trunc(a / b) * b, with the sign of the dividend."""
-    if not input.dtype.is_floating_point and not (isinstance(other, Tensor) and other.dtype.is_floating_point) \
-            and not isinstance(other, float):
-        q = input / other
-        return input - q.trunc().to(input.dtype) * other
-    return input - (input / other).trunc() * other
-
-
-def heaviside(input, values):
-    """0 where input < 0, values where input == 0, 1 where input > 0."""
-    return where(input == 0, values, (input > 0).to(input.dtype))
-
-
-def float_power(input, exponent):
-    x = input.to(dt.float64)
-    return x ** (exponent.to(dt.float64) if isinstance(exponent, Tensor) else exponent)
-
-
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """beta * input + alpha * (mat1 @ mat2)."""
-    prod = mat1 @ mat2
-    return (prod if alpha == 1 else alpha * prod) + (input if beta == 1 else beta * input)
-
-
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
-
-
-def dist(input, other, p=2):
-    return norm(input - other, p)
-
-
 def cross(input, other, dim=None):
     """The 3-vector cross product along dim (the first size-3 dim when None, as torch.cross)."""
     from .movement import stack
@@ -534,15 +317,6 @@ def cross(input, other, dim=None):
     return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], d)
 
 
-def aminmax(input, *, dim=None, keepdim=False):
-    """(min, max) together."""
-    from collections import namedtuple
-    pair = namedtuple("aminmax", ["min", "max"])
-    if dim is None:
-        return pair(input.amin(), input.amax())
-    return pair(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
-
-
 def median(input, dim=None, keepdim=False):
     """The lower median (PyTorch's: the smaller middle value for even counts); with dim, the
     values and their indices."""
@@ -552,8 +326,3 @@ def median(input, dim=None, keepdim=False):
         return kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
     d = dim_arg(dim, input.ndim, "median")
     return kthvalue(input, (input.shape[d] + 1) // 2, d, keepdim)
-
-
-def get_device(input):
-    """-1 for CPU tensors, else the device index."""
-    return -1 if input.device.type == "cpu" else input.device.index
