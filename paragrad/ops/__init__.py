@@ -10,6 +10,7 @@ from ._common import snapshot as _snapshot
 from . import (binary, conversion, creation, indexing, linalg, movement, nn, norm, reduce,
                math_extra, shape_extra, sorting, unary)
 from .conv import conv2d
+from .einsum import einsum
 from ..dtypes import bool_
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
