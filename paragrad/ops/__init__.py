@@ -20,6 +20,9 @@ from .math_extra import (addcdiv, addcmul, addmm, allclose, aminmax, atan2, badd
                          fmod, frac, get_device, heaviside, hypot, isclose, lerp, log10, log2,
                          logaddexp, logit, nan_to_num, nanmean, nansum, norm, rad2deg, sinh,
                          square, tan, xlogy)
+from .shape_extra import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, bucketize,
+                          cartesian_prod, cdist, column_stack, dstack, meshgrid, searchsorted,
+                          tensordot)
 from .shape_extra import (bincount, cross, cumprod, cumsum, diag, diagonal, diff, fliplr, flipud,
                           index_add, index_copy, index_fill, logcumsumexp, median, ravel,
                           repeat_interleave, roll, select, take, take_along_dim, tensor_split,

@@ -326,3 +326,130 @@ def median(input, dim=None, keepdim=False):
         return kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
     d = dim_arg(dim, input.ndim, "median")
     return kthvalue(input, (input.shape[d] + 1) // 2, d, keepdim)
+
+
+# ---- combining and broadcasting tensors -----------------------------------------------------
+def atleast_1d(*tensors):
+    out = [t.reshape(1) if t.ndim == 0 else t for t in _flat_args(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_2d(*tensors):
+    out = [t.reshape(1, 1) if t.ndim == 0 else (t.unsqueeze(0) if t.ndim == 1 else t) for t in _flat_args(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_3d(*tensors):
+    def lift(t):
+        if t.ndim == 0:
+            return t.reshape(1, 1, 1)
+        if t.ndim == 1:
+            return t.reshape(1, -1, 1)
+        return t.unsqueeze(-1) if t.ndim == 2 else t
+    out = [lift(t) for t in _flat_args(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _flat_args(tensors):
+    return list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else list(tensors)
+
+
+def broadcast_tensors(*tensors):
+    import numpy as np
+    ts = _flat_args(tensors)
+    shape = np.broadcast_shapes(*(tuple(t.shape) for t in ts))
+    return tuple(t.expand(*shape) for t in ts)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids of 1-D tensors; indexing 'xy' swaps the first two output dims."""
+    ts = _flat_args(tensors)
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    n = len(ts)
+    shape = [t.numel() for t in ts]
+    grids = [t.reshape(*[-1 if i == k else 1 for i in range(n)]).expand(*shape) for k, t in enumerate(ts)]
+    if indexing == "xy" and n >= 2:      # Cartesian indexing: the first two dims swapped
+        grids = [g.transpose(0, 1) for g in grids]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    from .movement import stack
+    ts = _flat_args(tensors)
+    if len(ts) == 1:
+        return ts[0]
+    return stack([g.reshape(-1) for g in meshgrid(*ts, indexing="ij")], 1)
+
+
+def block_diag(*tensors):
+    """A block-diagonal matrix of the given matrices (0-d and 1-D ones as rows)."""
+    from .creation import zeros
+    from .movement import pad
+    ts = [t.reshape(1, -1) if t.ndim < 2 else t for t in _flat_args(tensors)]
+    rows, cols = sum(t.shape[0] for t in ts), sum(t.shape[1] for t in ts)
+    if not ts:
+        return zeros(0, 0)
+    out, c = [], 0
+    for t in ts:        # each block padded left/right to the full width, then stacked
+        out.append(pad(t, [c, cols - c - t.shape[1]]))
+        c += t.shape[1]
+    from .movement import cat
+    return cat(out, 0).reshape(rows, cols)
+
+
+def column_stack(tensors):
+    from .movement import cat
+    return cat([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors], 1)
+
+
+def dstack(tensors):
+    from .movement import cat
+    return cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(tensors[0])], 2)
+
+
+def tensordot(a, b, dims=2):
+    """Sum over the last `dims` dims of a and the first of b (or the given dim lists)."""
+    import math
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = [d % a.ndim for d in dims[0]], [d % b.ndim for d in dims[1]]
+    ka = [i for i in range(a.ndim) if i not in da]
+    kb = [i for i in range(b.ndim) if i not in db]
+    pa = a.permute(ka + da).reshape(math.prod(a.shape[i] for i in ka), math.prod(a.shape[i] for i in da))
+    pb = b.permute(db + kb).reshape(math.prod(b.shape[i] for i in db), math.prod(b.shape[i] for i in kb))
+    return (pa @ pb).reshape(*[a.shape[i] for i in ka], *[b.shape[i] for i in kb])
+
+
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
+    """For each value, the index where it would be inserted in the sorted last dim (left:
+    the first position >= value; right: the first > value) — counts of smaller entries."""
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    right = right or side == "right"
+    v = values if isinstance(values, Tensor) else sorted_sequence.new_tensor(values)
+    if sorted_sequence.ndim == 1:
+        hits = (sorted_sequence <= v.unsqueeze(-1)) if right else (sorted_sequence < v.unsqueeze(-1))
+    else:
+        seq = sorted_sequence.unsqueeze(-2)                        # (..., 1, n)
+        hits = (seq <= v.unsqueeze(-1)) if right else (seq < v.unsqueeze(-1))
+    out = hits.sum(-1)
+    return out.to(dt.int32) if out_int32 else out
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def cdist(x1, x2, p=2.0):
+    """Pairwise p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M)."""
+    diff_ = x1.unsqueeze(-2) - x2.unsqueeze(-3)                      # (..., P, R, M)
+    a = diff_.abs()
+    if p == float("inf"):
+        return a.amax(-1)
+    if p == 0:
+        return (a != 0).to(x1.dtype).sum(-1)
+    if p == 2:
+        return (a * a).sum(-1).sqrt()
+    return (a ** p).sum(-1) ** (1.0 / p)

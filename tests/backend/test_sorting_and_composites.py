@@ -179,3 +179,40 @@ def test_nan_to_num_heaviside_and_device_queries(device):
     assert h.cpu().tolist() == [0.0, 0.5, 1.0]
     assert pg.ones(1, device=device).get_device() == (-1 if device == "cpu" else 0)
     assert not pg.ones(1).is_complex()
+
+
+def test_combining_and_searching_match_torch(device):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 5)).astype(np.float32)
+    P = lambda v: pg.tensor(v, device=device)  # noqa: E731
+    T = torch.tensor
+
+    def same(x, y):
+        for u, v in zip(x if isinstance(x, tuple) else (x,), y if isinstance(y, tuple) else (y,)):
+            assert tuple(u.shape) == tuple(v.shape)
+            np.testing.assert_allclose(u.detach().cpu().numpy(), v.detach().numpy(), rtol=1e-5, atol=1e-6)
+    same(pg.atleast_3d(P(a)), torch.atleast_3d(T(a)))
+    same(pg.broadcast_tensors(P(a[:, :1]), P(a[:1])), torch.broadcast_tensors(T(a[:, :1]), T(a[:1])))
+    for ix in ("ij", "xy"):
+        same(pg.meshgrid(P(a[0]), P(b[0]), P(a[1, :2]), indexing=ix),
+             torch.meshgrid(T(a[0]), T(b[0]), T(a[1, :2]), indexing=ix))
+    same(pg.cartesian_prod(P(a[0, :2]), P(b[0, :3])), torch.cartesian_prod(T(a[0, :2]), T(b[0, :3])))
+    same(pg.block_diag(P(a[:2, :2]), P(b[:1]), P(a[0, :1])), torch.block_diag(T(a[:2, :2]), T(b[:1]), T(a[0, :1])))
+    same(pg.column_stack([P(a[0]), P(a[1])]), torch.column_stack([T(a[0]), T(a[1])]))
+    same(pg.dstack([P(a), P(a)]), torch.dstack([T(a), T(a)]))
+    same(pg.tensordot(P(a), P(b), 1), torch.tensordot(T(a), T(b), 1))
+    same(pg.tensordot(P(a), P(a), ([1], [1])), torch.tensordot(T(a), T(a), ([1], [1])))
+    same(pg.cdist(P(a), P(a[:2])), torch.cdist(T(a), T(a[:2])))
+    same(pg.cdist(P(a), P(a[:2]), p=1.0), torch.cdist(T(a), T(a[:2]), p=1.0))
+    seq = np.array([1.0, 3.0, 5.0, 7.0], np.float32)
+    v = np.array([[0.0, 3.0, 6.0], [7.0, 8.0, 1.0]], np.float32)
+    for right in (False, True):
+        same(pg.searchsorted(P(seq), P(v), right=right), torch.searchsorted(T(seq), T(v), right=right))
+    same(pg.bucketize(P(v), P(seq)), torch.bucketize(T(v), T(seq)))
+
+
+def test_tensordot_and_cdist_gradients(device):
+    check_op(lambda x, y: (torch if isinstance(x, torch.Tensor) else pg).tensordot(x, y, 1), [(3, 4), (4, 5)],
+             device=device)
+    check_op(lambda x, y: (torch if isinstance(x, torch.Tensor) else pg).cdist(x, y), [(3, 4), (2, 4)],
+             device=device)
