@@ -621,3 +621,18 @@ def test_deepcopy_and_pickle(device):
             copy.deepcopy(leaf * 2)     # non-leaves refuse, as in torch
     nc = pickle.loads(pickle.dumps(pg.arange(6, device=device).reshape(2, 3).t()))
     assert nc.tolist() == [[0, 3], [1, 4], [2, 5]] and nc.dtype is pg.int64
+
+
+def test_random_fills_and_data_ptr():
+    """exponential_, geometric_ and random_ draw from the right distributions (means and
+    supports), in place; data_ptr is the buffer's address (shared by a view of it)."""
+    pg.manual_seed(0)
+    e = pg.empty(20000).exponential_(2.0)
+    assert abs(e.mean().item() - 0.5) < 0.02 and e.min().item() >= 0
+    g = pg.empty(20000).geometric_(0.25)
+    assert abs(g.mean().item() - 4.0) < 0.15 and g.min().item() == 1.0
+    r = pg.empty(20000, dtype=pg.int64).random_(3, 7)
+    assert sorted(set(r.tolist())) == [3, 4, 5, 6]
+    assert pg.empty(100).random_(5).max().item() < 5
+    x = pg.zeros(4, 3)
+    assert x.data_ptr() == x[0].data_ptr() and x.data_ptr() != pg.zeros(4, 3).data_ptr()

@@ -182,6 +182,9 @@ class CPUBackend(Backend):
         f = np.argmax if op == "argmax" else np.argmin
         return np.asarray(f(x, axis=axis, keepdims=keepdims), dtype=np.int64)
 
+    def data_ptr(self, buf):
+        return buf.ctypes.data
+
     def argsort(self, x, axis, descending):
         if descending:      # a stable descending order: ascending over the reversed axis, reversed
             n = x.shape[axis]

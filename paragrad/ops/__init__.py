@@ -4,7 +4,9 @@ Reading this file gives the whole Tensor method surface in one place.
 """
 from __future__ import annotations
 
-from .. import autograd
+import math
+
+from .. import autograd, dtypes
 from ..tensor import Tensor, bump_version, rebind
 from ._common import snapshot as _snapshot
 from . import (binary, conversion, creation, indexing, linalg, movement, nn, norm, reduce,
@@ -150,6 +152,29 @@ def _bernoulli(self, p=0.5, generator=None):
     return creation._wrap(data, self.dtype, self.device)
 
 
+def _exponential(self, lambd=1.0, generator=None):
+    """-log(1 - u) / lambd, u ~ U[0, 1): exponential with rate lambd."""
+    u = rand(tuple(self.shape), generator=generator, dtype=dtypes.float64, device=self.device)
+    return ((-(-u).log1p()) / lambd).to(self.dtype)
+
+
+def _geometric(self, p, generator=None):
+    """The number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    u = rand(tuple(self.shape), generator=generator, dtype=dtypes.float64, device=self.device)
+    return ((-u).log1p() / math.log1p(-p)).floor().clamp(min=0).add(1).to(self.dtype)
+
+
+def _random(self, from_=0, to=None, *, generator=None):
+    """Integers uniform in [from_, to) (to None: up to the dtype's largest exactly representable
+    integer, as PyTorch; random_(to) means [0, to))."""
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    if to is None:      # mantissa bits + 1: 2^24 for float32, 2^53 for float64, 2^11 / 2^8 for halves
+        mant = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+        to = 2 ** mant[self.dtype.name] + 1 if self.dtype.is_floating_point else int(dtypes.iinfo(self.dtype).max) + 1
+    return randint(int(from_), int(to), tuple(self.shape), generator=generator, device=self.device).to(self.dtype)
+
+
 def _tensor_where(self, condition, other):
     return where(condition, self, other)
 
@@ -246,6 +271,8 @@ _METHODS = {
     "index_add_": _inplace_unary(index_add), "index_fill_": _inplace_unary(index_fill),
     "index_copy_": _inplace_unary(index_copy), "nan_to_num_": _inplace_unary(nan_to_num),
     "uniform_": _random_(_uniform), "normal_": _random_(_normal), "bernoulli_": _random_(_bernoulli),
+    "exponential_": _random_(_exponential), "geometric_": _random_(_geometric), "random_": _random_(_random),
+    "data_ptr": lambda self: self._backend.data_ptr(self._data),
 }
 _PROPERTIES = {"T": movement.T, "mT": movement.mT}
 
