@@ -28,7 +28,7 @@ from .shape_extra import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadc
 from .shape_extra import (bincount, cross, cumprod, cumsum, diag, diagonal, diff, fliplr, flipud,
                           index_add, index_copy, index_fill, logcumsumexp, median, ravel,
                           repeat_interleave, roll, select, take, take_along_dim, tensor_split,
-                          tile, trace, tril, triu, unique)
+                          tile, trace, tril, triu, unfold, unique)
 from .conversion import clone, contiguous, to
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
                        ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
@@ -244,6 +244,7 @@ _METHODS = {
     "tile": tile, "repeat_interleave": repeat_interleave, "tensor_split": tensor_split,
     "ravel": ravel, "fliplr": fliplr, "flipud": flipud, "moveaxis": movedim, "select": select,
     "take": take, "take_along_dim": take_along_dim, "diff": diff, "ger": outer, "vdot": dot,
+    "unfold": unfold,
     "index_add": index_add, "index_fill": index_fill, "index_copy": index_copy,
     "bincount": bincount, "unique": unique,
     # indexing

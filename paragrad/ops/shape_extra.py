@@ -453,3 +453,24 @@ def cdist(x1, x2, p=2.0):
     if p == 2:
         return (a * a).sum(-1).sqrt()
     return (a ** p).sum(-1) ** (1.0 / p)
+
+
+def unfold(input, dimension, size, step):
+    """Tensor.unfold: every window of `size` elements taken `step` apart along dimension; the
+    windows replace that dim and the window elements go last."""
+    from .creation import arange
+    d = dim_arg(dimension, input.ndim, "unfold") if input.ndim else 0
+    n = input.shape[d] if input.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if input.ndim == 0:
+        return input.reshape(1)
+    count = (n - size) // step + 1
+    idx = (arange(count, device=input.device).unsqueeze(1) * step
+           + arange(size, device=input.device).unsqueeze(0)).reshape(-1)     # (count * size,)
+    x = input.index_select(d, idx)                                          # windows flattened at d
+    shape = list(input.shape)
+    x = x.reshape(*shape[:d], count, size, *shape[d + 1:])
+    return x.movedim(d + 1, -1)

@@ -216,3 +216,8 @@ def test_tensordot_and_cdist_gradients(device):
              device=device)
     check_op(lambda x, y: (torch if isinstance(x, torch.Tensor) else pg).cdist(x, y), [(3, 4), (2, 4)],
              device=device)
+
+
+@pytest.mark.parametrize("args", [(1, 3, 2), (1, 2, 1), (0, 1, 1), (2, 3, 3), (-2, 7, 1)])
+def test_unfold_matches_torch(args, device):
+    check_op(lambda x: x.unfold(*args), [(2, 7, 3)], device=device)
