@@ -46,10 +46,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        init.norm_affine_init_(self.weight, self.bias)
 
     def _check_input_dim(self, x):
         raise NotImplementedError

@@ -116,6 +116,15 @@ def kaiming_normal_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=
     return normal_(t, 0.0, std, generator)
 
 
+def norm_affine_init_(weight, bias):
+    """PyTorch's reset for the normalization layers' affine parameters: weight ones, bias
+    zeros (either may be None)."""
+    if weight is not None:
+        ones_(weight)
+    if bias is not None:
+        zeros_(bias)
+
+
 def default_affine_init_(weight, bias):
     """PyTorch's reset_parameters for Linear and ConvNd: kaiming_uniform_(a=sqrt(5)) on the
     weight, that is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the bias uniform in the same range."""

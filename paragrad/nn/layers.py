@@ -202,10 +202,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        init.norm_affine_init_(self.weight, self.bias)
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)

@@ -25,8 +25,7 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
+        init.norm_affine_init_(self.weight, None)
 
     def forward(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
@@ -51,10 +50,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        init.norm_affine_init_(self.weight, self.bias)
 
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
