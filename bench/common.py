@@ -146,3 +146,24 @@ def per_second(step, sync, batch, steps, warmup):
         step(i)
     sync()
     return batch * steps / (time.perf_counter() - t0)
+
+
+def torch_eager_step(model, opt, X, Y, batch, compile_fwd):
+    """PyTorch's eager training step on batch i of a device permutation (torch.compile on the
+    model+loss forward only when compile_fwd: backward and the optimizer stay eager, the
+    robust and common setup) -> (step(perm, i), note)."""
+    import torch
+    import torch.nn.functional as F
+
+    def forward_loss(x, y):
+        return F.cross_entropy(model(x), y)
+    fwd = torch.compile(forward_loss) if compile_fwd else forward_loss
+
+    def step(perm, i):
+        idx = perm[i * batch:(i + 1) * batch]
+        loss = fwd(X[idx], Y[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    note = "Adam default (foreach)" + (", model+loss forward compiled (default mode)" if compile_fwd else "")
+    return step, note

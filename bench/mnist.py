@@ -55,7 +55,7 @@ from typing import Callable
 import numpy as np
 
 from common import (capturable_adam, capture_torch_step, default_data_dir, load_mnist, per_second,
-                    print_header, version)
+                    print_header, torch_eager_step, version)
 
 SIZES = (784, 784, 784, 784, 10)
 BATCH, LR, SEED = 64, 1e-3, 0
@@ -151,25 +151,12 @@ def profiled_kernels(step, permutation, device, steps=5):
 
 def setup_torch_eager(data, device, compile_fwd=False):
     import torch
-    import torch.nn.functional as F
     torch.manual_seed(SEED)
     X, Y, *_ = tensors = torch_data(data, device)
     model = build_mlp(torch, init_weights(SIZES), "relu", device)
     opt = torch.optim.Adam(model.parameters(), lr=LR)
-
-    def forward_loss(x, y):
-        return F.cross_entropy(model(x), y)
-    # only model+loss forward is compiled: backward and Adam stay eager (the robust, common setup)
-    fwd = torch.compile(forward_loss) if compile_fwd else forward_loss
-
-    def step(perm, i):
-        idx = perm[i * BATCH:(i + 1) * BATCH]
-        loss = fwd(X[idx], Y[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    tr = torch_trainer(tensors, device, step, model, "Adam default (foreach)"
-                       + (", model+loss forward compiled (default mode)" if compile_fwd else ""))
+    step, note = torch_eager_step(model, opt, X, Y, BATCH, compile_fwd)
+    tr = torch_trainer(tensors, device, step, model, note)
     tr.kernels = lambda: profiled_kernels(step, tr.permutation, device)
     return tr
 

@@ -61,7 +61,8 @@ from typing import Callable
 
 import numpy as np
 
-from common import capturable_adam, capture_torch_step, default_data_dir, load_mnist, print_header
+from common import (capturable_adam, capture_torch_step, default_data_dir, load_mnist, print_header,
+                    torch_eager_step)
 
 SEED = 0
 WARMUP_STEPS = 3          # pg.jit: call 1 eager, call 2 captures, call 3 replays
@@ -162,24 +163,10 @@ def torch_setup(data, state, cfg):
 
 def setup_torch_eager(data, state, cfg, compile_fwd=False):
     import torch
-    import torch.nn.functional as F
     X, Y, model, common = torch_setup(data, state, cfg)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.total_steps)
-    B = cfg.batch_size
-
-    def forward_loss(x, y):
-        return F.cross_entropy(model(x), y)
-    # only model+loss forward is compiled (AOTAutograd compiles its backward): Adam stays eager
-    fwd = torch.compile(forward_loss) if compile_fwd else forward_loss
-
-    def step(perm, i):
-        idx = perm[i * B:(i + 1) * B]
-        loss = fwd(X[idx], Y[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    note = "Adam default (foreach)" + (", model+loss forward compiled (default mode)" if compile_fwd else "")
+    step, note = torch_eager_step(model, opt, X, Y, cfg.batch_size, compile_fwd)
     return Trainer(step=step, sched_step=sched.step, note=note, **common)
 
 
