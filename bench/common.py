@@ -167,3 +167,18 @@ def torch_eager_step(model, opt, X, Y, batch, compile_fwd):
         opt.step()
     note = "Adam default (foreach)" + (", model+loss forward compiled (default mode)" if compile_fwd else "")
     return step, note
+
+
+def timed_warmup(tr, perm, steps):
+    """Seconds for a trainer's warm-up (its own tr.warmup(perm), or `steps` training steps) and
+    one evaluation, so that compiling, capturing and autotuning stay out of the timed epochs."""
+    tr.sync()
+    t0 = time.perf_counter()
+    if tr.warmup:
+        tr.warmup(perm)
+    else:
+        for i in range(steps):
+            tr.step(perm, i)
+    tr.evaluate()
+    tr.sync()
+    return time.perf_counter() - t0

@@ -55,7 +55,7 @@ from typing import Callable
 import numpy as np
 
 from common import (capturable_adam, capture_torch_step, default_data_dir, load_mnist, per_second,
-                    print_header, torch_eager_step, version)
+                    print_header, timed_warmup, torch_eager_step, version)
 
 SIZES = (784, 784, 784, 784, 10)
 BATCH, LR, SEED = 64, 1e-3, 0
@@ -327,15 +327,7 @@ def run_protocol(name, data, device, epochs, steps):
         orders = np.random.default_rng(SEED)          # the same orders for every framework
         n = len(data["xtrain"])
         perm = tr.permutation(orders.permutation(n))
-        t0 = time.perf_counter()
-        if tr.warmup:
-            tr.warmup(perm)
-        else:
-            for i in range(WARMUP_STEPS):
-                tr.step(perm, i)
-        tr.evaluate()
-        tr.sync()
-        row.warmup_s = time.perf_counter() - t0
+        row.warmup_s = timed_warmup(tr, perm, WARMUP_STEPS)
         for epoch in range(epochs):
             tr.sync()
             t0 = time.perf_counter()

@@ -62,7 +62,7 @@ from typing import Callable
 import numpy as np
 
 from common import (capturable_adam, capture_torch_step, default_data_dir, load_mnist, print_header,
-                    torch_eager_step)
+                    timed_warmup, torch_eager_step)
 
 SEED = 0
 WARMUP_STEPS = 3          # pg.jit: call 1 eager, call 2 captures, call 3 replays
@@ -290,16 +290,7 @@ def run_protocol(name, data, state, cfg):
         orders = np.random.default_rng(SEED)          # the same orders for every framework
         n = len(data["ytrain"])
         perm = tr.permutation(orders.permutation(n))
-        tr.sync()
-        t0 = time.perf_counter()
-        if tr.warmup:
-            tr.warmup(perm)
-        else:
-            for i in range(WARMUP_STEPS):
-                tr.step(perm, i)
-        tr.evaluate()
-        tr.sync()
-        row.warmup_s = time.perf_counter() - t0
+        row.warmup_s = timed_warmup(tr, perm, WARMUP_STEPS)
         train_until_target(tr, row, orders, n, cfg)
         try:   # after the timed run, so that asking costs no timed work
             row.note = ", ".join(s for s in (row.note, tr.details()) if s)

@@ -49,7 +49,7 @@ class _BatchNorm(Module):
         init.norm_affine_init_(self.weight, self.bias)
 
     def _check_input_dim(self, x):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _check_input_dim(x)")
 
     def forward(self, x):
         self._check_input_dim(x)

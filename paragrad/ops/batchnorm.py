@@ -7,17 +7,10 @@ the op composes primitives on buffers on every backend."""
 from __future__ import annotations
 
 from .. import autograd
-from .. import dtypes as dt
 from ..autograd import Node, no_grad, record
 from ..tensor import _wrap
 from ._common import check_tensor, same_device
-
-_HALF = (dt.float16, dt.bfloat16)
-
-
-def _compute_dtype(dtype):
-    """Statistics of half-precision inputs are computed in float32 (as PyTorch's opmath)."""
-    return dt.float32 if dtype in _HALF else dtype
+from .norm import _centered_grad, _compute_dtype
 
 
 def _geometry(x):
@@ -91,12 +84,7 @@ def _backward_composite(b, g, x, w, mean, rstd, training, dtype, need_dx, need_d
     if need_dx:
         scale = rstd if w is None else b.binary("mul", rstd, _param(b, w, shape, ct, dtype))
         if training:
-            c1 = b.binary("div", b.reduce("sum", gf, axes, True), n)          # mean(g)
-            c2 = b.reduce("sum", b.binary("mul", gf, xhat), axes, True)
-            c2 = b.binary("div", c2, n, out=c2)                                # mean(g * xhat)
-            dx = b.binary("mul", xhat, c2, out=xhat)
-            dx = b.binary("sub", gf, dx, out=dx)
-            b.binary("sub", dx, c1, out=dx)
+            dx = _centered_grad(b, gf, xhat, axes, n)
             b.binary("mul", dx, scale, out=dx)
         else:
             dx = b.binary("mul", gf, scale)

@@ -61,6 +61,17 @@ def _forward_composite(b, x, w, bias, nd, eps, dtype):
     return y, mean, rstd
 
 
+def _centered_grad(b, h, xhat, axes, n):
+    """h - mean(h) - xhat * mean(h * xhat), means over `axes` (n elements each), written into
+    xhat's buffer: the core that the layer-norm and batch-norm backward passes share."""
+    c1 = b.binary("div", b.reduce("sum", h, axes, True), n)            # mean(h)
+    c2 = b.reduce("sum", b.binary("mul", h, xhat), axes, True)
+    c2 = b.binary("div", c2, n, out=c2)                                 # mean(h * xhat)
+    dx = b.binary("mul", xhat, c2, out=xhat)
+    dx = b.binary("sub", h, dx, out=dx)
+    return b.binary("sub", dx, c1, out=dx)
+
+
 def _backward_composite(b, g, x, w, mean, rstd, nd, dtype, need_dx, need_dw, need_db):
     """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, over the normalized
     dims; dw = sum over the leading dims of g * xhat; db = sum of g."""
@@ -80,12 +91,7 @@ def _backward_composite(b, g, x, w, mean, rstd, nd, dtype, need_dx, need_dw, nee
         db = b.reduce("sum", gf, lead, False)
     if need_dx:
         gw = gf if w is None else b.binary("mul", gf, w if ct is dtype else b.cast(w, ct))
-        c1 = b.binary("div", b.reduce("sum", gw, axes, True), n)           # mean(gw)
-        c2 = b.reduce("sum", b.binary("mul", gw, xhat), axes, True)
-        c2 = b.binary("div", c2, n, out=c2)                                 # mean(gw * xhat)
-        dx = b.binary("mul", xhat, c2, out=xhat)
-        dx = b.binary("sub", gw, dx, out=dx)
-        b.binary("sub", dx, c1, out=dx)
+        dx = _centered_grad(b, gw, xhat, axes, n)
         b.binary("mul", dx, rstd, out=dx)
     if ct is not dtype:
         dx, dw, db = (None if d is None else b.cast(d, dtype) for d in (dx, dw, db))
