@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import check_op, fd_check
+from tests.helpers import TORCH_2_13, check_op, fd_check
 
 
 def lib(x):
@@ -166,6 +166,8 @@ SMALL = {   # name: (fn(x[, y]), shapes)
 
 @pytest.mark.parametrize("name", SMALL)
 def test_small_composites_match_torch(name, device):
+    if name == "aminmax" and not TORCH_2_13:
+        pytest.skip(f"torch {torch.__version__} has no derivative for aminmax")
     fn, shapes = SMALL[name]
     check_op(fn, shapes, device=device)
 

@@ -2,25 +2,12 @@
 gradients, running statistics, num_batches_tracked) for momentum 0.1 and None, affine on/off
 and track_running_stats off; state_dict keys and loading a torch state_dict; repr; the
 input-dimension checks."""
-import inspect
-import re
-
 import numpy as np
 import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import assert_close, make_input
-
-# BatchNorm's bias= argument is new in torch 2.13 (the pinned version); the GPU machines' torch
-# lacks it, so there those comparisons can't be made
-TORCH_HAS_BIAS = "bias" in inspect.signature(torch.nn.BatchNorm1d.__init__).parameters
-NEEDS_BIAS = pytest.mark.skipif(not TORCH_HAS_BIAS, reason=f"torch {torch.__version__} BatchNorm has no bias=")
-
-
-def comparable_repr(m):
-    """m's repr as the installed torch would print it (without bias= before torch 2.13)."""
-    return repr(m) if TORCH_HAS_BIAS else re.sub(r"(affine=\w+), bias=\w+", r"\1", repr(m))
+from tests.helpers import TORCH_2_13, assert_close, comparable_repr, make_input, needs_torch_2_13
 
 
 MODULES = [("BatchNorm1d", (8, 4)), ("BatchNorm1d", (5, 4, 3)), ("BatchNorm2d", (3, 4, 2, 5))]
@@ -44,7 +31,7 @@ CONFIGS = [("float64", kw, i) for kw, i in zip(
     ("float32", {}, "default"), ("float32", {"momentum": None}, "cma")]
 
 
-@pytest.mark.parametrize("dtype,kw", [pytest.param(*c[:2], marks=[NEEDS_BIAS] if "bias" in c[1] else [])
+@pytest.mark.parametrize("dtype,kw", [pytest.param(*c[:2], marks=[needs_torch_2_13] if "bias" in c[1] else [])
                                       for c in CONFIGS], ids=[f"{c[0]}-{c[2]}" for c in CONFIGS])
 @pytest.mark.parametrize("name,shape", MODULES)
 def test_batchnorm_module_steps(device, dtype, name, shape, kw):
@@ -96,7 +83,7 @@ def test_batchnorm_state_dict_from_torch(device):
 
 def test_batchnorm_repr_and_state_keys(device):
     configs = [{}, {"momentum": None, "affine": False, "track_running_stats": False}]
-    configs += [{"eps": 1e-3, "bias": False}] if TORCH_HAS_BIAS else []
+    configs += [{"eps": 1e-3, "bias": False}] if TORCH_2_13 else []
     for kw in configs:
         for name in ("BatchNorm1d", "BatchNorm2d"):
             p, t = pair(name, device, "float32", **kw)
