@@ -9,12 +9,14 @@ and re-pointed at new operands (reset_operands_unchecked), so planning happens o
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import cupy
 
 from nvmath.linalg.advanced import Matmul, MatmulEpilog as E
 
 from ... import capture
-from . import gemm
+from . import gemm, small_gemm
 
 _plans = {}
 _SUPPORTED = {"float32", "float16", "bfloat16"}
@@ -125,14 +127,37 @@ def mlp(x, layers):
     epilogue; for the top layer, whose activation's derivative is elementwise, its output
     (relu) or pre-activation (gelu) as an (N, out) view. None (decline) for unsupported
     dtypes, and for a GELU layer feeding a layer of one output (cuBLASLt has no DGELU GEMM
-    with K = 1)."""
+    with K = 1). Batches of at most 64 rows may run small_gemm's kernels instead (same
+    epilogues, y / z as the aux), when timing says they are faster for this chain."""
     if not supported(x) or any(a == "gelu_tanh" and w.shape[0] == 1 for (_, _, a), (w, _, _)
                                in zip(layers, layers[1:])):
         return None
     h = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    small = _small_chain(h, layers)
+    h, saved = (_forward_small if small else _forward_lt)(h, layers)
+    return h.reshape(x.shape[:-1] + (h.shape[-1],)), _Saved(small, saved)
+
+
+class _Saved(NamedTuple):
+    """What mlp() keeps for mlp_backward: which GEMMs ran (small_gemm's or cuBLASLt's, whose
+    activation aux formats differ) and per layer (its input, its activation aux)."""
+    small: bool
+    layers: list
+
+
+def _forward_small(h, layers):
+    saved = []
+    for w, b, act in layers:
+        y, aux = small_gemm.linear_act(h, w, b if b is not None else _zeros(w.shape[0], h.dtype), act)
+        saved.append((h, aux))
+        h = y
+    return h, saved
+
+
+def _forward_lt(h, layers):
     saved = []
     for i, (w, b, act) in enumerate(layers):
-        bias = {"bias": b if b is not None else _zeros(w.shape[0], x.dtype)}
+        bias = {"bias": b if b is not None else _zeros(w.shape[0], h.dtype)}
         top = i == len(layers) - 1
         if act is None:
             r, aux = _run(E.BIAS, w, h.T, bias), None
@@ -145,7 +170,51 @@ def mlp(x, layers):
             aux = extra[name][:w.shape[0]].T if top else extra[name]    # top: (N, out) z
         saved.append((h, aux))
         h = r.T
-    return h.reshape(x.shape[:-1] + (h.shape[-1],)), saved
+    return h, saved
+
+
+_chain_choice = {}
+
+
+def _small_chain(h, layers):
+    """Whether this chain's GEMMs are small_gemm's: decided once per geometry by timing both
+    implementations' forward and backward (inside a capture, where nothing can be timed, an
+    undecided chain takes small_gemm's)."""
+    if not all(small_gemm.supported(h, w) for w, _, _ in layers):
+        return False
+    key = (h.shape, tuple((w.shape, b is not None, act) for w, b, act in layers), cupy.cuda.runtime.getDevice())
+    choice = _chain_choice.get(key)
+    if choice is None:
+        if capture.active():
+            return True
+        choice = _chain_choice[key] = _gpu_time(lambda: _step(h, layers, True)) < _gpu_time(
+            lambda: _step(h, layers, False))
+    return choice
+
+
+def _step(h, layers, small):
+    y, saved = (_forward_small if small else _forward_lt)(h, layers)
+    needs = [(True, b is not None) for _, b, _ in layers]
+    mlp_backward(cupy.ones_like(y), layers, _Saved(small, saved), False, needs)
+
+
+_spin = cupy.RawKernel(r"""extern "C" __global__ void pg_spin(long long cycles) {
+    long long t0 = clock64(); while (clock64() - t0 < cycles) {} }""", "pg_spin")
+
+
+def _gpu_time(fn, repeats=5):
+    """GPU milliseconds of fn() (after one warm-up call): a spinning kernel queued first keeps
+    the GPU busy while the host queues every repeat, so host overhead between launches (which a
+    CUDA graph removes) isn't counted."""
+    fn()
+    stream = cupy.cuda.get_current_stream()
+    _spin((1,), (1,), (cupy.int64(20_000_000),))        # ~10 ms at 2 GHz
+    start, end = stream.record(), None
+    for _ in range(repeats):
+        fn()
+    end = stream.record()
+    end.synchronize()
+    return cupy.cuda.get_elapsed_time(start, end)
 
 
 _side_streams = {}
@@ -171,6 +240,7 @@ def mlp_backward(g, layers, saved, need_dx, needs):
     captured graph they become parallel branches)."""
     main = cupy.cuda.get_current_stream()
     side = _side_stream(main)
+    small, saved = saved
     dz = cupy.ascontiguousarray(g).reshape(-1, g.shape[-1])
     top = layers[-1][2]
     if top is not None:     # the top layer's activation: elementwise, from its y (relu) or z (gelu)
@@ -187,7 +257,9 @@ def mlp_backward(g, layers, saved, need_dx, needs):
         read_by_side.append(dz)
         with side:
             out[i] = _weight_grads(x_i, dz, db_known, need_dw, need_db)
-        if i > 0:
+        if i > 0 and small:
+            dz, db_known = small_gemm.data_grad(dz, w, layers[i - 1][2], saved[i - 1][1])
+        elif i > 0:
             below = layers[i - 1][2]
             if below is not None:     # fuse the lower layer's activation derivative and bias grad
                 _, name, epilog = _CHAIN[below]
@@ -196,7 +268,7 @@ def mlp_backward(g, layers, saved, need_dx, needs):
             else:
                 dz, db_known = gemm.matmul(dz, w), None
         elif need_dx:
-            dx = gemm.matmul(dz, w)
+            dx = small_gemm.data_grad(dz, w)[0] if small else gemm.matmul(dz, w)
     main.wait_event(side.record())
     return dx, out
 

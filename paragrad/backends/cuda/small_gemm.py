@@ -1,0 +1,95 @@
+"""The MLP chain's GEMMs for batches of at most 64 rows (kernels/gemm_small.cu): float32,
+cluster split-K, bias + activation fused in the forward, activation derivative + bias gradient
+fused in the data gradient. lt.mlp chooses between these and cuBLASLt by timing both once.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import cupy
+
+MAX_ROWS = 64
+_TILE_N, _TILE_K, _MAX_SPLIT, _MAX_STAGES = 32, 32, 8, 4   # as in gemm_small.cu
+_ACTS = {None: 0, "relu": 1, "gelu_tanh": 2}
+_SOURCE = Path(__file__).parent / "kernels" / "gemm_small.cu"
+_functions = {}
+_empty = {}
+
+
+def supported(x, w):
+    """x (M, in) through a layer of weight w (out, in), forward and data gradient: float32,
+    M <= 64, and both of w's dims within one cluster's K range (8 blocks x 4 stages x 32)."""
+    return (x.dtype == cupy.float32 and w.dtype == cupy.float32 and 0 < x.shape[0] <= MAX_ROWS
+            and max(w.shape) <= _MAX_SPLIT * _MAX_STAGES * _TILE_K)
+
+
+def _function(split, nt, epi, act):
+    key = (split, nt, epi, act, cupy.cuda.runtime.getDevice())
+    fn = _functions.get(key)
+    if fn is None:
+        options = ("--std=c++17", f"-DSPLIT={split}", f"-DB_NT={int(nt)}", f"-DEPI={epi}", f"-DACT={act}")
+        fn = _functions[key] = cupy.RawModule(code=_SOURCE.read_text(), options=options).get_function("gemm_small")
+    return fn
+
+
+def _split(n, k):
+    """-> (blocks per output tile, tiles, K stages): at least enough blocks that none has more
+    than 4 stages, more while tiles x splits don't cover the SMs, at most 8 (a portable
+    cluster) and at most one per 32-wide K stage."""
+    tiles = -(-n // _TILE_N)
+    stages = -(-k // _TILE_K)
+    fill = min(_MAX_SPLIT, round(_sm_count() / tiles))
+    return max(1, min(stages, max(-(-stages // _MAX_STAGES), fill))), tiles, stages
+
+
+_sms = {}
+
+
+def _sm_count():
+    dev = cupy.cuda.runtime.getDevice()
+    if dev not in _sms:     # (a device query costs far more than a small GEMM: once per device)
+        _sms[dev] = cupy.cuda.runtime.getDeviceProperties(dev)["multiProcessorCount"]
+    return _sms[dev]
+
+
+def _none():
+    dev = cupy.cuda.runtime.getDevice()
+    z = _empty.get(dev)
+    if z is None:
+        z = _empty[dev] = cupy.zeros(1, dtype=cupy.float32)
+    return z
+
+
+def _launch(a, w, nt, n, epi, act, vec_in=None, aux_in=None, aux_out=None, vec_out=None):
+    m, k = a.shape
+    out = cupy.empty((m, n), dtype=cupy.float32)
+    split, tiles, stages = _split(n, k)
+    per = -(-stages // split)
+    z = _none()
+    _function(split, nt, epi, _ACTS[act])(
+        (tiles, split), (256,),
+        (a, w, z if vec_in is None else vec_in, z if aux_in is None else aux_in, out,
+         z if aux_out is None else aux_out, z if vec_out is None else vec_out,
+         cupy.int32(m), cupy.int32(n), cupy.int32(k), cupy.int32(a.strides[0] // 4),
+         cupy.int32(w.strides[0] // 4), cupy.int32(per)))
+    return out
+
+
+def linear_act(x, w, b, act):
+    """x (M, in) @ w (out, in)^T + b, then act -> (y, aux): aux is y (ReLU), z (GELU) or None.
+    b is required (zeros when the layer has none). Both operands' rows must be contiguous."""
+    n = w.shape[0]
+    z = cupy.empty((x.shape[0], n), dtype=cupy.float32) if act == "gelu_tanh" else None
+    y = _launch(x, w, True, n, 1, act, vec_in=b, aux_out=z)
+    return y, (y if act == "relu" else z)
+
+
+def data_grad(dz, w, act_below=None, aux_below=None):
+    """dz (M, out) @ w (out, in). With act_below, the derivative of the activation below
+    (from its aux: y for ReLU, z for GELU) is applied and that layer's bias gradient (the
+    column sum) is returned too: -> (dx, db or None)."""
+    n = w.shape[1]
+    if act_below is None:
+        return _launch(dz, w, False, n, 0, None), None
+    db = cupy.empty(n, dtype=cupy.float32)
+    return _launch(dz, w, False, n, 2, act_below, aux_in=aux_below, vec_out=db), db
