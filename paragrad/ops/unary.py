@@ -26,7 +26,7 @@ _GRADS = {
     "cos": lambda g, x, y: -g * x.sin(),
     "tanh": lambda g, x, y: g * (1 - y * y),
     "sigmoid": lambda g, x, y: g * y * (1 - y),
-    "relu": lambda g, x, y: g * (y > 0),
+    "relu": lambda g, x, y: g.masked_fill(y <= 0, 0.0),      # torch: 0 there even for a NaN g
     "erf": lambda g, x, y: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp(),
     "log1p": lambda g, x, y: g / (1 + x),
     "expm1": lambda g, x, y: g * (y + 1),
@@ -53,6 +53,8 @@ class UnaryBackward(Node):
         x, y = self.saved
         if autograd.is_grad_enabled() and y is not None:
             y = unary(self.op, x)      # double backward: differentiate through a fresh forward
+        elif self.op == "relu" and g.dtype is y.dtype and (fast := g._backend.fast("relu_backward")):
+            return _wrap(fast(g._data, y._data), g.dtype, g._device)   # one kernel, not three
         return _GRADS[self.op](g, x, y)
 
 

@@ -233,3 +233,13 @@ def test_errors(device, fn, exc, match):
     with pytest.raises(exc, match=match):
         fn(*p)
     assert p[0].tolist() == [0.5, -1.0, 2.0] and p[1].tolist() == [1, 2, 3]  # inputs untouched
+
+
+def test_relu_backward_edges_match_torch(device):
+    """threshold_backward's rule: 0 where y <= 0 even for a NaN gradient; a NaN input passes g."""
+    vals, grads = [-1.0, 0.0, 2.0, float("nan")], [float("nan"), 1.0, 3.0, 5.0]
+    x = pg.tensor(vals, device=device, requires_grad=True)
+    x.relu().backward(pg.tensor(grads, device=device))
+    t = torch.tensor(vals, requires_grad=True)
+    t.relu().backward(torch.tensor(grads))
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), t.grad.numpy())

@@ -16,7 +16,7 @@ from ... import capture
 from ...dtypes import bfloat16 as _bf16
 
 from ..base import Backend
-from . import dnn, fused, gemm, graphs, lt, memory
+from . import batchnorm, dnn, fused, gemm, graphs, lt, memory
 from .kernels import kernel, launch
 
 _UNARY = {
@@ -268,7 +268,7 @@ class CUDABackend(Backend):
         capture.forbid_sync("nonzero() (its output size depends on the data)")
         return cupy.stack(cupy.nonzero(x), axis=-1).astype(np.int64).reshape(-1, x.ndim)
 
-    # ---- fast paths (fused.py; signatures as the CPU backend's and the op layer's) -----------
+    # ---- fast paths (fused.py, batchnorm.py; signatures as the CPU backend's and the op layer's)
     def fast_softmax(self, x, axis):
         return fused.softmax(x, axis)
 
@@ -292,6 +292,15 @@ class CUDABackend(Backend):
 
     def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
         return fused.layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db)
+
+    def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps):
+        return batchnorm.batch_norm(x, w, b, rm, rv, training, momentum, eps)
+
+    def fast_batch_norm_backward(self, g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
+        return batchnorm.batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db)
+
+    def fast_relu_backward(self, g, y):
+        return lt.relu_grad(g, y)
 
     def fast_linear_act(self, x, w, b, act):
         return lt.linear_act(x, w, b, act)

@@ -21,7 +21,8 @@ from . import gemm, small_gemm
 _plans = {}
 _SUPPORTED = {"float32", "float16", "bfloat16"}
 
-_relu_grad = cupy.ElementwiseKernel("T g, T y", "T dz", "dz = y > T(0) ? g : T(0)", "pg_relu_grad")
+# PyTorch's threshold_backward: 0 where y <= 0 (even for a NaN/inf g), g elsewhere (NaN y included)
+relu_grad = cupy.ElementwiseKernel("T g, T y", "T dz", "dz = y <= T(0) ? T(0) : g", "pg_relu_grad")
 _gelu_tanh_grad = cupy.ElementwiseKernel(
     "T g, T z", "T dz",
     """double zf = (double)z;
@@ -94,7 +95,7 @@ def linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db):
     out_f = w.shape[0]
     g2 = cupy.ascontiguousarray(g).reshape(-1, out_f)
     a2 = cupy.ascontiguousarray(aux).reshape(-1, out_f)
-    dz = _relu_grad(g2, a2) if act == "relu" else _gelu_tanh_grad(g2, a2)      # (N, out)
+    dz = relu_grad(g2, a2) if act == "relu" else _gelu_tanh_grad(g2, a2)      # (N, out)
     dx = dw = db = None
     if need_dx:
         dx = gemm.matmul(dz, w).reshape(x.shape)                                  # (N, in)
@@ -244,7 +245,7 @@ def mlp_backward(g, layers, saved, need_dx, needs):
     dz = cupy.ascontiguousarray(g).reshape(-1, g.shape[-1])
     top = layers[-1][2]
     if top is not None:     # the top layer's activation: elementwise, from its y (relu) or z (gelu)
-        dz = (_relu_grad if top == "relu" else _gelu_tanh_grad)(dz, saved[-1][1])
+        dz = (relu_grad if top == "relu" else _gelu_tanh_grad)(dz, saved[-1][1])
     out = [None] * len(layers)
     read_by_side = []       # buffers the side stream reads: alive until it has joined main again
     db_known = None
