@@ -1,5 +1,6 @@
-"""ResNet-18 training throughput on one GPU: paragrad (the step under pg.jit) vs PyTorch eager
-(cudnn.benchmark on), side by side in one process run.
+"""ResNet-18 training throughput on one GPU: paragrad (the step under pg.jit) vs PyTorch eager,
+both with cudnn.benchmark on (pg.backends.cudnn.benchmark, torch.backends.cudnn.benchmark),
+side by side in one process run.
 
     python bench/resnet.py [--steps 30] [--cases 32x256,224x64] [--precisions fp32,tf32] [--json PATH]
 
@@ -42,6 +43,7 @@ def paragrad_rate(case, batch, tf32, steps, device):
     from paragrad.models import resnet18
     size, _, stem, classes = CASES[case]
     pg.backends.cuda.matmul.allow_tf32 = tf32
+    pg.backends.cudnn.benchmark = True       # time every cuDNN plan once (in the warm-up steps)
     try:
         pg.manual_seed(0)
         model = resnet18(num_classes=classes, stem=stem).to(device)
@@ -60,6 +62,7 @@ def paragrad_rate(case, batch, tf32, steps, device):
         return per_second(lambda i: train_step(*data[i % len(data)]), sync, batch, steps, WARMUP)
     finally:
         pg.backends.cuda.matmul.allow_tf32 = False
+        pg.backends.cudnn.benchmark = False
 
 
 def torch_resnet18(num_classes, stem):

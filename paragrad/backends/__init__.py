@@ -98,3 +98,4 @@ def is_available(kind: str) -> tuple[bool, str]:
 
 
 from . import cuda  # noqa: E402,F401  (its flags, e.g. pg.backends.cuda.matmul.allow_tf32; no CuPy import)
+from . import cudnn  # noqa: E402,F401  (pg.backends.cudnn.benchmark; no CuPy import)

@@ -37,7 +37,8 @@ ARG_REDUCE_OPS = ("argmax", "argmin")
 FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "layer_norm", "layer_norm_backward", "linear_act",
-    "conv2d", "conv2d_backward", "pool2d", "batch_norm", "scaled_dot_product_attention",
+    "conv2d", "conv2d_backward", "pool2d", "batch_norm", "batch_norm_backward",
+    "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step",
 )
 # softmax family (ops/nn.py): fast_softmax(x, axis) -> y; fast_softmax_backward(y, g, axis) -> dx
@@ -81,6 +82,22 @@ FAST_PATHS = (
 # (1,) * n_norm_dims, dtype float32 for float16/bfloat16 inputs (statistics and all
 # arithmetic in float32) else x's dtype. The backward may get mean/rstd from either the fast
 # forward or the composite one, so both must use exactly this layout.
+# batch_norm (ops/batchnorm.py; x (N, C, *) C-contiguous, non-empty, of a float dtype; w, b
+# (C,) C-contiguous of x's dtype or None; rm, rv the (C,) running statistics (any float dtype,
+# possibly non-contiguous) or None, which happens only in training; momentum, eps floats):
+#   fast_batch_norm(x, w, b, rm, rv, training, momentum, eps) -> (y, mean, rstd) or None
+#     Training normalizes with the batch statistics (biased variance) and, with rm/rv given,
+#     updates them in place: r = r * (1 - momentum) + stat * momentum, the unbiased variance
+#     for rv (the op then bumps their version counters); eval uses rm/rv. mean and
+#     rstd = 1/sqrt(var + eps): shape (1, C, 1, ...), dtype float32 for float16/bfloat16
+#     inputs (all arithmetic in float32) else x's dtype, the composite's layout.
+#   fast_batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db)
+#       -> (dx, dw, db), each None unless needed, or None to decline; g C-contiguous of x's
+#     shape and dtype; mean/rstd from either forward (same layout). Training:
+#     dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat)), means over every dim but 1;
+#     eval: dx = w * rstd * g; dw = sum of g * xhat, db = sum of g per channel.
+# Returning None declines (the op composes primitives; a forward that declines has not touched
+# rm/rv).
 # scaled_dot_product_attention (ops/attention.py), used only with no attn_mask, dropout_p == 0
 # and q, k, v 4-D with equal (B, H) (no GQA, no batch broadcasting), L, S, E > 0:
 #   fast_scaled_dot_product_attention(q, k, v, scale, is_causal) -> (out, stats) or None

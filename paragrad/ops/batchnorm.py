@@ -2,13 +2,14 @@
 (N, C, *) input. Training mode normalizes with the batch statistics (biased variance) and
 updates the running statistics in place (unbiased variance, as PyTorch); eval mode normalizes
 with the running statistics. The backward is the closed form; under create_graph it is
-recomputed with Tensor ops so second derivatives are right. There is no fused fast path yet:
-the op composes primitives on buffers on every backend."""
+recomputed with Tensor ops so second derivatives are right. A backend's `batch_norm` /
+`batch_norm_backward` fast paths run the forward and backward fused (running-statistics update
+included); otherwise the op composes primitives on buffers."""
 from __future__ import annotations
 
 from .. import autograd
 from ..autograd import Node, no_grad, record
-from ..tensor import _wrap
+from ..tensor import _wrap, bump_version
 from ._common import check_tensor, same_device
 from .norm import _centered_grad, _compute_dtype
 
@@ -30,8 +31,16 @@ class BatchNormBackward(Node):
         if autograd.is_grad_enabled():      # double backward: differentiable Tensor ops
             return _backward_tensors(g, x, w, mean, rstd, self.training, self.eps, *need)
         b = x._backend
-        dx, dw, db = _backward_composite(b, g._data, x._data, None if w is None else w._data,
-                                         mean, rstd, self.training, g.dtype, *need)
+        wd = None if w is None else w._data
+        fast = b.fast("batch_norm_backward")
+        grads = None
+        if fast is not None:
+            grads = fast(b.contiguous(g._data), b.contiguous(x._data),
+                         None if wd is None else b.contiguous(wd), mean, rstd, self.training, *need)
+        if grads is None:
+            grads = _backward_composite(b, g._data, x._data, wd, mean, rstd, self.training,
+                                        g.dtype, *need)
+        dx, dw, db = grads
         wrap = lambda d: None if d is None else _wrap(d, x.dtype, x._device)  # noqa: E731
         return wrap(dx), wrap(dw), wrap(db)
 
@@ -175,13 +184,27 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     b = x._backend
     wd = None if weight is None else weight._data
     bd = None if bias is None else bias._data
-    y, mean, rstd, var = _forward_composite(b, x._data, wd, bd, None if rm is None else rm._data,
-                                            None if rv is None else rv._data, training, eps,
-                                            x.dtype)
+    rmd = None if rm is None else rm._data
+    rvd = None if rv is None else rv._data
+    update = training and rm is not None and x.numel() > 0
+    fast = b.fast("batch_norm") if x.numel() else None     # kernels never see empty input
+    res = None
+    if fast is not None:
+        res = fast(b.contiguous(x._data), None if wd is None else b.contiguous(wd),
+                   None if bd is None else b.contiguous(bd), rmd, rvd, training,
+                   float(momentum) if update else 0.0, eps)
+    if res is not None:
+        y, mean, rstd = res
+        if update:                          # written in place by the kernel, as copy_ would
+            bump_version(rm)
+            bump_version(rv)
+    else:
+        y, mean, rstd, var = _forward_composite(b, x._data, wd, bd, rmd, rvd, training, eps,
+                                                x.dtype)
+        if update:
+            _update_running(b, rm, rv, mean, var, float(momentum), _geometry(x)[2],
+                            _compute_dtype(x.dtype))
     out = _wrap(y, x.dtype, x._device)
-    if training and rm is not None and x.numel():
-        _update_running(b, rm, rv, mean, var, float(momentum), _geometry(x)[2],
-                        _compute_dtype(x.dtype))
     if autograd.needs_grad(x, weight, bias):
         node = BatchNormBackward()
         node.training, node.eps = training, eps

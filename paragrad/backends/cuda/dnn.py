@@ -3,15 +3,21 @@ gradient, and scaled-dot-product attention forward/backward for float16/bfloat16
 
 Each distinct geometry builds one cuDNN graph once (validate, heuristics, plans) and keeps
 it; a call binds device pointers and runs it on the current stream through a per-stream
-handle. Outputs are given explicit NCHW / BHLD strides (cuDNN's default output layout for a
-convolution is NHWC). A case cuDNN can't take (integer dtypes, or float32 attention, which
-it has no kernel for) returns None and the op composes primitives instead.
+handle. With pg.backends.cudnn.benchmark, a convolution graph builds every plan instead, times
+each once and runs the fastest from then on. Outputs are given explicit NCHW / BHLD strides
+(cuDNN's default output layout for a convolution is NHWC). A case cuDNN can't take (integer
+dtypes, or float32 attention, which it has no kernel for) returns None and the op composes
+primitives instead.
 """
 from __future__ import annotations
+
+import math
 
 import cupy
 import numpy as np
 
+from ... import capture
+from .. import cudnn as cudnn_flags
 from . import matmul as flags
 
 _graphs: dict = {}
@@ -50,14 +56,22 @@ def _strides(shape):
     return out[::-1]
 
 
-def _run(graph, bindings):
-    ws = cupy.empty(max(graph.get_workspace_size(), 1), dtype=cupy.uint8)
-    graph.execute({t: buf.data.ptr for t, buf in bindings.items()}, ws.data.ptr, handle=_handle())
+def _run(graph, bindings, plan=None):
+    """Execute on the current stream: plan = (index, workspace bytes) that
+    pg.backends.cudnn.benchmark chose, else (None) the heuristic's plan."""
+    pack = {t: buf.data.ptr for t, buf in bindings.items()}
+    if plan is None:
+        ws = cupy.empty(max(graph.get_workspace_size(), 1), dtype=cupy.uint8)
+        graph.execute(pack, ws.data.ptr, handle=_handle())
+    else:   # by index: which plan a plain execute runs after building them all varies by version
+        ws = cupy.empty(max(plan[1], 1), dtype=cupy.uint8)
+        graph.execute_plan_at_index(pack, ws.data.ptr, index=plan[0], handle=_handle())
 
 
-def _build(g, exclude_tf32=False):
+def _build(g, exclude_tf32=False, all_plans=False):
     """Plan a graph; float32 convolutions stay off TF32 tensor cores unless
-    pg.backends.cuda.matmul.allow_tf32 (one switch for GEMMs and convolutions)."""
+    pg.backends.cuda.matmul.allow_tf32 (one switch for GEMMs and convolutions). all_plans
+    builds every plan the heuristics list (deselected ones excepted), for timing."""
     cudnn = _cudnn()
     g.validate()
     g.build_operation_graph()
@@ -65,12 +79,45 @@ def _build(g, exclude_tf32=False):
     if exclude_tf32:
         g.deselect_numeric_notes([cudnn.numerical_note.TENSOR_CORE])
     g.check_support()
-    g.build_plans()
+    if all_plans:
+        g.build_plans(cudnn.build_plan_policy.ALL)
+    else:
+        g.build_plans()
+
+
+def _fastest_plan(g, tensors, dtype, repeats=3):
+    """pg.backends.cudnn.benchmark: time every built plan of g on scratch buffers (tensors:
+    (cuDNN tensor, shape) pairs) — a warm-up run, then `repeats` runs between two events — and
+    return the fastest as (index, workspace bytes), or None if none ran. Plans that weren't
+    built (deselected) or fail here are skipped. Synchronizes with the device."""
+    bufs = [cupy.zeros(math.prod(shape) * dtype.itemsize, dtype=cupy.uint8) for _, shape in tensors]
+    pack = {t: b.data.ptr for (t, _), b in zip(tensors, bufs)}
+    stream = cupy.cuda.get_current_stream()
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    best = None
+    for i in range(g.get_execution_plan_count()):
+        try:
+            ws_bytes = g.get_workspace_size_plan_at_index(i)
+            ws = cupy.empty(max(ws_bytes, 1), dtype=cupy.uint8)
+            g.execute_plan_at_index(pack, ws.data.ptr, index=i, handle=_handle())
+            start.record(stream)
+            for _ in range(repeats):
+                g.execute_plan_at_index(pack, ws.data.ptr, index=i, handle=_handle())
+            end.record(stream)
+            end.synchronize()
+        except Exception:       # noqa: BLE001 - a plan that can't run here is no candidate
+            continue
+        ms = cupy.cuda.get_elapsed_time(start, end)
+        if best is None or ms < best[0]:
+            best = (ms, i, ws_bytes)
+    return None if best is None else best[1:]
 
 
 def _conv_graph(kind, xs, ws, ys, dtype, stride, padding, dilation):
-    """kind: 'fprop' (x, w -> y), 'dgrad' (dy, w -> dx) or 'wgrad' (x, dy -> dw)."""
-    key = (kind, xs, ws, ys, dtype.str, stride, padding, dilation, flags.allow_tf32)
+    """kind: 'fprop' (x, w -> y), 'dgrad' (dy, w -> dx) or 'wgrad' (x, dy -> dw).
+    -> (graph, input tensors, output tensor, plan for _run)."""
+    benchmark = cudnn_flags.benchmark
+    key = (kind, xs, ws, ys, dtype.str, stride, padding, dilation, flags.allow_tf32, benchmark)
     hit = _graphs.get(key)
     if hit is not None:
         return hit
@@ -84,14 +131,18 @@ def _conv_graph(kind, xs, ws, ys, dtype, stride, padding, dilation):
     W = g.tensor(name="w", dim=list(ws), stride=_strides(ws), data_type=dt)
     DY = g.tensor(name="dy", dim=list(ys), stride=_strides(ys), data_type=dt)
     if kind == "fprop":
-        out, ins, shape = g.conv_fprop(image=X, weight=W, **conv), (X, W), ys
+        out, ins, shapes = g.conv_fprop(image=X, weight=W, **conv), (X, W), (xs, ws, ys)
     elif kind == "dgrad":
-        out, ins, shape = g.conv_dgrad(loss=DY, filter=W, **conv), (DY, W), xs
+        out, ins, shapes = g.conv_dgrad(loss=DY, filter=W, **conv), (DY, W), (ys, ws, xs)
     else:
-        out, ins, shape = g.conv_wgrad(image=X, loss=DY, **conv), (X, DY), ws
-    out.set_output(True).set_dim(list(shape)).set_stride(_strides(shape)).set_data_type(dt)
-    _build(g, exclude_tf32=dtype.name == "float32" and not flags.allow_tf32)
-    hit = _graphs[key] = (g, ins, out, shape)
+        out, ins, shapes = g.conv_wgrad(image=X, loss=DY, **conv), (X, DY), (xs, ys, ws)
+    out.set_output(True).set_dim(list(shapes[2])).set_stride(_strides(shapes[2])).set_data_type(dt)
+    timed = benchmark and not capture.active()      # (timing can't happen inside a capture)
+    _build(g, exclude_tf32=dtype.name == "float32" and not flags.allow_tf32, all_plans=timed)
+    if benchmark and not timed:     # run the heuristic's plan now; plan and time it next time
+        return capture.keep((g, ins, out, None))
+    plan = _fastest_plan(g, list(zip(ins + (out,), shapes)), dtype) if timed else None
+    hit = _graphs[key] = (g, ins, out, plan)
     return hit
 
 
@@ -103,10 +154,10 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
     ho = (h + sum(padding[0]) - dilation[0] * (r - 1) - 1) // stride[0] + 1
     wo = (wd + sum(padding[1]) - dilation[1] * (s - 1) - 1) // stride[1] + 1
     ys = (n, k, ho, wo)
-    g, (X, W), Y, _ = _conv_graph("fprop", x.shape, w.shape, ys, x.dtype, tuple(stride), padding,
-                                  tuple(dilation))
+    g, (X, W), Y, plan = _conv_graph("fprop", x.shape, w.shape, ys, x.dtype, tuple(stride), padding,
+                                     tuple(dilation))
     y = cupy.empty(ys, dtype=x.dtype)
-    _run(g, {X: x, W: w, Y: y})
+    _run(g, {X: x, W: w, Y: y}, plan)
     if b is not None:
         y += b.reshape(1, k, 1, 1)
     return y
@@ -118,13 +169,13 @@ def conv2d_backward(gy, x, w, stride, padding, dilation, groups, need_dx, need_d
     key = (tuple(stride), padding, tuple(dilation))
     dx = dw = db = None
     if need_dx:
-        g, (DY, W), DX, _ = _conv_graph("dgrad", x.shape, w.shape, gy.shape, x.dtype, *key)
+        g, (DY, W), DX, plan = _conv_graph("dgrad", x.shape, w.shape, gy.shape, x.dtype, *key)
         dx = cupy.empty(x.shape, dtype=x.dtype)
-        _run(g, {DY: gy, W: w, DX: dx})
+        _run(g, {DY: gy, W: w, DX: dx}, plan)
     if need_dw:
-        g, (X, DY), DW, _ = _conv_graph("wgrad", x.shape, w.shape, gy.shape, x.dtype, *key)
+        g, (X, DY), DW, plan = _conv_graph("wgrad", x.shape, w.shape, gy.shape, x.dtype, *key)
         dw = cupy.empty(w.shape, dtype=w.dtype)
-        _run(g, {X: x, DY: gy, DW: dw})
+        _run(g, {X: x, DY: gy, DW: dw}, plan)
     if need_db:
         db = gy.sum(axis=(0, 2, 3), dtype=np.float32).astype(gy.dtype)
     return dx, dw, db

@@ -7,8 +7,9 @@ import cupy
 
 _modules = {}
 _DIR = Path(__file__).parent / "kernels"
-# optimizer updates must round like the composed update they replace: no fused multiply-add
-_OPTIONS = {"optim.cu": ("--std=c++17", "--fmad=false")}
+# optimizer updates and batch norm must round like the composed primitives they replace: no
+# fused multiply-add
+_OPTIONS = {"optim.cu": ("--std=c++17", "--fmad=false"), "batchnorm.cu": ("--std=c++17", "--fmad=false")}
 
 
 def kernel(source: str, name: str):
