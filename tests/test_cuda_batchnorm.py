@@ -193,8 +193,8 @@ def test_running_stats_of_another_dtype_or_layout(layout):
     _compare(*results, 1e-6, 1e-6, layout)
 
 
-@pytest.mark.parametrize("benchmark", [False, True], ids=["heuristic", "cudnn_benchmark"])
-def test_training_step_inside_pg_jit(benchmark):
+@pytest.mark.parametrize("autotune", [False, True], ids=["heuristic", "cudnn_benchmark"])
+def test_training_step_inside_pg_jit(autotune):
     """A conv + BatchNorm2d + ReLU training step captured by pg.jit (the batch_norm kernels and
     the running-statistics update inside the CUDA graph, and with cudnn.benchmark the timed
     plans) against the same steps run eagerly with every fast path off."""
@@ -220,7 +220,7 @@ def test_training_step_inside_pg_jit(benchmark):
         return losses, [p.detach().cpu().numpy() for p in model.parameters()] + [
             bn.running_mean.cpu().numpy(), bn.running_var.cpu().numpy()], bn.num_batches_tracked.item()
 
-    pg.backends.cudnn.benchmark = benchmark
+    pg.backends.cudnn.benchmark = autotune
     try:
         jit_losses, jit_state, jit_count = train(True)
     finally:

@@ -236,10 +236,14 @@ def test_errors(device, fn, exc, match):
 
 
 def test_relu_backward_edges_match_torch(device):
-    """threshold_backward's rule: 0 where y <= 0 even for a NaN gradient; a NaN input passes g."""
+    """relu(nan) is nan; threshold_backward's rule: 0 where y <= 0 even for a NaN gradient, a
+    NaN input passes g."""
     vals, grads = [-1.0, 0.0, 2.0, float("nan")], [float("nan"), 1.0, 3.0, 5.0]
     x = pg.tensor(vals, device=device, requires_grad=True)
-    x.relu().backward(pg.tensor(grads, device=device))
+    y = x.relu()
+    y.backward(pg.tensor(grads, device=device))
     t = torch.tensor(vals, requires_grad=True)
-    t.relu().backward(torch.tensor(grads))
+    ty = t.relu()
+    ty.backward(torch.tensor(grads))
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), ty.detach().numpy())    # relu(nan) = nan
     np.testing.assert_array_equal(x.grad.cpu().numpy(), t.grad.numpy())

@@ -47,7 +47,7 @@ _sigmoid = cupy.ElementwiseKernel(
 _rsqrt = cupy.ElementwiseKernel("T x", "T y", "y = rsqrt(x)", "pg_rsqrt")
 _sign = cupy.ElementwiseKernel(   # torch: sign(nan) = 0
     "T x", "T y", "y = x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0))", "pg_sign")
-_relu = cupy.ElementwiseKernel("T x", "T y", "y = x > T(0) ? x : T(0)", "pg_relu")
+_relu = cupy.ElementwiseKernel("T x", "T y", "y = x < T(0) ? T(0) : x", "pg_relu")   # NaN stays NaN, as torch
 
 
 def _dt(dtype):
