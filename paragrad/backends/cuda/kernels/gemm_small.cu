@@ -52,7 +52,7 @@ __device__ __forceinline__ void store_cluster(float* p, unsigned rank, float v) 
 
 __device__ __forceinline__ float act_fwd(float z) {
 #if ACT == 1
-    return z > 0.f ? z : 0.f;
+    return z < 0.f ? 0.f : z;       // NaN stays NaN, as torch.relu
 #elif ACT == 2
     float t = tanhf(0.7978845608028654f * (z + 0.044715f * z * z * z));
     return 0.5f * z * (1.f + t);
@@ -63,7 +63,7 @@ __device__ __forceinline__ float act_fwd(float z) {
 
 __device__ __forceinline__ float act_grad(float g, float aux) {
 #if ACT == 1
-    return aux > 0.f ? g : 0.f;     // aux is y = relu(z): y > 0 exactly where z > 0
+    return aux <= 0.f ? 0.f : g;    // aux is y = relu(z); torch's threshold_backward rule
 #elif ACT == 2
     float t = tanhf(0.7978845608028654f * (aux + 0.044715f * aux * aux * aux));
     float d = 0.5f * (1.f + t) + 0.5f * aux * (1.f - t * t) * 0.7978845608028654f
