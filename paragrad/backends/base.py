@@ -37,10 +37,18 @@ ARG_REDUCE_OPS = ("argmax", "argmin")
 FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "layer_norm", "layer_norm_backward", "linear_act",
-    "conv2d", "conv2d_backward", "pool2d", "batch_norm", "batch_norm_backward",
+    "linear_act_backward", "mlp", "mlp_backward", "relu_backward",
+    "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step",
 )
+# relu (ops/unary.py): fast_relu_backward(g, y) -> dx = 0 where y <= 0 else g (torch's
+#   threshold_backward), g and y of one shape and float dtype.
+# max_pool2d (ops/pool.py; x (N, C, H, W), k, s, p, d (h, w) int pairs validated by the op,
+#   ho, wo the output size):
+#   fast_max_pool2d(x, k, s, p, d, ho, wo) -> (y, idx) (N, C, Ho, Wo), idx int64 flat in H*W
+#     (the first maximum of the window's in-bounds taps; a NaN always takes over), or None
+#   fast_max_pool2d_backward(gy, idx, h, w, k, s, p, d) -> dx (N, C, H, W) or None
 # softmax family (ops/nn.py): fast_softmax(x, axis) -> y; fast_softmax_backward(y, g, axis) -> dx
 #   (log_ forms alike, y being the log-softmax output).
 # cross_entropy (ops/nn.py, logits (N, C), int64 targets (N,), mean a bool):

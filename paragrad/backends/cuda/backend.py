@@ -16,7 +16,7 @@ from ... import capture
 from ...dtypes import bfloat16 as _bf16
 
 from ..base import Backend
-from . import batchnorm, dnn, fused, gemm, graphs, lt, memory
+from . import batchnorm, dnn, fused, gemm, graphs, lt, memory, pool
 from .kernels import kernel, launch
 
 _UNARY = {
@@ -268,7 +268,7 @@ class CUDABackend(Backend):
         capture.forbid_sync("nonzero() (its output size depends on the data)")
         return cupy.stack(cupy.nonzero(x), axis=-1).astype(np.int64).reshape(-1, x.ndim)
 
-    # ---- fast paths (fused.py, batchnorm.py; signatures as the CPU backend's and the op layer's)
+    # ---- fast paths (fused.py, batchnorm.py, pool.py, ...; signatures as the op layer's)
     def fast_softmax(self, x, axis):
         return fused.softmax(x, axis)
 
@@ -298,6 +298,12 @@ class CUDABackend(Backend):
 
     def fast_batch_norm_backward(self, g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
         return batchnorm.batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db)
+
+    def fast_max_pool2d(self, x, k, s, p, d, ho, wo):
+        return pool.max_pool2d(x, k, s, p, d, ho, wo)
+
+    def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
+        return pool.max_pool2d_backward(gy, idx, h, w, k, s, p, d)
 
     def fast_relu_backward(self, g, y):
         return lt.relu_grad(g, y)
