@@ -155,7 +155,9 @@ def _max_forward(b, x, g, dtype, dev):
 
 def _max_backward_buf(b, gy, idx, g, dtype, dev):
     fast = b.fast("max_pool2d_backward")
-    dx = fast(gy, idx, g.h, g.w, g.k, g.s, g.p, g.d) if fast else None
+    full = (g.n, g.c, g.ho, g.wo)                   # unbatched input: (C, Ho, Wo) -> batch of 1
+    dx = fast(b.reshape(b.contiguous(gy), full), b.reshape(b.contiguous(idx), full), g.h, g.w, g.k,
+              g.s, g.p, g.d) if fast else None
     if dx is not None:
         return dx
     dx = b.full((g.n, g.c, g.h * g.w), 0, dtype, dev)
