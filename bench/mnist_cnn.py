@@ -40,8 +40,8 @@ parameters) and, for PyTorch, the same modules in the same order. One protocol f
     the target (warm-up excluded), train ms/step, and the accuracy of the last evaluation.
     Ratios divide "to 99% s" by that of torch eager and of torch CUDA graph (>1 = slower).
 float32 throughout: TF32 off for GEMMs and convolutions in both (PyTorch's cuDNN allows TF32 by
-default, paragrad does not); --tf32 allows it in both. torch.backends.cudnn.benchmark = True for
-every torch row (its autotuning happens in the warm-up). torch eager uses Adam's default (foreach)
+default, paragrad does not); --tf32 allows it in both. cudnn.benchmark = True in both frameworks
+(torch.backends.cudnn / pg.backends.cudnn: their autotuning happens in the warm-up). torch eager uses Adam's default (foreach)
 implementation; the CUDA graph row fused+capturable Adam (capturable only if fused is refused);
 torch.compile compiles model+loss forward (and so its backward), Adam stays eager, evaluation runs
 the eager model (no recompile for eval mode).
@@ -413,7 +413,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = args.tf32
     torch.set_float32_matmul_precision("high" if args.tf32 else "highest")
     pg.backends.cuda.matmul.allow_tf32 = args.tf32
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = pg.backends.cudnn.benchmark = True      # both autotune convs
 
     print_header(args.device)
     data = load_mnist(root, limit_test=args.limit_test)
