@@ -29,7 +29,9 @@
 #define THREADS 256
 #define AS_LD (BM + 4)   // As[k][m]: the +4 makes the transposing stores conflict-free
 #define BS_LD (BN + 4)   // Bs[k][n]
-#define MAX_STAGES 4
+#ifndef MAX_STAGES
+#define MAX_STAGES 7      // K stages per block at most (their loads all in flight at once)
+#endif
 #define COLS ((BN + SPLIT - 1) / SPLIT)   // tile columns each block of the cluster finishes
 #define R_LD (COLS | 1)                   // odd: the column reads across rows are conflict-free
 
@@ -40,7 +42,11 @@ __device__ __forceinline__ unsigned cluster_rank() {
 }
 
 __device__ __forceinline__ void cluster_sync() {
+#if SPLIT > 1
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+    __syncthreads();
+#endif
 }
 
 // store v into the shared memory of block `rank` of this cluster, at the address p has here
@@ -74,7 +80,12 @@ __device__ __forceinline__ float act_grad(float g, float aux) {
 #endif
 }
 
-extern "C" __global__ void __cluster_dims__(1, SPLIT, 1) __launch_bounds__(THREADS)
+#if SPLIT > 1
+#define CLUSTER __cluster_dims__(1, SPLIT, 1)
+#else
+#define CLUSTER           // one block per tile: a plain launch (a cluster launch costs ~0.7 us more)
+#endif
+extern "C" __global__ void CLUSTER __launch_bounds__(THREADS)
 gemm_small(const float* __restrict__ A, const float* __restrict__ W, const float* __restrict__ vec_in,
            const float* __restrict__ aux_in, float* __restrict__ out, float* __restrict__ aux_out,
            float* __restrict__ vec_out, int M, int N, int K, int lda, int ldw, int stages_per_split) {
