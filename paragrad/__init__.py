@@ -18,7 +18,7 @@ from .tensor import Size, Tensor
 from .ops import *  # noqa: F401,F403  (the functional forms: pg.exp, pg.cat, ...)
 from .ops import (abs, all, any, max, min, pow, round, sum)  # noqa: A004  (torch names)
 
-from . import cuda, data, nn, optim, utils  # noqa: E402,F401  (pg.nn like torch.nn)
+from . import cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -277,6 +277,13 @@ _METHODS = {
 }
 _PROPERTIES = {"T": movement.T, "mT": movement.mT}
 
+# families kept in modules of their own: each lists its functions in __all__ and its Tensor
+# methods in METHODS
+from . import linalg_extra, misc_extra, reduce_extra, special  # noqa: E402
+for _mod in (linalg_extra, misc_extra, reduce_extra, special):
+    globals().update({_n: getattr(_mod, _n) for _n in _mod.__all__})
+    _METHODS.update(_mod.METHODS)
+
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 for _name, _fn in _PROPERTIES.items():

@@ -1,0 +1,1 @@
+"""pg.linalg (being written)"""

@@ -1,0 +1,1 @@
+"""pg.special (being written)"""
