@@ -29,9 +29,7 @@
 #define THREADS 256
 #define AS_LD (BM + 4)   // As[k][m]: the +4 makes the transposing stores conflict-free
 #define BS_LD (BN + 4)   // Bs[k][n]
-#ifndef MAX_STAGES
 #define MAX_STAGES 7      // K stages per block at most (their loads all in flight at once)
-#endif
 #define COLS ((BN + SPLIT - 1) / SPLIT)   // tile columns each block of the cluster finishes
 #define R_LD (COLS | 1)                   // odd: the column reads across rows are conflict-free
 
