@@ -9,6 +9,7 @@ and re-pointed at new operands (reset_operands_unchecked), so planning happens o
 """
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import cupy
@@ -204,13 +205,18 @@ _spin = cupy.RawKernel(r"""extern "C" __global__ void pg_spin(long long cycles) 
 
 
 def _gpu_time(fn, repeats=5):
-    """GPU milliseconds of fn() (after one warm-up call): a spinning kernel queued first keeps
-    the GPU busy while the host queues every repeat, so host overhead between launches (which a
-    CUDA graph removes) isn't counted."""
+    """GPU milliseconds of `repeats` calls of fn(), after two warm-up calls (plans, autotuning):
+    a spinning kernel queued first keeps the GPU busy while the host queues every repeat, so
+    host overhead between launches (which a CUDA graph removes) isn't counted. The spin lasts
+    twice the host time of the repeats, in cycles of a 2 GHz clock (H100/H200 run below that,
+    which only lengthens it)."""
     fn()
+    t0 = time.perf_counter()
+    fn()
+    host = time.perf_counter() - t0
     stream = cupy.cuda.get_current_stream()
-    _spin((1,), (1,), (cupy.int64(20_000_000),))        # ~10 ms at 2 GHz
-    start, end = stream.record(), None
+    _spin((1,), (1,), (cupy.int64(int(2 * repeats * host * 2e9)),))
+    start = stream.record()
     for _ in range(repeats):
         fn()
     end = stream.record()
