@@ -636,3 +636,19 @@ def test_random_fills_and_data_ptr():
     assert pg.empty(100).random_(5).max().item() < 5
     x = pg.zeros(4, 3)
     assert x.data_ptr() == x[0].data_ptr() and x.data_ptr() != pg.zeros(4, 3).data_ptr()
+
+
+def test_inplace_ops_keep_dtype_and_shape_as_torch():
+    """Method-style in-place ops (pow_, clamp_, ...) cast their result to the tensor's dtype,
+    with or without a graph, and refuse results of another shape or an uncastable kind."""
+    for lib in (pg, torch):
+        x = lib.ones(3, requires_grad=True) * 1.0
+        x.pow_(lib.tensor([2.0, 2.0, 2.0], dtype=lib.float64))
+        assert str(x.dtype).endswith("float32")
+        y = lib.ones(3)
+        y.pow_(lib.tensor([2.0, 2.0, 2.0], dtype=lib.float64))
+        assert str(y.dtype).endswith("float32")
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            lib.ones(3, dtype=lib.int64).pow_(lib.tensor([0.5, 0.5, 0.5]))
+        with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+            lib.ones(3).pow_(lib.ones(2, 3))

@@ -84,14 +84,23 @@ def _inplace_unary(fn):
 
 
 def _assign(self, compute, name):
-    """Run an out-of-place op and make its result this tensor's value, as an in-place op."""
+    """Run an out-of-place op and make its result this tensor's value, as an in-place op: the
+    result must have this tensor's shape and a dtype that casts to its dtype (torch's rules)."""
     if autograd._grad_enabled and self.grad_fn is None and self._requires_grad:
         raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                            f"in-place operation.")
-    if autograd._grad_enabled and self._requires_grad:
-        return rebind(self, compute(_snapshot(self)))   # saved inputs keep their old value
-    with autograd.no_grad():
-        out = compute(self)
+    record = autograd._grad_enabled and self._requires_grad
+    if record:
+        out = compute(_snapshot(self))      # saved inputs keep their old value
+    else:
+        with autograd.no_grad():
+            out = compute(self)
+    binary._check_inplace(name, self, out.dtype)
+    if out.shape != self.shape:
+        raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
+                           f"broadcast shape {list(out.shape)}")
+    if record:
+        return rebind(self, out if out.dtype is self.dtype else out.to(self.dtype))
     self._backend.copy_(self._data, out._data)
     bump_version(self)
     return self
