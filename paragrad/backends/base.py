@@ -41,7 +41,26 @@ FAST_PATHS = (
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step",
+    "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
+    "linalg_eigh", "linalg_svd",
 )
+# linalg decompositions (ops/linalg_extra.py). Not fused forms of a composition: nothing
+# composes them, so the ops raise NotImplementedError on a backend without them (and use them
+# even inside fast_paths(False)). Inputs: C-contiguous float32/float64 buffers (..., m, n), any
+# batch dims (the op layer broadcasts them to match); results in the input's dtype, batched the
+# same way; singular / not positive-definite / non-converging input raises an exception whose
+# class is named LinAlgError (np.linalg's, cupy.linalg's), which the op turns into
+# paragrad.linalg.LinAlgError (a RuntimeError, as torch's), or yields NaN/inf where the library
+# does not check (cupy by default).
+#   fast_linalg_inv(a) -> inverse (..., n, n)
+#   fast_linalg_solve(a, b) -> x with a @ x = b; a (..., n, n), b (..., n, k), same batch dims
+#   fast_linalg_det(a) -> det (...)          fast_linalg_slogdet(a) -> (sign (...), log|det| (...))
+#   fast_linalg_cholesky(a) -> lower L (..., n, n), a = L L^T (reads a's lower triangle)
+#   fast_linalg_qr(a, mode) -> (Q, R), mode 'reduced' / 'complete' as np.linalg.qr; for 'r',
+#     (None, R)
+#   fast_linalg_eigh(a, uplo) -> (w (..., n) ascending, V (..., n, n) with a = V diag(w) V^T),
+#     reading the triangle uplo ('L' or 'U')
+#   fast_linalg_svd(a, full_matrices) -> (U, S, Vh), S (..., min(m, n)) descending
 # relu (ops/unary.py): fast_relu_backward(g, y) -> dx = 0 where y <= 0 else g (torch's
 #   threshold_backward), g and y of one shape and float dtype.
 # max_pool2d (ops/pool.py; x (N, C, H, W), k, s, p, d (h, w) int pairs validated by the op,

@@ -349,6 +349,31 @@ class CPUBackend(Backend):
                                       dtype=x.dtype)
         return dx, dw, db
 
+    # decompositions (ops/linalg_extra.py; signatures in base.py's FAST_PATHS comments)
+    def fast_linalg_inv(self, a):
+        return np.linalg.inv(a)
+
+    def fast_linalg_solve(self, a, b):
+        return np.linalg.solve(a, b)
+
+    def fast_linalg_det(self, a):
+        return np.asarray(np.linalg.det(a))     # (a NumPy scalar for one matrix)
+
+    def fast_linalg_slogdet(self, a):
+        return tuple(np.asarray(r) for r in np.linalg.slogdet(a))
+
+    def fast_linalg_cholesky(self, a):
+        return np.linalg.cholesky(a)
+
+    def fast_linalg_qr(self, a, mode):
+        return (None, np.linalg.qr(a, "r")) if mode == "r" else tuple(np.linalg.qr(a, mode))
+
+    def fast_linalg_eigh(self, a, uplo):
+        return tuple(np.linalg.eigh(a, UPLO=uplo))
+
+    def fast_linalg_svd(self, a, full_matrices):
+        return tuple(np.linalg.svd(a, full_matrices=full_matrices))
+
 
 def _layer_norm(x, w, b, n_norm, eps):
     rows, stat_shape, ct = _ln_layout(x, n_norm)

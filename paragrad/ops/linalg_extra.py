@@ -1,3 +1,954 @@
-"""(being written)"""
-__all__ = []
-METHODS = {}
+"""Linear algebra beyond matrix products: the decompositions (inv, det, slogdet, solve,
+cholesky, qr, eigh, svd) and what composes from them (norms, rank, pinv, lstsq, matrix powers
+and exponentials, triangular and Cholesky solves, kron, inner). paragrad/linalg.py gives them
+torch.linalg's names; the torch.* forms and Tensor methods are this module's __all__ / METHODS.
+
+A decomposition is not a composition of the ~20 primitives, so each one is a backend fast path
+`fast_linalg_<name>` (np.linalg on cpu, cupy.linalg on cuda; batched over leading dims; see
+base.py) recorded as one autograd node whose backward is the standard matrix-calculus formula
+written with Tensor ops, so it runs on every backend. Under create_graph a node recomputes
+its outputs with a fresh differentiable forward from the saved input (its saved outputs are
+detached aliases, as elsewhere in paragrad), so second derivatives are right. Everything else
+composes these nodes and ordinary ops and gets its gradient from autograd.
+"""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..autograd import Node, is_grad_enabled, needs_grad, no_grad, record
+from ..tensor import Tensor, _wrap
+from ._common import alias, check_tensor, dim_arg, dims_arg, same_device, snapshot
+from .binary import maximum
+from .conversion import _TYPE_NAMES
+from .creation import eye, ones_like, zeros, zeros_like
+from .movement import cat
+from .shape_extra import cross as _cross, diagonal as _diagonal, tensordot
+
+slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
+qr_result = namedtuple("qr", ["Q", "R"])
+eigh_result = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+svd_result = namedtuple("svd", ["U", "S", "Vh"])
+svd_v_result = namedtuple("svd", ["U", "S", "V"])
+lstsq_result = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
+triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+class LinAlgError(RuntimeError):
+    """A matrix a decomposition cannot handle: singular, not positive-definite, or one on
+    which the algorithm did not converge (torch.linalg.LinAlgError)."""
+
+
+# ---- checks and the backend call -----------------------------------------------------------
+def _tname(dtype):
+    return _TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def _check_float(x, op, name="A"):
+    check_tensor(x, op, name)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_tname(x.dtype)}")
+    if x.dtype is not dt.float32 and x.dtype is not dt.float64:
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {_tname(x.dtype)}")
+    return x
+
+
+def _check_matrix(A, op, square=True):
+    _check_float(A, op)
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    return A
+
+
+def _same_dtype(op, A, B, names=("A", "B")):
+    check_tensor(B, op, names[1])
+    if B.dtype is not A.dtype:
+        raise RuntimeError(f"{op}: Expected {names[0]} and {names[1]} to have the same dtype, but found "
+                           f"{names[0]} of type {_tname(A.dtype)} and {names[1]} of type {_tname(B.dtype)} instead")
+    same_device(op, A, B)
+
+
+_WHY = {"inv": "the input matrix is singular", "solve": "the input matrix is singular",
+        "cholesky": "the input is not positive-definite"}
+
+
+def _kernel(name, op, A, *args):
+    """The backend's fast_linalg_<name> on A's (and tensor args') buffers. Looked up directly,
+    not through backend.fast(): there is no composition to fall back to, so fast_paths(False)
+    leaves it on."""
+    b = A._backend
+    f = getattr(b, "fast_linalg_" + name, None)
+    if f is None:
+        raise NotImplementedError(f"{op}: the {A.device.type} backend ({type(b).__name__}) has no "
+                                  f"fast_linalg_{name}, which this op needs (a decomposition is not "
+                                  f"composed from primitives)")
+    bufs = [b.contiguous(t._data) if isinstance(t, Tensor) else t for t in (A, *args)]
+    try:
+        return f(*bufs)
+    except Exception as e:
+        if type(e).__name__ != "LinAlgError":
+            raise
+        why = _WHY.get(name, "the algorithm failed to converge")
+        raise LinAlgError(f"{op}: the computation could not be completed because {why} "
+                          f"({e}; A of shape {tuple(A.shape)}, {A.dtype})") from None
+
+
+def _out(A, buf):
+    return _wrap(buf, A.dtype, A._device)
+
+
+def _record(node, inputs, outs, saved):
+    """One node for several outputs: output i's gradient is backward's i-th argument."""
+    node.saved, node.n_outputs = saved, len(outs)
+    record(node, inputs, outs[0])
+    for i, o in enumerate(outs[1:], 1):
+        o.grad_fn, o._output_nr, o._requires_grad = node, i, True
+
+
+def _eye(x, n=None):
+    n = x.shape[-1] if n is None else n
+    return eye(n, dtype=x.dtype, device=x.device)
+
+
+def _rinvT(x, R):
+    """x @ R^{-T} for upper-triangular R (..., n, n)."""
+    return solve_triangular(R, x.mT, upper=True).mT
+
+
+# ---- inverse, determinants, solve ----------------------------------------------------------
+class InvBackward(Node):
+    def backward(self, g):
+        A, ainv = self.saved
+        t = (inv(A) if is_grad_enabled() else ainv).mT       # (fresh under create_graph)
+        return -(t @ g @ t)                                   # -A^{-T} g A^{-T}
+
+
+def inv(A):
+    """The inverse of each square matrix in A (..., n, n)."""
+    _check_matrix(A, "linalg.inv")
+    out = _out(A, _kernel("inv", "linalg.inv", A))
+    if needs_grad(A):
+        node = InvBackward()
+        node.saved = (snapshot(A), alias(out))
+        record(node, (A,), out)
+    return out
+
+
+def _prod_others(s):
+    """p_i = prod_{j != i} s_j along the last dim, from exclusive running products (exact
+    where some s_j are zero, unlike prod / s_i)."""
+    one = ones_like(s.narrow(-1, 0, 1))
+    n = s.shape[-1]
+    left = cat([one, s.narrow(-1, 0, n - 1).cumprod(-1)], -1)
+    right = cat([s.narrow(-1, 1, n - 1).flip(-1).cumprod(-1).flip(-1), one], -1)
+    return left * right
+
+
+class DetBackward(Node):
+    def backward(self, g):
+        # the cofactor matrix det(A) A^{-T}, from A = U diag(s) Vh as det(U) det(Vh) U diag(p) Vh
+        # with p_i the product of the other singular values: continuous where A is singular
+        (A,) = self.saved
+        if A.shape[-1] == 0:
+            return zeros_like(A)
+        U, S, Vh = _svd(A, False, "linalg.det")
+        sign = _out(A, _kernel("det", "linalg.det", U)) * _out(A, _kernel("det", "linalg.det", Vh))
+        p = _prod_others(S) * (sign * g).unsqueeze(-1)
+        return (U * p.unsqueeze(-2)) @ Vh
+
+
+def det(A):
+    """The determinant of each square matrix in A."""
+    _check_matrix(A, "linalg.det")
+    out = _out(A, _kernel("det", "linalg.det", A))
+    if needs_grad(A):
+        node = DetBackward()
+        node.saved = (snapshot(A),)
+        record(node, (A,), out)
+    return out
+
+
+class SlogdetBackward(Node):
+    def backward(self, gsign, glogabs):        # sign is piecewise constant: no gradient
+        (A,) = self.saved
+        if glogabs is None:
+            return zeros_like(A)
+        return inv(A).mT * glogabs.unsqueeze(-1).unsqueeze(-1)
+
+
+def slogdet(A):
+    """(sign, logabsdet) of det(A), without over- or underflow for large matrices."""
+    _check_matrix(A, "linalg.slogdet")
+    sign, logabs = (_out(A, r) for r in _kernel("slogdet", "linalg.slogdet", A))
+    if needs_grad(A):
+        _record(SlogdetBackward(), (A,), (sign, logabs), (snapshot(A),))
+    return slogdet_result(sign, logabs)
+
+
+def logdet(input):
+    """log(det(A)): NaN where det < 0, -inf where det == 0."""
+    sign, logabs = slogdet(input)
+    return logabs.masked_fill(sign < 0, math.nan)
+
+
+class SolveBackward(Node):
+    def backward(self, g):                     # g (..., n, k)
+        A, B, X = self.saved
+        if is_grad_enabled():
+            X = _solve(A, B, "linalg.solve")
+        gB = _solve(A.mT, g, "linalg.solve")                  # A^{-T} g
+        gA = -(gB @ X.mT) if self.next_edges[0] is not None else None
+        return gA, gB
+
+
+def _batch(op, A, B):
+    """A (..., n, n) and B (..., n, k) with their batch dims broadcast together."""
+    try:
+        batch = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2])))
+    except ValueError:
+        raise RuntimeError(f"{op}: the batch dimensions of A {tuple(A.shape)} and B {tuple(B.shape)} "
+                           f"are not broadcastable") from None
+    if tuple(A.shape[:-2]) != batch:
+        A = A.expand(*batch, *A.shape[-2:])
+    if tuple(B.shape[:-2]) != batch:
+        B = B.expand(*batch, *B.shape[-2:])
+    return A, B
+
+
+def _solve(A, B, op):
+    """X with A X = B; A (..., n, n), B (..., n, k), batch dims broadcast."""
+    A, B = _batch(op, A, B)
+    out = _out(A, _kernel("solve", op, A, B))
+    if needs_grad(A, B):
+        node = SolveBackward()
+        node.saved = (snapshot(A), snapshot(B), alias(out))
+        record(node, (A, B), out)
+    return out
+
+
+def _is_vector_rhs(A, B):
+    """torch's rule: B is a (batch of) vector(s) if 1-D or of shape A.shape[:-1]."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def solve(A, B, *, left=True):
+    """X with A X = B (left=True) or X A = B (left=False); B (*, n) is a batch of vectors when
+    its shape is A's batch shape + (n,) (or it is 1-D), else (*, n, k)."""
+    op = "linalg.solve"
+    _check_matrix(A, op)
+    _same_dtype(op, A, B)
+    n = A.shape[-1]
+    if _is_vector_rhs(A, B):
+        if B.shape[-1] != n:
+            raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
+                               f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-1]})")
+        return _solve(A if left else A.mT, B.unsqueeze(-1), op).squeeze(-1)
+    if B.ndim < 2 or B.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{'x'.join(map(str, B.shape[-2:]))})")
+    return _solve(A, B, op) if left else _solve(A.mT, B.mT, op).mT
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """X with A X = B (or X A = B), reading only A's upper or lower triangle (and taking its
+    diagonal as ones when unitriangular). Differs from torch: computed as a general solve of
+    the masked triangle (O(n^3), no triangular-solve fast path), so an exactly singular
+    triangle raises LinAlgError where torch returns inf/NaN."""
+    op = "linalg.solve_triangular"
+    _check_matrix(A, op)
+    _same_dtype(op, A, B)
+    n = A.shape[-1]
+    if B.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions.")
+    if B.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{'x'.join(map(str, B.shape[-2:]))})")
+    T = A.triu() if upper else A.tril()      # the gradient to A is then that triangle's alone
+    if unitriangular:
+        diag = _eye(A).to(dt.bool_)
+        T = T.masked_fill(diag, 0) + _eye(A)
+    return _solve(T, B, op) if left else _solve(T.mT, B.mT, op).mT
+
+
+# ---- cholesky ------------------------------------------------------------------------------
+class CholeskyBackward(Node):
+    def backward(self, g):
+        # torch's formula: gA = L^{-T} Phi(L^T gL) L^{-1}, Phi = the symmetrized lower triangle
+        A, L = self.saved
+        if is_grad_enabled():
+            L = _cholesky(A, False, "linalg.cholesky")
+        P = (L.mT @ g).tril()
+        P = 0.5 * (P + P.tril(-1).mT)
+        X = solve_triangular(L.mT, P, upper=True)
+        return solve_triangular(L, X, upper=False, left=False)
+
+
+def _cholesky(A, upper, op):
+    _check_matrix(A, op)
+    L = _out(A, _kernel("cholesky", op, A))
+    if needs_grad(A):
+        node = CholeskyBackward()
+        node.saved = (snapshot(A), alias(L))
+        record(node, (A,), L)
+    return L.mT if upper else L
+
+
+def linalg_cholesky(A, *, upper=False):
+    """L lower-triangular with A = L L^T (upper: U = L^T, A = U^T U), for symmetric
+    positive-definite A; only A's lower triangle is read."""
+    return _cholesky(A, upper, "linalg.cholesky")
+
+
+def cholesky(input, upper=False):
+    """torch.cholesky: linalg.cholesky with a positional `upper`."""
+    return _cholesky(input, upper, "cholesky")
+
+
+def cholesky_solve(B, L, upper=False):
+    """X with A X = B, given A's Cholesky factor L (A = L L^T) or U (upper: A = U^T U)."""
+    if upper:
+        return solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
+    return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+
+
+def cholesky_inverse(L, upper=False):
+    """inv(A) from A's Cholesky factor."""
+    _check_matrix(L, "cholesky_inverse")
+    return cholesky_solve(_eye(L).expand(*L.shape), L, upper)
+
+
+# ---- qr ------------------------------------------------------------------------------------
+def _qr_grad(Q, R, gQ, gR):
+    """Reverse mode of A = QR for m >= n (Q (m, n), R (n, n)), as in TensorFlow's QrGrad."""
+    qdq = Q.mT @ gQ
+    rdr = R @ gR.mT
+    low = (qdq - qdq.mT + rdr - rdr.mT).tril()
+    return Q @ (gR + _rinvT(low, R)) + _rinvT(gQ - Q @ qdq, R)
+
+
+class QrBackward(Node):
+    def backward(self, gQ, gR):
+        A, Q, R = self.saved
+        if is_grad_enabled():
+            Q, R = linalg_qr(A, self.mode)
+        m, n = Q.shape[-2], R.shape[-1]
+        if self.mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                               "nrows > ncols.")
+        gQ = zeros_like(Q) if gQ is None else gQ
+        gR = zeros_like(R) if gR is None else gR
+        if m >= n:
+            return _qr_grad(Q, R, gQ, gR)
+        # wide: A = Q [X | Y] with X = Q R[:, :m] square and Y = Q R[:, m:]
+        Rx, Ry = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
+        gRx, gRy = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
+        gX = _qr_grad(Q, Rx, gQ + (Q @ Ry) @ gRy.mT, gRx)
+        return cat([gX, Q @ gRy], -1)
+
+
+class QrRBackward(Node):
+    def backward(self, g):
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
+                           "differentiate through linalg.qr.")
+
+
+def linalg_qr(A, mode="reduced"):
+    """(Q, R) with A = QR, Q orthonormal columns, R upper-triangular. mode 'reduced': Q (m, k),
+    R (k, n), k = min(m, n); 'complete': Q (m, m), R (m, n); 'r': R only (Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+                           f"(default), 'r', or 'complete'")
+    _check_matrix(A, "linalg.qr", square=False)
+    q, r = _kernel("qr", "linalg.qr", A, mode)
+    R = _out(A, r)
+    Q = _out(A, q) if q is not None else zeros(0, dtype=A.dtype, device=A.device)
+    if needs_grad(A):
+        if mode == "r":
+            node = QrRBackward()
+            node.saved = ()
+            record(node, (A,), R)
+        else:
+            node = QrBackward()
+            node.mode = mode
+            _record(node, (A,), (Q, R), (snapshot(A), alias(Q), alias(R)))
+    return qr_result(Q, R)
+
+
+def qr(input, some=True):
+    """torch.qr: linalg.qr with mode 'reduced' (some=True) or 'complete'."""
+    return linalg_qr(input, "reduced" if some else "complete")
+
+
+# ---- eigh ----------------------------------------------------------------------------------
+class EighBackward(Node):
+    def backward(self, gw, gV):
+        # torch's formula: gA = V (diag(gw) + skew(V^T gV) / E) V^T, E_ij = w_j - w_i
+        A, w, V = self.saved
+        if is_grad_enabled():
+            w, V = eigh(A, self.uplo)
+        if gV is None:
+            return (V * gw.unsqueeze(-2)) @ V.mT
+        I = _eye(V)
+        VtgV = V.mT @ gV
+        E = w.unsqueeze(-2) - w.unsqueeze(-1) + I             # 1 on the (zero) diagonal
+        inner = (VtgV - VtgV.mT) * 0.5 / E
+        if gw is not None:
+            inner = inner + gw.unsqueeze(-1) * I
+        return V @ inner @ V.mT
+
+
+def eigh(A, UPLO="L"):
+    """(eigenvalues ascending, eigenvectors as columns) of symmetric A, reading the triangle
+    UPLO. The eigenvectors' signs are arbitrary (gradients assume a loss invariant to them)."""
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _check_matrix(A, "linalg.eigh")
+    w, V = (_out(A, r) for r in _kernel("eigh", "linalg.eigh", A, UPLO))
+    if needs_grad(A):
+        node = EighBackward()
+        node.uplo = UPLO
+        _record(node, (A,), (w, V), (snapshot(A), alias(w), alias(V)))
+    return eigh_result(w, V)
+
+
+def eigvalsh(A, UPLO="L"):
+    return eigh(A, UPLO).eigenvalues
+
+
+# ---- svd -----------------------------------------------------------------------------------
+class SvdBackward(Node):
+    def backward(self, gU, gS, gVh):
+        A, U, S, Vh = self.saved                               # the reduced factors
+        if is_grad_enabled():
+            U, S, Vh = _svd(A, False, "linalg.svd")
+        k = S.shape[-1]
+        if self.full:         # torch differentiates only the first k columns of U and rows of Vh
+            gU = gU.narrow(-1, 0, k) if gU is not None else None
+            gVh = gVh.narrow(-2, 0, k) if gVh is not None else None
+        return _svd_grad(U, S, Vh, gU, gS, gVh)
+
+
+def _svd_grad(U, S, Vh, gU, gS, gVh):
+    """torch's svd_backward (real case; needs distinct nonzero singular values when U or Vh
+    carry gradient)."""
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gU is None and gVh is None:
+        return (U * gS.unsqueeze(-2)) @ Vh
+    I = _eye(S, S.shape[-1])
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + I              # 1 on the (zero) diagonal
+    if gU is not None:
+        UgU = U.mT @ gU
+        UgU = UgU - UgU.mT
+    if gVh is not None:
+        VgV = Vh @ gVh.mT
+        VgV = VgV - VgV.mT
+    if gU is not None and gVh is not None:
+        inner = (UgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VgV) / E
+    elif gU is not None:
+        inner = UgU / E * S.unsqueeze(-2)
+    else:
+        inner = S.unsqueeze(-1) * (VgV / E)
+    if gS is not None:
+        inner = inner + gS.unsqueeze(-1) * I
+    if m > n and gU is not None:                  # + (I - U U^T) gU S^{-1} Vh
+        gUS = gU / S.unsqueeze(-2)
+        return (U @ inner + gUS - U @ (U.mT @ gUS)) @ Vh
+    if m < n and gVh is not None:                 # + U S^{-1} gVh (I - V V^T)
+        SgV = gVh / S.unsqueeze(-1)
+        return U @ (inner @ Vh + SgV - (SgV @ Vh.mT) @ Vh)
+    return U @ inner @ Vh
+
+
+def _svd(A, full_matrices, op):
+    _check_matrix(A, op, square=False)
+    U, S, Vh = (_out(A, r) for r in _kernel("svd", op, A, full_matrices))
+    if needs_grad(A):
+        node = SvdBackward()
+        node.full = full_matrices
+        k = S.shape[-1]
+        u, vh = alias(U), alias(Vh)
+        if full_matrices:
+            u, vh = u.narrow(-1, 0, k), vh.narrow(-2, 0, k)
+        _record(node, (A,), (U, S, Vh), (snapshot(A), u, alias(S), vh))
+    return svd_result(U, S, Vh)
+
+
+def _no_driver(A, driver, op):
+    if driver is not None and A.device.type != "cuda":
+        raise RuntimeError(f"{op}: keyword argument `driver=` is only supported on CUDA inputs "
+                           f"with cuSOLVER backend.")
+
+
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    """(U, S, Vh) with A = U diag(S) Vh, S descending (driver is accepted on cuda and
+    ignored). Gradients through U/Vh need distinct singular values and a loss invariant to
+    the vectors' signs."""
+    _no_driver(A, driver, "linalg.svd")
+    return _svd(A, full_matrices, "linalg.svd")
+
+
+def svdvals(A, *, driver=None):
+    _no_driver(A, driver, "linalg.svdvals")
+    return _svd(A, False, "linalg.svdvals").S
+
+
+def svd(input, some=True, compute_uv=True):
+    """torch.svd: returns V (not Vh); with compute_uv=False, U and V are zero-filled
+    (m, m) and (n, n)."""
+    if not compute_uv:
+        S = svdvals(input)
+        m, n = input.shape[-2:]
+        return svd_v_result(zeros(*input.shape[:-2], m, m, dtype=input.dtype, device=input.device), S,
+                            zeros(*input.shape[:-2], n, n, dtype=input.dtype, device=input.device))
+    U, S, Vh = _svd(input, not some, "svd")
+    return svd_v_result(U, S, Vh.mT)
+
+
+# ---- norms, rank, pseudo-inverse, least squares --------------------------------------------
+def _norm_dtype(x, dtype, op):
+    if dtype is None:
+        return x
+    dtype = dt.get_dtype(dtype)
+    if dt.promote_types(x.dtype, dtype) is not dtype:
+        raise RuntimeError(f"{op}: the dtype of the input ({_tname(x.dtype)}) should be convertible "
+                           f"without narrowing to the specified dtype ({_tname(dtype)})")
+    return x.to(dtype)
+
+
+def _root(s, p):
+    """s ** (1 / p) with a zero (not NaN) gradient where s == 0, as torch's norms."""
+    zero = s == 0
+    return s.masked_fill(zero, 1).pow(1.0 / p).masked_fill(zero, 0)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """(sum |x|^ord)^(1/ord) over dim (all dims when None); inf / -inf: max / min |x|; 0: the
+    count of nonzeros."""
+    op = "linalg.vector_norm"
+    check_tensor(x, op, "x")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_tname(x.dtype)}")
+    x = _norm_dtype(x, dtype, op)
+    axes = tuple(range(x.ndim)) if dim is None else dims_arg(dim, x.ndim, op)
+    a = x.abs()
+    if ord in (math.inf, -math.inf):
+        if any(x.shape[d] == 0 for d in axes) or (x.ndim and x.numel() == 0 and dim is None):
+            raise RuntimeError(f"{op} cannot compute the {ord} norm on an empty tensor because the "
+                               f"operation does not have an identity")
+        return a.amax(axes, keepdim) if ord > 0 else a.amin(axes, keepdim)
+    if ord == 0:                      # (a zero gradient, as torch's, through the masked_fill)
+        nonzero = (x != 0).to(x.dtype) + a.masked_fill(ones_like(x, dtype=dt.bool_), 0)
+        return nonzero.sum(axes, keepdim)
+    if ord == 1:
+        return a.sum(axes, keepdim)
+    if ord == 2:
+        return _root((a * a).sum(axes, keepdim), 2)
+    return _root((a ** ord).sum(axes, keepdim), ord)
+
+
+def _matrix_dims(A, dim, op):
+    if not (isinstance(dim, (tuple, list)) and len(dim) == 2):
+        raise RuntimeError(f"{op}: dim must be a 2-tuple. Got {dim}")
+    d0, d1 = dim_arg(dim[0], A.ndim, op), dim_arg(dim[1], A.ndim, op)
+    if d0 == d1:
+        raise RuntimeError(f"{op}: dims must be different. Got ({d0}, {d1})")
+    return d0, d1
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """'fro', 'nuc' (sum of singular values), 2 / -2 (largest / smallest singular value),
+    1 / -1 (max / min column sum of |A|), inf / -inf (max / min row sum) over the matrices in
+    the dims `dim`."""
+    op = "linalg.matrix_norm"
+    check_tensor(A, op)
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_tname(A.dtype)}")
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    d0, d1 = _matrix_dims(A, dim, op)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
+    A = _norm_dtype(A, dtype, op)
+    if ord in ("nuc", 2, -2):
+        s = _svd(A.movedim((d0, d1), (-2, -1)), False, op).S
+        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return r
+    if ord in (1, -1, math.inf, -math.inf):
+        summed, over = (d0, d1) if ord in (1, -1) else (d1, d0)
+        s = A.abs().sum(summed, keepdim=True)
+        r = s.amax(over, keepdim=True) if ord > 0 else s.amin(over, keepdim=True)
+        return r if keepdim else r.squeeze(max(d0, d1)).squeeze(min(d0, d1))
+    raise RuntimeError(f"{op}: Order {ord} not supported.")
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector norm (dim an int or 1-tuple, or A 1-D) or a matrix norm (dim a 2-tuple, or A
+    2-D with ord given); with neither dim nor ord, the 2-norm of A flattened."""
+    op = "linalg.norm"
+    check_tensor(A, op)
+    if dim is not None:
+        dims = (dim,) if not isinstance(dim, (tuple, list)) else tuple(dim)
+        if len(dims) == 1:
+            if isinstance(ord, str):
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims[0]}")
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        raise RuntimeError(f"{op}: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.ndim not in (1, 2):
+        raise RuntimeError(f"{op}: If dim is not specified but ord is, the input must be 1D or 2D. "
+                           f"Got {A.ndim}D.")
+    if A.ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+
+
+def cond(A, p=None):
+    """The condition number: s_max / s_min for p None / 2 (s_min / s_max for -2), else
+    norm(A, p) * norm(inv(A), p)."""
+    _check_matrix(A, "linalg.cond", square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def _tolerance(A, S, atol, rtol):
+    """max(atol, rtol * S_max) per matrix, (..., 1), with torch's defaults: rtol = eps *
+    max(m, n) unless atol > 0 is given."""
+    smax = S.amax(-1, keepdim=True)
+    col = lambda t: t.unsqueeze(-1) if isinstance(t, Tensor) else t   # noqa: E731  batch -> (..., 1)
+    default = dt.finfo(A.dtype).eps * max(A.shape[-2], A.shape[-1])
+    if rtol is None:
+        if atol is None:
+            rtol = default
+        elif isinstance(atol, Tensor):
+            rtol = (atol <= 0).to(A.dtype) * default
+        else:
+            rtol = 0.0 if atol > 0 else default
+    tol = col(rtol) * smax
+    if isinstance(atol, Tensor):
+        return maximum(tol, col(atol).to(tol.dtype))
+    return tol.clamp(min=atol) if atol is not None else tol
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The number of singular values (|eigenvalues| when hermitian) above the tolerance
+    max(atol, rtol * largest); int64."""
+    op = "linalg.matrix_rank"
+    _check_matrix(A, op, square=hermitian)
+    with no_grad():
+        A = A.detach()
+        S = eigvalsh(A).abs() if hermitian else _svd(A, False, op).S
+        if S.shape[-1] == 0:
+            return zeros(*A.shape[:-2], dtype=dt.int64, device=A.device)
+        return (S > _tolerance(A, S, atol, rtol)).sum(-1)
+
+
+def _pinv_grad(g, P, A):
+    """torch's pinv_backward: the derivative of the pseudo-inverse where the rank is constant."""
+    m, n = A.shape[-2], A.shape[-1]
+    Pt, gt = P.mT, g.mT
+    if m <= n:
+        K = gt @ P
+        KPt = K @ Pt
+        return -(P @ K).mT + KPt - (A @ P) @ KPt + (Pt @ P) @ (gt - K @ A)
+    K = P @ gt
+    PtK = Pt @ K
+    return -(K @ P).mT + (gt - A @ K) @ P @ Pt + PtK - PtK @ P @ A
+
+
+class PinvBackward(Node):
+    def backward(self, g):
+        A, P = self.saved
+        if is_grad_enabled():
+            P = pinv(A, **self.kw)
+        return _pinv_grad(g, P, A)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse (n, m) from the SVD (eigh when hermitian), treating
+    singular values at or below max(atol, rtol * largest) as zero."""
+    op = "linalg.pinv"
+    _check_matrix(A, op, square=hermitian)
+    m, n = A.shape[-2], A.shape[-1]
+    with no_grad():
+        Ad = A.detach()
+        if m == 0 or n == 0:
+            P = zeros(*A.shape[:-2], n, m, dtype=A.dtype, device=A.device)
+        elif hermitian:
+            w, V = eigh(Ad)
+            keep = w.abs() > _tolerance(Ad, w.abs(), atol, rtol)
+            winv = w.masked_fill(~keep, 1).reciprocal().masked_fill(~keep, 0)
+            P = (V * winv.unsqueeze(-2)) @ V.mT
+        else:
+            U, S, Vh = _svd(Ad, False, op)
+            keep = S > _tolerance(Ad, S, atol, rtol)
+            sinv = S.masked_fill(~keep, 1).reciprocal().masked_fill(~keep, 0)
+            P = (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
+    if needs_grad(A):
+        node = PinvBackward()
+        node.kw = {"atol": atol, "rtol": rtol, "hermitian": hermitian}
+        node.saved = (snapshot(A), alias(P))
+        record(node, (A,), P)
+    return P
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: linalg.pinv with rtol=rcond."""
+    return pinv(input, rtol=rcond)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The minimum-norm least-squares solution of A X = B (through pinv(A), so rank-deficient
+    A work with every driver), with the other fields torch fills for the driver: residuals
+    (squared column norms of A X - B, for m > n and full rank; not for 'gelsy'), rank (not for
+    'gels'), singular_values ('gelsd', 'gelss'); an unfilled field is an empty tensor.
+    Default driver: 'gelsy' on cpu, 'gels' (the only one) on cuda, as torch."""
+    op = "torch.linalg.lstsq"
+    _check_matrix(A, op, square=False)
+    check_tensor(B, op, "B")
+    if B.dtype is not A.dtype:
+        raise RuntimeError(f"{op}: Expected input and other to have the same dtype, but got input's "
+                           f"dtype {_tname(A.dtype)} and other's dtype {_tname(B.dtype)}")
+    same_device(op, A, B)
+    drivers = ("gels",) if A.device.type == "cuda" else ("gels", "gelsy", "gelsd", "gelss")
+    driver = driver if driver is not None else ("gels" if A.device.type == "cuda" else "gelsy")
+    if driver not in drivers:
+        raise RuntimeError(f"{op}: parameter `driver` should be one of ({', '.join(drivers)})")
+    if not 0 <= A.ndim - B.ndim <= 1:
+        raise RuntimeError(f"{op}: input.dim() must be greater or equal to other.dim() and "
+                           f"(input.dim() - other.dim()) <= 1")
+    vector = B.ndim == A.ndim - 1
+    B2 = B.unsqueeze(-1) if vector else B
+    m, n = A.shape[-2], A.shape[-1]
+    if B2.shape[-2] != m:
+        raise RuntimeError(f"{op}: input.size(-2) should match other.size(-2)")
+    X = pinv(A, rtol=rcond) @ B2                                               # (..., n, k)
+    empty = zeros(0, dtype=A.dtype, device=A.device)
+    rank = matrix_rank(A, rtol=rcond) if driver != "gels" else zeros(0, dtype=dt.int64, device=A.device)
+    residuals = empty
+    if driver != "gelsy" and m > n and (driver == "gels" or bool((rank == n).all())):
+        r = A @ X - B2
+        residuals = (r * r).sum(-2)                                            # (..., k)
+    sv = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
+    return lstsq_result(X.squeeze(-1) if vector else X, residuals, rank, sv)
+
+
+# ---- powers, exponential, products ---------------------------------------------------------
+def matrix_power(A, n):
+    """A^n by repeated squaring (log2 |n| products); n < 0 inverts first; n = 0 gives
+    identities (with zero gradient)."""
+    op = "linalg.matrix_power"
+    check_tensor(A, op)
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    n = int(n)
+    if n == 0:
+        full = ones_like(A, dtype=dt.bool_)
+        return A.masked_fill(full, 0) + eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    if n < 0:
+        A, n = inv(A), -n
+    result, z = None, A
+    while n:
+        if n & 1:
+            result = z if result is None else result @ z
+        n >>= 1
+        if n:
+            z = z @ z
+    return result.clone() if result is A else result
+
+
+_EXP_COEF = [1.0 / math.factorial(j) for j in range(20)]
+
+
+def matrix_exp(A):
+    """exp(A) by scaling and squaring: A / 2^s with 1-norm <= 1, its degree-19 Taylor
+    polynomial (truncation error < 1/20! ~ 4e-19, below float64 rounding) evaluated in powers
+    of X^4 with 7 matmuls, then s squarings. The scale s is the largest over the batch (one
+    host read of the norm). Gradients come from autograd of that composition."""
+    op = "linalg.matrix_exp"
+    _check_matrix(A, op)
+    if A.numel() == 0:
+        return A.clone()
+    with no_grad():
+        norm = float(A.abs().sum(-2).amax())                  # the largest 1-norm in the batch
+    s = math.ceil(math.log2(norm)) if math.isfinite(norm) and norm > 1 else 0
+    X = A * (0.5 ** s) if s else A
+    I = _eye(A)
+    powers = (I, X, X @ X)
+    powers += (powers[2] @ X,)
+    X4 = powers[2] @ powers[2]
+    block = lambda k: sum(_EXP_COEF[4 * k + i] * powers[i] for i in range(4))  # noqa: E731
+    P = block(4)
+    for k in (3, 2, 1, 0):                                    # Horner in X^4
+        P = P @ X4 + block(k)
+    for _ in range(s):
+        P = P @ P
+    return P
+
+
+def multi_dot(tensors):
+    """The product of a chain of matrices (the first may be 1-D, as a row; the last 1-D, as a
+    column), multiplied in the order with the fewest scalar multiplications."""
+    op = "multi_dot()"
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"{op}: expected at least 2 tensors but got {n}")
+    for i, t in enumerate(tensors):
+        check_tensor(t, "multi_dot", f"tensors[{i}]")
+        ok = t.ndim in (1, 2) if i in (0, n - 1) else t.ndim == 2
+        if not ok:
+            which = "the first tensor" if i == 0 else ("the last tensor" if i == n - 1 else f"tensor {i}")
+            raise RuntimeError(f"{op}: {which} must be {'1D or 2D' if i in (0, n - 1) else '2D'} but got {t.ndim}D")
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError(f"{op}: all tensors must have be the same dtype but tensor 0 is "
+                               f"{_tname(tensors[0].dtype)} and tensor {i} is {_tname(t.dtype)}")
+    mats = list(tensors)
+    first_vec, last_vec = mats[0].ndim == 1, mats[-1].ndim == 1
+    if first_vec:
+        mats[0] = mats[0].unsqueeze(0)
+    if last_vec:
+        mats[-1] = mats[-1].unsqueeze(1)
+    for i in range(n - 1):
+        if mats[i].shape[1] != mats[i + 1].shape[0]:
+            raise RuntimeError(f"{op}: tensors {i} and {i + 1} with shapes {list(tensors[i].shape)} "
+                               f"and {list(tensors[i + 1].shape)} cannot be multiplied")
+    split = _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]])
+
+    def product(i, j):
+        return mats[i] if i == j else product(i, split[i][j]) @ product(split[i][j] + 1, j)
+
+    out = product(0, n - 1)
+    if first_vec:
+        out = out.squeeze(0)
+    if last_vec:
+        out = out.squeeze(-1)
+    return out
+
+
+def _chain_order(dims):
+    """The matrix-chain dynamic program: split[i][j] = where to split the product i..j."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def chain_matmul(*matrices):
+    """torch.chain_matmul (deprecated in torch): multi_dot of 2-D matrices."""
+    return matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
+
+
+def linalg_cross(input, other, *, dim=-1):
+    """The 3-vector cross product along dim; the inputs' other dims broadcast (torch requires
+    them to have the same number of dims)."""
+    from .shape_extra import broadcast_tensors
+    check_tensor(input, "linalg.cross")
+    check_tensor(other, "linalg.cross", "other")
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions (got "
+                           f"shapes {tuple(input.shape)} and {tuple(other.shape)})")
+    input, other = broadcast_tensors(input, other)
+    return _cross(input, other, dim)
+
+
+def vecdot(x, y, *, dim=-1):
+    """sum(x * y) along dim, with broadcasting (real tensors: no conjugation)."""
+    check_tensor(x, "linalg.vecdot", "x")
+    check_tensor(y, "linalg.vecdot", "y")
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of "
+                           f"type {_tname(x.dtype)} and y of type {_tname(y.dtype)} instead")
+    return (x * y).sum(dim)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def vander(x, N=None):
+    """Columns x^0, x^1, ..., x^(N-1) (increasing powers): (*, n) -> (*, n, N)."""
+    check_tensor(x, "linalg.vander", "x")
+    if x.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    N = x.shape[-1] if N is None else N
+    if N < 1:
+        raise RuntimeError("N must be greater than 1.")
+    one = ones_like(x).unsqueeze(-1)
+    if N == 1:
+        return one
+    return cat([one, x.unsqueeze(-1).expand(*x.shape, N - 1).cumprod(-1)], -1)
+
+
+def kron(input, other):
+    """The Kronecker product: out[i*b + j] = input[i] * other[j] along every dim (the
+    shorter shape padded with leading ones)."""
+    check_tensor(input, "kron")
+    check_tensor(other, "kron", "other")
+    nd = max(input.ndim, other.ndim)
+    sa = (1,) * (nd - input.ndim) + tuple(input.shape)
+    sb = (1,) * (nd - other.ndim) + tuple(other.shape)
+    a = input.reshape(tuple(s for d in sa for s in (d, 1)))                   # (a0, 1, a1, 1, ...)
+    b = other.reshape(tuple(s for d in sb for s in (1, d)))                   # (1, b0, 1, b1, ...)
+    return (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+
+
+def inner(input, other):
+    """Sum over the last dims: out shape input.shape[:-1] + other.shape[:-1] (a product when
+    either is a scalar)."""
+    check_tensor(input, "inner")
+    check_tensor(other, "inner", "other")
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([input.ndim - 1], [other.ndim - 1]))
+
+
+def inverse(input):
+    return inv(input)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve (deprecated in torch): (solution of op(A) X = b, a copy of A),
+    op(A) = A^T when transpose."""
+    X = solve_triangular(A.mT if transpose else A, b, upper=upper != transpose,
+                         unitriangular=unitriangular)
+    return triangular_solve_result(X, A.clone())
+
+
+__all__ = ["inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", "kron", "inner",
+           "pinverse", "cholesky", "qr", "svd", "triangular_solve", "cholesky_solve",
+           "cholesky_inverse", "chain_matmul"]
+METHODS = {n: globals()[n] for n in
+           ("inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", "kron", "inner",
+            "pinverse", "cholesky", "qr", "svd", "triangular_solve", "cholesky_solve",
+            "cholesky_inverse")}

@@ -341,6 +341,31 @@ class CUDABackend(Backend):
     def fast_sgd_step(self, *bufs, **hyper):
         return fused.sgd_step(*bufs, **hyper)
 
+    # decompositions (ops/linalg_extra.py): cupy.linalg, as the NumPy backend's np.linalg
+    def fast_linalg_inv(self, a):
+        return cupy.linalg.inv(a)
+
+    def fast_linalg_solve(self, a, b):
+        return cupy.linalg.solve(a, b)
+
+    def fast_linalg_det(self, a):
+        return cupy.linalg.det(a)
+
+    def fast_linalg_slogdet(self, a):
+        return tuple(cupy.linalg.slogdet(a))
+
+    def fast_linalg_cholesky(self, a):
+        return cupy.linalg.cholesky(a)
+
+    def fast_linalg_qr(self, a, mode):
+        return (None, cupy.linalg.qr(a, "r")) if mode == "r" else tuple(cupy.linalg.qr(a, mode))
+
+    def fast_linalg_eigh(self, a, uplo):
+        return tuple(cupy.linalg.eigh(a, UPLO=uplo))
+
+    def fast_linalg_svd(self, a, full_matrices):
+        return tuple(cupy.linalg.svd(a, full_matrices=full_matrices))
+
 
 def _coords(index, axis):
     """Coordinate arrays for torch-style scatter along `axis` (broadcast, not materialized)."""
