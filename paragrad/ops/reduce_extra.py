@@ -1,3 +1,499 @@
-"""(being written)"""
-__all__ = []
-METHODS = {}
+"""PyTorch reductions and indexed updates composed from other paragrad ops: running extremes
+(cummax/cummin), quantiles, mode, nanmedian, histc, scatter_reduce, masked_scatter, put and
+index_put. Values are picked with gather/where/scatter, so gradients come from autograd; the
+two reductions whose PyTorch gradient splits evenly among ties (scatter_reduce amax/amin and
+nanmedian without dim) have a small backward node of their own, itself written with Tensor
+ops. Nothing here loops over elements: scans take log2(n) rounds (Hillis-Steele)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import autograd, capture
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ..tensor import Tensor
+from ._common import alias, check_tensor, dim_arg, snapshot
+from .binary import maximum, minimum, where
+from .creation import arange, tensor, zeros
+from .indexing import _check_gather_shapes, _index_tensor, getitem
+from .movement import cat
+from .reduce import values_indices
+from .sorting import argsort, sort
+
+__all__ = ["cummax", "cummin", "quantile", "nanquantile", "mode", "nanmedian", "histc",
+           "scatter_reduce", "masked_scatter", "put", "index_put", "index_put_"]
+
+
+def _positions(shape, d, device):
+    """arange(shape[d]) laid along dim d and expanded to shape (int64)."""
+    view = [1] * len(shape)
+    view[d] = shape[d]
+    return arange(shape[d], device=device).reshape(view).expand(*shape)
+
+
+def _syncs():
+    """Host-side value checks (bounds, counts) read the device: skipped inside pg.jit."""
+    return not capture.active()
+
+
+# ---- running extremes ---------------------------------------------------------------------------
+def _cum_extreme(input, dim, op):
+    """Index of the running max (min) along dim by a log-step scan over (value, index) pairs.
+    The later element wins ties and NaN beats everything, the later NaN included: the order in
+    which PyTorch's sequential kernel replaces its running value, so the scan reproduces it."""
+    check_tensor(input, op)
+    if input.ndim == 0:
+        dim_arg(dim, 1, op)
+        return values_indices(input.clone(), zeros((), dtype=dt.int64, device=input.device))
+    d = dim_arg(dim, input.ndim, op)
+    n = input.shape[d]
+    better = (lambda a, b: a >= b) if op == "cummax" else (lambda a, b: a <= b)
+    with autograd.no_grad():
+        v, i = input.detach(), _positions(input.shape, d, input.device)
+        shift = 1
+        while shift < n:            # combine each element with the one `shift` places earlier
+            early_v, early_i = v.narrow(d, 0, n - shift), i.narrow(d, 0, n - shift)
+            late_v, late_i = v.narrow(d, shift, n - shift), i.narrow(d, shift, n - shift)
+            late = late_v.isnan() | (better(late_v, early_v) & ~early_v.isnan())
+            v = cat([v.narrow(d, 0, shift), where(late, late_v, early_v)], d)
+            i = cat([i.narrow(d, 0, shift), where(late, late_i, early_i)], d)
+            shift *= 2
+    return values_indices(input.gather(d, i), i)
+
+
+def cummax(input, dim):
+    """(values, indices): the running maximum along dim and the index where it was last
+    reached (ties: the latest index; after a NaN the values stay NaN, index of the last NaN)."""
+    return _cum_extreme(input, dim, "cummax")
+
+
+def cummin(input, dim):
+    """(values, indices): the running minimum along dim, ties and NaN as cummax."""
+    return _cum_extreme(input, dim, "cummin")
+
+
+# ---- quantiles ----------------------------------------------------------------------------------
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _q_tensor(input, q, op):
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{op}() q must be a scalar or 1D tensor, got shape {tuple(q.shape)}")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{op}() q tensor must be same dtype as the input tensor "
+                               f"({q.dtype} vs {input.dtype})")
+        if q.numel() and _syncs() and not bool(((q >= 0) & (q <= 1)).all()):
+            raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
+        return q.to(input.device)
+    if isinstance(q, (list, tuple)) or not isinstance(q, (int, float)) or isinstance(q, bool):
+        raise TypeError(f"{op}(): argument 'q' must be a float or a Tensor, not {type(q).__name__}")
+    if not 0 <= q <= 1:
+        raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
+    return tensor(float(q), dtype=input.dtype, device=input.device)
+
+
+def _quantile(input, q, dim, keepdim, interpolation, op, ignore_nan):
+    check_tensor(input, op)
+    if input.numel() == 0:
+        raise RuntimeError(f"{op}() input tensor must be non-empty")
+    if input.dtype not in (dt.float32, dt.float64):
+        raise RuntimeError(f"{op}() input tensor must be either float or double dtype, got {input.dtype}")
+    qt = _q_tensor(input, q, op)
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or "
+                           f"nearest, but got {interpolation}")
+    if dim is None:
+        x = input.reshape(-1)
+    else:
+        d = dim_arg(dim, max(input.ndim, 1), op)
+        x = input.reshape(1) if input.ndim == 0 else input.movedim(d, -1)
+    values = sort(x, -1).values                                   # (..., n), NaN last
+    n = x.shape[-1]
+    qv = qt.reshape(-1)                                           # (Q,)
+    nan = values.isnan()
+    if ignore_nan:      # ranks among the non-NaN values; all NaN: rank 0, which is NaN
+        ranks = qv * ((~nan).sum(-1, keepdim=True) - 1).to(input.dtype)   # (..., Q)
+        ranks = ranks.masked_fill(ranks < 0, 0)
+    else:               # any NaN: the last rank, which is NaN
+        ranks = where(nan.any(-1, keepdim=True), float(n - 1), qv * (n - 1))
+    with autograd.no_grad():
+        r = {"lower": ranks.floor, "higher": ranks.ceil, "nearest": ranks.round}.get(
+            interpolation, lambda: ranks)().detach()              # round: half to even, as torch
+        below, above = r.long(), r.ceil().long()
+    out = values.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        # torch.lerp's two-sided form, exact at both ends; q's gradient flows through the weight
+        hi = values.gather(-1, above)
+        if interpolation == "midpoint":
+            out = hi - (hi - out) * 0.5
+        else:
+            w = ranks - below
+            out = where(w < 0.5, out + w * (hi - out), hi - (hi - out) * (1 - w))
+    # out: (..., Q) -> (Q, ...) for a 1-D q, (...) for a scalar one; then keepdim's size-1 dims
+    out = out.squeeze(-1) if qt.ndim == 0 else out.movedim(-1, 0)
+    lead = 0 if qt.ndim == 0 else 1
+    if keepdim and input.ndim:
+        if dim is None:
+            out = out.reshape(*out.shape[:lead], *([1] * input.ndim))
+        else:
+            out = out.unsqueeze(lead + d)
+    return out
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles (q a float or a 1-D tensor of them, in [0, 1]) along dim (None: of
+    all elements); a 1-D q adds a leading dim. A NaN in a row makes its quantiles NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """quantile over the non-NaN values only (NaN where a row has none)."""
+    return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
+
+
+# ---- mode, nanmedian ----------------------------------------------------------------------------
+def _empty_dim_check(input, d, op):
+    if input.shape[d] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _empty_result(input, d, keepdim):
+    shape = tuple(1 if i == d else s for i, s in enumerate(input.shape) if keepdim or i != d)
+    return values_indices(input.new_zeros(shape), zeros(shape, dtype=dt.int64, device=input.device))
+
+
+def mode(input, dim=-1, keepdim=False):
+    """(values, indices): the most frequent value along dim (ties: the smallest such value)
+    and the index of its last occurrence, as PyTorch on the CPU. NaNs never equal each other,
+    so each counts once."""
+    check_tensor(input, "mode")
+    if input.ndim == 0:
+        dim_arg(dim, 1, "mode")
+        return values_indices(input.clone(), zeros((), dtype=dt.int64, device=input.device))
+    d = dim_arg(dim, input.ndim, "mode")
+    _empty_dim_check(input, d, "mode")
+    if input.numel() == 0:
+        return _empty_result(input, d, keepdim)
+    with autograd.no_grad():
+        sv, si = sort(input.detach(), d)        # stable: a run's last entry has its largest index
+        n = input.shape[d]
+        pos = _positions(input.shape, d, input.device)
+        new_run = cat([pos.narrow(d, 0, 1) >= 0,              # (all True)
+                       sv.narrow(d, 1, n - 1) != sv.narrow(d, 0, n - 1)], d)
+        run_start = cummax(where(new_run, pos, 0), d).values
+        count = pos - run_start + 1                             # (..., n) length of run so far
+        # argmax takes the first maximum: the end of the longest run of the smallest value
+        idx = si.gather(d, count.argmax(d, keepdim=True))
+    values = input.gather(d, idx)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return values_indices(values, idx)
+
+
+class _EvenlyBackward(Node):
+    """PyTorch's median()/nanmedian() gradient: shared equally among the elements equal to
+    the result (among the NaNs when the result is NaN)."""
+
+    def backward(self, g):
+        x, out = self.saved
+        mask = (x == out) | (x.isnan() & out.isnan())
+        return mask.to(g.dtype) * (g / mask.sum().to(g.dtype))
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """The lower median of the non-NaN values (NaN if there are none). With dim, (values,
+    indices): the index is that of the value's place in a stable ascending order, as on
+    PyTorch's CPU (a row of only NaNs gives index 0 there, where PyTorch's is arbitrary)."""
+    check_tensor(input, "nanmedian")
+    if dim is None:
+        if keepdim:
+            raise TypeError("nanmedian(): keepdim needs a dim (nanmedian(input, dim, keepdim))")
+        flat = input.reshape(-1)
+        with autograd.no_grad():
+            if flat.numel() == 0:
+                out = tensor(float("nan"), dtype=input.dtype, device=input.device)
+            else:
+                sv = sort(flat.detach()).values
+                k = (((~sv.isnan()).sum() - 1) // 2).clamp(min=0)
+                out = sv.gather(0, k.reshape(1)).reshape(())
+        if autograd.needs_grad(input) and flat.numel():
+            node = _EvenlyBackward()
+            node.saved = (snapshot(input), alias(out))
+            record(node, (input,), out)
+        return out
+    if input.ndim == 0:
+        dim_arg(dim, 1, "nanmedian")
+        return values_indices(input.clone(), zeros((), dtype=dt.int64, device=input.device))
+    d = dim_arg(dim, input.ndim, "nanmedian")
+    _empty_dim_check(input, d, "nanmedian")
+    if input.numel() == 0:
+        return _empty_result(input, d, keepdim)
+    with autograd.no_grad():
+        sv, si = sort(input.detach(), d)                         # NaN last
+        k = (((~sv.isnan()).sum(d, keepdim=True) - 1) // 2).clamp(min=0)
+        idx = si.gather(d, k)
+    values = input.gather(d, idx)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return values_indices(values, idx)
+
+
+# ---- histc --------------------------------------------------------------------------------------
+def histc(input, bins=100, min=0, max=0):  # noqa: A002
+    """Counts of the elements in `bins` equal-width bins over [min, max] (both 0, or equal:
+    the data's range; a zero-width range is widened by 1 each way). Elements outside the
+    range and NaNs are ignored; the last bin includes max. Not differentiable. Bins as on
+    PyTorch's CPU (its CUDA kernel may bin a value within rounding of an edge differently)."""
+    check_tensor(input, "histc")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"histc: not implemented for '{input.dtype}' "
+                                  f"(floating-point inputs only)")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    with autograd.no_grad():
+        x = input.detach().reshape(-1)
+        if lo == hi and x.numel():
+            lo, hi = float(x.amin()), float(x.amax())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
+        if not lo < hi:
+            raise RuntimeError(f"torch.histc: max must be larger than min (got min={lo:g}, max={hi:g})")
+        # PyTorch's CPU kernel (histc keeps the plain LINEAR_INTERPOLATION of histogramdd):
+        # bin = trunc((x - lo) * bins / (hi - lo)) with each step rounded in the input's dtype
+        # and lo, hi rounded to it; x == hi goes in the last bin
+        lo_t, hi_t = (x.new_tensor(v) for v in (lo, hi))
+        inside = (x >= lo_t) & (x <= hi_t)                             # NaN: False
+        pos = ((x - lo_t) * bins / (hi_t - lo_t)).nan_to_num(0.0).clamp(0, bins - 1)
+        b = where(inside, pos.floor().long(), bins)                    # ignored: a spare slot
+        counts = zeros(bins + 1, dtype=dt.int64, device=input.device).scatter_add(
+            0, b, b.new_ones(b.shape))
+        return counts.narrow(0, 0, bins).to(input.dtype)
+
+
+# ---- scatter_reduce -----------------------------------------------------------------------------
+_REDUCES = {"sum": "sum", "prod": "prod", "mean": "mean", "amax": "amax", "amin": "amin",
+            "max": "amax", "min": "amin"}      # (max/min: the old names, still accepted by torch)
+
+
+def _scatter_keys(shape, d, index):
+    """Each index element's flat position in a contiguous tensor of `shape`."""
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    key = index * strides[d]
+    for ax in range(len(shape)):
+        if ax != d and index.shape[ax] > 1:
+            key = key + _positions(tuple(index.shape), ax, index.device) * strides[ax]
+    return key.reshape(-1)
+
+
+def _segment_reduce(keys, vals, size, combine):
+    """combine() over the values of each key (flat positions < size), differentiably: sort by
+    key, a segmented log-step scan, then each segment's last entry scattered to its key.
+    -> (reduced (size,), hit (size,) bool)."""
+    order = argsort(keys)
+    k, v = keys.gather(0, order), vals.gather(0, order)
+    m, shift = k.shape[0], 1
+    while shift < m:
+        same = k.narrow(0, shift, m - shift) == k.narrow(0, 0, m - shift)
+        late = v.narrow(0, shift, m - shift)
+        v = cat([v.narrow(0, 0, shift), where(same, combine(v.narrow(0, 0, m - shift), late), late)])
+        shift *= 2
+    with autograd.no_grad():
+        ends = cat([k.narrow(0, 1, m - 1) != k.narrow(0, 0, m - 1), k.narrow(0, 0, 1) >= 0])
+        dest = where(ends, k, size)                      # the rest go to a spare slot
+        hit = zeros(size + 1, dtype=dt.int64, device=keys.device).scatter(0, k, 1).narrow(0, 0, size) > 0
+    out = zeros(size + 1, dtype=vals.dtype, device=vals.device).scatter(0, dest, v)
+    return out.narrow(0, 0, size), hit
+
+
+class _ScatterExtremeBackward(Node):
+    """PyTorch's scatter_reduce amax/amin gradient: shared equally among every element (of
+    self and src) equal to its target's result."""
+
+    def backward(self, g):
+        x, src, index, out = self.saved
+        d = self.dim
+        value = out.gather(d, index)
+        self_is = (x == out).to(g.dtype)
+        src_is = (src == value).to(g.dtype)
+        share = g / self_is.scatter_add(d, index, src_is)
+        gx = self_is * share
+        if not self.include_self:
+            gx = gx.scatter(d, index, 0.0)
+        return gx, src_is * share.gather(d, index)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """input with src's elements reduced ("sum", "prod", "mean", "amax", "amin") into the
+    positions index names along dim, as scatter; include_self=False leaves input's own
+    values at those positions out of the reduction. Integer "mean" rounds down."""
+    op = "scatter_reduce"
+    check_tensor(input, op)
+    check_tensor(src, op, "src")
+    index = _index_tensor(index, op).to(dt.int64)
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    reduce = _REDUCES[reduce]
+    d = dim_arg(dim, max(input.ndim, 1), op)
+    if src.dtype is not input.dtype:
+        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype ({input.dtype} vs "
+                           f"{src.dtype})")
+    if input.ndim == 0:
+        return scatter_reduce(input.reshape(1), 0, index.reshape(-1), src.reshape(-1), reduce,
+                              include_self=include_self).reshape(())
+    _check_gather_shapes(op, input, d, index, src)
+    if index.numel() == 0:
+        return input.clone()
+    if tuple(src.shape) != tuple(index.shape):       # only src's index-shaped block is used
+        src = getitem(src, tuple(slice(0, s) for s in index.shape))
+    if reduce in ("sum", "mean"):
+        with autograd.no_grad():
+            hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(d, index, 1) > 0
+        base = input if include_self else input.masked_fill(hit, 0)
+        out = base.scatter_add(d, index, src)
+        if reduce == "sum":
+            return out
+        with autograd.no_grad():
+            count = input.new_full(tuple(input.shape), 1 if include_self else 0).scatter_add(
+                d, index, src.new_ones(tuple(index.shape)).detach())
+            count = count.masked_fill(count == 0, 1)
+        return out / count if input.dtype.is_floating_point else out.floor_divide(count)
+    combine = {"prod": lambda a, b: a * b, "amax": maximum, "amin": minimum}[reduce]
+    keys = _scatter_keys(tuple(input.shape), d, index)
+    extreme = reduce != "prod"
+    with autograd.set_grad_enabled(autograd.is_grad_enabled() and not extreme):
+        red, hit = _segment_reduce(keys, src.reshape(-1), input.numel(), combine)
+        red, hit = red.reshape(input.shape), hit.reshape(input.shape)
+        out = where(hit, combine(input, red) if include_self else red, input)
+    if extreme and autograd.needs_grad(input, src):
+        out = out.detach()
+        node = _ScatterExtremeBackward()
+        node.dim, node.include_self = d, include_self
+        node.saved = (snapshot(input), snapshot(src), index, alias(out))
+        record(node, (input, src), out)
+    return out
+
+
+# ---- masked_scatter, put, index_put --------------------------------------------------------------
+def masked_scatter(input, mask, source):
+    """input with the positions where mask is True (input and mask broadcast together) filled
+    by source's elements in row-major order."""
+    check_tensor(input, "masked_scatter")
+    check_tensor(source, "masked_scatter", "source")
+    if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
+                           f"{input.dtype} and {source.dtype}")
+    try:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    except ValueError:
+        raise RuntimeError(f"masked_scatter: mask of shape {tuple(mask.shape)} can't be broadcast "
+                           f"with input of shape {tuple(input.shape)}") from None
+    m = mask.expand(*shape).reshape(-1)
+    x = input.expand(*shape).reshape(-1)
+    with autograd.no_grad():
+        slot = m.long().cumsum(0) - 1            # the source element each True position takes
+        if m.numel() and _syncs() and int(slot[-1]) + 1 > source.numel():
+            raise RuntimeError(f"masked_scatter: Number of elements of source ({source.numel()}) < "
+                               f"number of ones in mask ({int(slot[-1]) + 1})")
+        slot = slot.clamp(min=0)
+    if source.numel() == 0:
+        return where(m, x.new_zeros(()), x).reshape(shape)
+    return where(m, source.reshape(-1).gather(0, slot), x).reshape(shape)
+
+
+def put(input, index, source, accumulate=False):
+    """input viewed as 1-D with source's elements written (accumulate: added) at index
+    (negative indices count from the end)."""
+    check_tensor(input, "put")
+    check_tensor(source, "put", "source")
+    if not isinstance(index, Tensor) or index.dtype is not dt.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{getattr(index, 'dtype', type(index).__name__)}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {input.dtype} and source.dtype = {source.dtype}")
+    if source.numel() != index.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, "
+                         f"but got source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = input.numel()
+    idx = index.reshape(-1)
+    if idx.numel() and _syncs():
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < -n or hi >= n:
+            raise IndexError(f"out of range: tried to access index {hi if hi >= n else lo} on a "
+                             f"tensor of {n} elements.")
+    if idx.numel() == 0:
+        return input.clone()
+    idx = where(idx < 0, idx + n, idx)
+    flat = input.reshape(-1)
+    vals = source.reshape(-1)
+    out = flat.scatter_add(0, idx, vals) if accumulate else flat.scatter(0, idx, vals)
+    return out.reshape(input.shape)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """input with values written (accumulate: added, repeats adding up) at input[indices],
+    indices a tuple of index tensors (long, int or bool), values broadcast to that shape."""
+    check_tensor(input, "index_put")
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"index_put(): expected Tensor as element {i} in argument 'indices', "
+                            f"but got {type(t).__name__}")
+    check_tensor(values, "index_put", "values")
+    if values.dtype is not input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{input.dtype} for the destination and {values.dtype} for the source.")
+    with autograd.no_grad():
+        pos = getitem(arange(input.numel(), device=input.device).reshape(input.shape), tuple(indices))
+    try:
+        if np.broadcast_shapes(tuple(values.shape), tuple(pos.shape)) != tuple(pos.shape):
+            raise ValueError
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+                           f"broadcast to indexing result of shape {list(pos.shape)}") from None
+    if pos.numel() == 0:
+        return input.clone()
+    flat = input.reshape(-1)
+    vals = values.expand(*pos.shape).reshape(-1)
+    p = pos.reshape(-1)
+    out = flat.scatter_add(0, p, vals) if accumulate else flat.scatter(0, p, vals)
+    return out.reshape(input.shape)
+
+
+# ---- Tensor methods and in-place forms ------------------------------------------------------------
+def _inplace(fn):
+    def method(self, *args, **kwargs):
+        from . import _assign       # (ops/__init__ imports this module: import at call time)
+        name = fn.__name__ + "_"
+
+        def compute(t):
+            out = fn(t, *args, **kwargs)
+            if tuple(out.shape) != tuple(t.shape):
+                raise RuntimeError(f"{name}: output with shape {tuple(t.shape)} doesn't match the "
+                                   f"broadcast shape {tuple(out.shape)}")
+            return out
+        return _assign(self, compute, name)
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+index_put_ = _inplace(index_put)
+
+METHODS = {
+    "cummax": cummax, "cummin": cummin, "quantile": quantile, "nanquantile": nanquantile,
+    "mode": mode, "nanmedian": nanmedian, "histc": histc, "scatter_reduce": scatter_reduce,
+    "masked_scatter": masked_scatter, "put": put, "index_put": index_put,
+    "scatter_reduce_": _inplace(scatter_reduce), "masked_scatter_": _inplace(masked_scatter),
+    "put_": _inplace(put), "index_put_": index_put_,
+}
