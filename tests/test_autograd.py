@@ -845,3 +845,17 @@ def test_inplace_in_grad_mode_keeps_gradients_right(device):
     b.add_(1)                          # grad mode: b gets a new buffer, c's saved b keeps its value
     (c.sum() + b.sum()).backward()
     assert a.grad.tolist() == [10.0, 18.0, 26.0]     # 8a + 2
+
+
+def test_second_derivative_through_strided_slice_and_narrow():
+    """A slice's backward is itself recorded (its gradient is the slice again), so create_graph
+    sees through slicing and narrow."""
+    import torch
+    for fn in (lambda x: (x[1:5:2] ** 3).sum(), lambda x: (x.narrow(0, 1, 3) ** 3).sum()):
+        got = []
+        for lib in (pg, torch):
+            x = lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0], requires_grad=True)
+            (g,) = lib.autograd.grad(fn(x), x, create_graph=True)
+            (h,) = lib.autograd.grad(g.sum(), x)
+            got.append((g.tolist(), h.tolist()))
+        assert got[0] == got[1]

@@ -271,10 +271,26 @@ def repeat(x, *sizes):
 # ---- slicing -----------------------------------------------------------------------------------
 class SliceBackward(Node):
     def backward(self, g):
-        b = g._backend
-        z = b.full(self.shape, 0, g.dtype, g._device.index)
-        b.copy_(b.slice(z, self.starts, self.stops, self.steps), g._data)
-        return _wrap(z, g.dtype, g._device)
+        return _unslice(g, self.shape, self.starts, self.stops, self.steps)
+
+
+class UnsliceBackward(Node):
+    def backward(self, g):
+        return slice_op(g, self.starts, self.stops, self.steps)
+
+
+def _unslice(g, shape, starts, stops, steps):
+    """The adjoint of a slice: g written into zeros of `shape` at the slice. Recorded as an op
+    of its own (whose gradient is the slice again), so create_graph differentiates through it."""
+    b = g._backend
+    z = b.full(shape, 0, g.dtype, g._device.index)
+    b.copy_(b.slice(z, starts, stops, steps), g._data)
+    out = _wrap(z, g.dtype, g._device)
+    if _track(g):
+        node = UnsliceBackward()
+        node.starts, node.stops, node.steps = starts, stops, steps
+        record(node, (g,), out)
+    return out
 
 
 def slice_op(x, starts, stops, steps):
