@@ -861,11 +861,6 @@ def _chain_order(dims):
     return split
 
 
-def chain_matmul(*matrices):
-    """torch.chain_matmul (deprecated in torch): multi_dot of 2-D matrices."""
-    return matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
-
-
 def linalg_cross(input, other, *, dim=-1):
     """The 3-vector cross product along dim; the inputs' other dims broadcast (torch requires
     them to have the same number of dims)."""
@@ -947,7 +942,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", "kron", "inner",
            "pinverse", "cholesky", "qr", "svd", "triangular_solve", "cholesky_solve",
-           "cholesky_inverse", "chain_matmul"]
+           "cholesky_inverse"]
 METHODS = {n: globals()[n] for n in
            ("inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", "kron", "inner",
             "pinverse", "cholesky", "qr", "svd", "triangular_solve", "cholesky_solve",

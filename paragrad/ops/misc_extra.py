@@ -442,8 +442,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 
 def chain_matmul(*matrices):
-    """The product of 2-D matrices, multiplied in the order that needs the fewest scalar
-    multiplications (the classic dynamic program over the chain, as linalg.multi_dot)."""
+    """torch.chain_matmul (deprecated there): the product of 2-D matrices in the cheapest order
+    (linalg.multi_dot), with chain_matmul's own argument checks and messages."""
+    from .linalg_extra import multi_dot
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
@@ -452,34 +453,7 @@ def chain_matmul(*matrices):
         check_tensor(t, "chain_matmul", "matrices")
         if t.ndim != 2:
             raise RuntimeError(f"chain_matmul: Tensor dimension is {t.ndim}, expected 2 instead.")
-    if len(matrices) == 1:
-        return matrices[0].clone()
-    for i, (a, b) in enumerate(zip(matrices, matrices[1:])):
-        if a.dtype is not b.dtype:
-            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"{i} is {a.dtype} and tensor {i + 1} {b.dtype}")
-        if a.shape[1] != b.shape[0]:
-            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a.shape)} and "
-                               f"{list(b.shape)} cannot be multiplied")
-    dims = [matrices[0].shape[0]] + [t.shape[1] for t in matrices]
-    n = len(matrices)
-    cost = [[0] * n for _ in range(n)]           # cost[i][j]: cheapest product of i..j
-    split = [[0] * n for _ in range(n)]
-    for length in range(1, n):
-        for i in range(n - length):
-            j = i + length
-            cost[i][j] = math.inf
-            for k in range(i, j):
-                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
-                if c < cost[i][j]:
-                    cost[i][j], split[i][j] = c, k
-
-    def product(i, j):
-        if i == j:
-            return matrices[i]
-        k = split[i][j]
-        return mm(product(i, k), product(k + 1, j))
-    return product(0, n - 1)
+    return matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
 
 
 # ---- statistics -----------------------------------------------------------------------------------------
