@@ -15,7 +15,7 @@ from .ops import round as _round
 from .ops import sigmoid as expit
 from .ops import softmax as _softmax
 from .ops.special import (digamma, entr, erfc, erfcx, erfinv, i0, i0e, i1, i1e, log_ndtr, ndtr,
-                          ndtri, polygamma, sinc as _own_sinc, xlog1py, xlogy, zeta)
+                          ndtri, polygamma, xlog1py, xlogy, zeta)
 from .ops.special import lgamma as gammaln
 from .ops.special import mvlgamma as _mvlgamma
 
@@ -25,8 +25,7 @@ __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erf
            "log_softmax", "logsumexp", "zeta"]
 
 psi = digamma
-# torch.special.sinc is torch.sinc: the top-level one where ops provides it
-sinc = getattr(misc_extra, "sinc", None) or _own_sinc
+sinc = misc_extra.sinc           # torch.special.sinc is torch.sinc
 
 
 def multigammaln(input, p):

@@ -38,7 +38,7 @@ _erf64 = np.frompyfunc(math.erf, 1, 1)
 def _erf(x, out=None):
     """erf without SciPy: exact (math.erf) in float64; a 1.2e-7-accurate rational fit below."""
     if x.dtype == np.float64:
-        r = _erf64(x).astype(np.float64)
+        r = np.asarray(_erf64(x), dtype=np.float64)     # (a 0-d input gives a Python float)
     else:
         # Numerical Recipes erfc (Chebyshev fit), fractional error < 1.2e-7 everywhere
         z = np.abs(x).astype(np.float32)

@@ -18,10 +18,11 @@ from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_d
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
                      pow, remainder, sub, where)
 from .math_extra import (addcdiv, addcmul, addmm, allclose, aminmax, atan2, baddbmm, cosh,
-                         count_nonzero, deg2rad, dist, equal, erfc, exp2, float_power, fmax, fmin,
+                         count_nonzero, deg2rad, dist, equal, exp2, float_power, fmax, fmin,
                          fmod, frac, get_device, heaviside, hypot, isclose, lerp, log10, log2,
                          logaddexp, logit, nan_to_num, nanmean, nansum, norm, rad2deg, sinh,
-                         square, tan, xlogy)
+                         square, tan)
+from .special import erfc, xlogy      # (accurate tails; torch's gradient at x = 0)
 from .shape_extra import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, bucketize,
                           cartesian_prod, cdist, column_stack, dstack, meshgrid, searchsorted,
                           tensordot)

@@ -82,14 +82,6 @@ def hypot(x, y):
     return (x * x + y * y).sqrt()
 
 
-def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (even where y is 0 or NaN... unless y is NaN, as PyTorch)."""
-    if not isinstance(x, Tensor):
-        x = y * 0 + x
-    safe = where(x == 0, y * 0 + 1, y)
-    out = x * safe.log()
-    return where(y.isnan(), y, out)
-
 
 def isclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
     """|input - other| <= atol + rtol * |other|, elementwise (infinities equal when equal)."""
@@ -155,9 +147,6 @@ def atan2(input, other):
     left = base + where(y >= 0, y * 0 + math.pi, y * 0 - math.pi)
     return where(x > 0, base, where(x < 0, left, half_pi))
 
-
-def erfc(input):
-    return 1 - _float(input).erf()
 
 
 def logit(input, eps=None):

@@ -612,19 +612,6 @@ def xlog1py(input, other):
     return _xlog(input, other, "log1p", "xlog1py")
 
 
-def sinc(input):
-    """sin(pi x) / (pi x), 1 at 0; the argument is reduced exactly before multiplying by pi
-    (differentiable through autograd)."""
-    check_tensor(input, "sinc")
-    x = input if input.dtype.is_floating_point else input.to(dt.get_default_dtype())
-    with np.errstate(all="ignore"):                     # inf - round(inf): nan, as torch
-        k = x.round()
-        odd = (k * 0.5).floor() * 2 != k
-        s = (_reduce_half(x) * _PI).sin()               # sin(pi x) = (-1)^k sin(pi (x - k))
-        s = where(odd, -s, s)
-        nz = where(x == 0, 1.0, x)                      # (no 0/0 in the gradient at 0)
-        return where(x == 0, 1.0, s / (nz * _PI))
-
 
 # ---- Tensor methods ------------------------------------------------------------------------------
 def _inplace(fn, name):
