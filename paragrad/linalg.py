@@ -1,5 +1,6 @@
 """pg.linalg: torch.linalg's functions under their torch.linalg names (implemented in
-paragrad/ops/linalg_extra.py, where the differences from torch are noted).
+paragrad/ops/linalg_decompositions.py and linalg_extra.py, where the differences from torch
+are noted).
 
 Not here: the complex-only and general-eigenvalue functions (eig, eigvals), LU (lu,
 lu_factor, lu_solve, ldl_*), householder_product, tensorinv / tensorsolve, and the `_ex`
@@ -7,15 +8,16 @@ variants (inv_ex, cholesky_ex, solve_ex), whose per-matrix `info` needs more tha
 cupy.linalg report.
 """
 from .ops.linalg import matmul
-from .ops.linalg_extra import (LinAlgError, cond, det, eigh, eigvalsh, inv, lstsq, matrix_exp,
-                               matrix_norm, matrix_power, matrix_rank, multi_dot, pinv, slogdet,
-                               solve, solve_triangular, svdvals, vander, vecdot, vector_norm)
-from .ops.linalg_extra import linalg_cholesky as cholesky
+from .ops.linalg_decompositions import (LinAlgError, det, eigh, eigvalsh, inv, slogdet, solve,
+                                        solve_triangular, svdvals)
+from .ops.linalg_decompositions import linalg_cholesky as cholesky
+from .ops.linalg_decompositions import linalg_qr as qr
+from .ops.linalg_decompositions import linalg_svd as svd
+from .ops.linalg_extra import (cond, lstsq, matrix_exp, matrix_norm, matrix_power, matrix_rank,
+                               multi_dot, pinv, vander, vecdot, vector_norm)
 from .ops.linalg_extra import linalg_cross as cross
 from .ops.linalg_extra import linalg_diagonal as diagonal
 from .ops.linalg_extra import linalg_norm as norm
-from .ops.linalg_extra import linalg_qr as qr
-from .ops.linalg_extra import linalg_svd as svd
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",

@@ -44,7 +44,7 @@ FAST_PATHS = (
     "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
     "linalg_eigh", "linalg_svd",
 )
-# linalg decompositions (ops/linalg_extra.py). Not fused forms of a composition: nothing
+# linalg decompositions (ops/linalg_decompositions.py). Not fused forms of a composition: nothing
 # composes them, so the ops raise NotImplementedError on a backend without them (and use them
 # even inside fast_paths(False)). Inputs: C-contiguous float32/float64 buffers (..., m, n), any
 # batch dims (the op layer broadcasts them to match); results in the input's dtype, batched the

@@ -349,7 +349,7 @@ class CPUBackend(Backend):
                                       dtype=x.dtype)
         return dx, dw, db
 
-    # decompositions (ops/linalg_extra.py; signatures in base.py's FAST_PATHS comments)
+    # decompositions (ops/linalg_decompositions.py; signatures in base.py's FAST_PATHS comments)
     def fast_linalg_inv(self, a):
         return np.linalg.inv(a)
 

@@ -341,7 +341,7 @@ class CUDABackend(Backend):
     def fast_sgd_step(self, *bufs, **hyper):
         return fused.sgd_step(*bufs, **hyper)
 
-    # decompositions (ops/linalg_extra.py): cupy.linalg, as the NumPy backend's np.linalg
+    # decompositions (ops/linalg_decompositions.py): cupy.linalg, as the NumPy backend's np.linalg
     def fast_linalg_inv(self, a):
         return cupy.linalg.inv(a)
 
