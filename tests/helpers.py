@@ -41,6 +41,19 @@ TOL = {  # (atol, rtol) per dtype: float32 tight; half precision looser
 INT_DTYPES = ("int32", "int64", "uint8", "int8", "int16")
 
 
+def lib(x):
+    """torch or paragrad, whichever x belongs to: check_op lambdas run on both, and call
+    functional forms (lib(x).cat, lib(x).linalg.inv) through it."""
+    return torch if isinstance(x, torch.Tensor) else pg
+
+
+def like(x, data, dtype=None):
+    """A tensor of x's library on x's device (index and value tensors inside check_op lambdas)."""
+    if isinstance(x, torch.Tensor):
+        return torch.tensor(data, dtype=getattr(torch, dtype) if dtype else None)
+    return pg.tensor(data, dtype=getattr(pg, dtype) if dtype else None, device=x.device)
+
+
 def make_input(shape, dtype="float32", low=-2.0, high=2.0, rng=None):
     """Random values as a NumPy array of `dtype`; ints in [low, high), bools half True."""
     rng = rng or np.random.default_rng(0)

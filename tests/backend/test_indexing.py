@@ -5,11 +5,7 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import check_op, fd_check, make_input
-
-
-def lib(x):
-    return torch if isinstance(x, torch.Tensor) else pg
+from tests.helpers import check_op, fd_check, lib, make_input
 
 
 def T(x, data, **kw):

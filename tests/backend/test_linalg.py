@@ -4,11 +4,7 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import check_op, fd_check
-
-
-def lib(x):
-    return torch if isinstance(x, torch.Tensor) else pg
+from tests.helpers import check_op, fd_check, lib
 
 
 CASES = [

@@ -10,14 +10,10 @@ import torch
 
 import paragrad as pg
 from paragrad.backends.base import FAST_PATHS, fast_paths
-from tests.helpers import check_op, fd_check
+from tests.helpers import check_op, fd_check, lib
 
 # torch.cholesky / qr / svd / triangular_solve warn that they are deprecated
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-
-def lib(x):
-    return torch if isinstance(x, torch.Tensor) else pg
 
 
 def eye(x, n=None):

@@ -9,20 +9,9 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import assert_close, check_op, fd_check
+from tests.helpers import assert_close, check_op, fd_check, lib, like
 
 pytestmark = pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
-
-
-def lib(x):
-    return torch if isinstance(x, torch.Tensor) else pg
-
-
-def ix(x, values, dtype=None):
-    """A tensor of values on x's device, in x's library."""
-    if isinstance(x, torch.Tensor):
-        return torch.tensor(values, dtype=getattr(torch, dtype) if dtype else None)
-    return pg.tensor(values, dtype=getattr(pg, dtype) if dtype else None, device=x.device)
 
 
 def pair(device):
@@ -89,9 +78,9 @@ GRAD = {   # name: (fn, shapes[, check_op options]); outputs and gradients compa
     "cumulative_trapezoid-x": (lambda y, x: lib(y).cumulative_trapezoid(y, x, dim=0), [(3, 4), (3, 4)]),
     "cov": (lambda x: lib(x).cov(x), [(3, 6)]),
     "cov-1d": (lambda x: x.cov(correction=0), [(6,)]),
-    "cov-weights": (lambda x, w: x.cov(correction=2, fweights=ix(x, [1, 2, 1, 3, 1, 2]), aweights=w.abs() + 0.1),
+    "cov-weights": (lambda x, w: x.cov(correction=2, fweights=like(x, [1, 2, 1, 3, 1, 2]), aweights=w.abs() + 0.1),
                     [(3, 6), (6,)]),
-    "cov-fweights": (lambda x: x.cov(fweights=ix(x, [1, 0, 3, 2, 1, 1])), [(2, 6)]),
+    "cov-fweights": (lambda x: x.cov(fweights=like(x, [1, 0, 3, 2, 1, 1])), [(2, 6)]),
     "corrcoef": (lambda x: x.corrcoef(), [(3, 6)]),
     "corrcoef-1d": (lambda x: lib(x).corrcoef(x), [(6,)]),
     "renorm": (lambda x: x.renorm(2, 0, 2.5), [(4, 5)]),

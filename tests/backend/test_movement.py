@@ -4,12 +4,7 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import check_op, fd_check
-
-
-def lib(x):
-    """The library a lambda's input belongs to, for functional forms (pg.cat / torch.cat)."""
-    return torch if isinstance(x, torch.Tensor) else pg
+from tests.helpers import check_op, fd_check, lib
 
 
 def F_pad(x, *args, **kwargs):

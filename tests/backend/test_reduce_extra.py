@@ -6,20 +6,9 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import check_op, fd_check
+from tests.helpers import check_op, fd_check, lib, like
 
 NAN = float("nan")
-
-
-def lib(x):
-    return torch if isinstance(x, torch.Tensor) else pg
-
-
-def like(x, data, dtype=None):
-    """A tensor of x's library on x's device (index tensors inside check_op lambdas)."""
-    if isinstance(x, torch.Tensor):
-        return torch.tensor(data, dtype=getattr(torch, dtype) if dtype else None)
-    return pg.tensor(data, dtype=getattr(pg, dtype) if dtype else None, device=x.device)
 
 
 def ties(shape, seed=0, k=3):

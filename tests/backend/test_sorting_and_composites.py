@@ -6,11 +6,7 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import TORCH_2_13, check_op, fd_check
-
-
-def lib(x):
-    return torch if isinstance(x, torch.Tensor) else pg
+from tests.helpers import TORCH_2_13, check_op, fd_check, lib, like
 
 
 UNARY = {
@@ -107,11 +103,6 @@ def test_multinomial_draws_match_the_distribution(device):
             bad()
 
 
-def ix(x, values):
-    """An index tensor on x's device, in x's library."""
-    return torch.tensor(values) if isinstance(x, torch.Tensor) else pg.tensor(values, device=x.device)
-
-
 MOVES = {
     "tile": (lambda x: x.tile((2, 1, 2)), [(3, 4)]),
     "tile-short": (lambda x: x.tile((2,)), [(3, 4)]),
@@ -119,9 +110,9 @@ MOVES = {
     "repeat_interleave-flat": (lambda x: x.repeat_interleave(3), [(3, 4)]),
     "tensor_split-n": (lambda x: x.tensor_split(3, 1), [(3, 4)]),
     "tensor_split-at": (lambda x: x.tensor_split([1, 3], 0), [(5, 2)]),
-    "index_add": (lambda x, s: x.index_add(1, ix(x, [0, 2, 0]), s, alpha=2), [(3, 4), (3, 3)]),
-    "index_fill": (lambda x: x.index_fill(1, ix(x, [1, 3]), -1.0), [(3, 4)]),
-    "index_copy": (lambda x, s: x.index_copy(0, ix(x, [2, 0]), s), [(3, 4), (2, 4)]),
+    "index_add": (lambda x, s: x.index_add(1, like(x, [0, 2, 0]), s, alpha=2), [(3, 4), (3, 3)]),
+    "index_fill": (lambda x: x.index_fill(1, like(x, [1, 3]), -1.0), [(3, 4)]),
+    "index_copy": (lambda x, s: x.index_copy(0, like(x, [2, 0]), s), [(3, 4), (2, 4)]),
 }
 
 
@@ -150,8 +141,8 @@ def test_counting_and_unique_match_torch(device):
 SMALL = {   # name: (fn(x[, y]), shapes)
     "ravel": (lambda x: x.ravel(), [(3, 4)]), "fliplr": (lambda x: x.fliplr(), [(3, 4)]),
     "flipud": (lambda x: x.flipud(), [(3, 4)]), "select": (lambda x: x.select(1, -1), [(3, 4)]),
-    "take": (lambda x: x.take(ix(x, [[0, 5], [11, 2]])), [(3, 4)]),
-    "take_along_dim": (lambda x: x.take_along_dim(ix(x, [[0], [2], [1]]), 1), [(3, 4)]),
+    "take": (lambda x: x.take(like(x, [[0, 5], [11, 2]])), [(3, 4)]),
+    "take_along_dim": (lambda x: x.take_along_dim(like(x, [[0], [2], [1]]), 1), [(3, 4)]),
     "diff": (lambda x: x.diff(2, 1), [(3, 5)]), "erfc": (lambda x: x.erfc(), [(3, 4)]),
     "logit": (lambda x: x.sigmoid().logit(), [(3, 4)]), "fmod": (lambda x: (x * 5).fmod(2.0), [(3, 4)]),
     "addmm": (lambda a, b: lib(a).addmm(a, b, b.T, beta=0.5, alpha=2), [(3, 3), (3, 4)]),

@@ -10,13 +10,9 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import check_op, fd_check
+from tests.helpers import check_op, fd_check, lib
 
 INF, NAN = math.inf, math.nan
-
-
-def lib(x):
-    return torch if isinstance(x, torch.Tensor) else pg
 
 
 def _signed_log(rng, n, lo, hi):
