@@ -26,3 +26,8 @@ from .parameter import Parameter  # noqa: F401
 from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,  # noqa: F401
                       MaxPool2d)
+# families in modules of their own, each listing its exports in __all__
+from .conv_extra import *  # noqa: E402,F401,F403
+from .layers_extra import *  # noqa: E402,F401,F403
+from .recurrent import *  # noqa: E402,F401,F403
+from .transformer_decoder import *  # noqa: E402,F401,F403

@@ -282,3 +282,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+# functional forms kept in modules of their own, each listing its exports in __all__
+from .functional_conv_extra import *  # noqa: E402,F401,F403
+from .functional_more import *  # noqa: E402,F401,F403
