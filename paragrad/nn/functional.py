@@ -5,8 +5,7 @@ import warnings
 
 from .. import dtypes as dt
 from ..autograd import Function
-from ..ops import (gelu, leaky_relu, log_softmax, pad, relu, sigmoid, silu, softmax, softplus,  # noqa: F401
-                   tanh)
+from ..ops import pad, sigmoid, tanh  # noqa: F401
 from ..ops.conv import conv1d, conv2d  # noqa: F401  (F.conv1d, F.conv2d)
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401  (F.scaled_dot_product_attention)
 from ..ops.creation import zeros
@@ -16,9 +15,12 @@ from .functional_extra import (cosine_similarity, group_norm, huber_loss, interp
 from .functional_losses import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,  # noqa: F401
                                margin_ranking_loss, multilabel_soft_margin_loss, poisson_nll_loss,
                                soft_margin_loss, triplet_margin_loss)
-from .functional_activation import (celu, elu, glu, hardshrink, hardsigmoid, hardswish,  # noqa: F401
-                                    hardtanh, logsigmoid, mish, prelu, relu6, selu, softmin,
-                                    softshrink, softsign, tanhshrink, threshold)
+from .functional_activation import (celu, celu_, elu, elu_, gelu, glu, hardshrink,  # noqa: F401
+                                    hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu,
+                                    leaky_relu_, log_softmax, logsigmoid, mish, prelu, relu, relu6,
+                                    relu_, rrelu, rrelu_, selu, selu_, silu, softmax, softmin,
+                                    softplus, softshrink, softsign, tanhshrink, threshold,
+                                    threshold_)
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
 from ..ops.nn import cross_entropy_indices
 from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)

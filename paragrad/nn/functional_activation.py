@@ -3,6 +3,7 @@ leaky_relu, composed from differentiable Tensor ops (so their gradients, second 
 come from autograd). inplace=True writes the result into the input (a differentiable copy_)."""
 from __future__ import annotations
 
+from .. import ops
 from ..ops import sigmoid, softmax, softplus, tanh, where
 from ..tensor import Tensor
 
@@ -129,3 +130,80 @@ def prelu(input, weight):
                                f"parameter numbers = {c} and channel size = {channels}.")
         weight = weight.reshape((1, c) + (1,) * (input.ndim - 2))
     return where(input > 0, input, weight * input)
+
+
+# ---- F's forms of the Tensor ops: torch's argument names (input, inplace, _stacklevel) -------
+def relu(input, inplace=False):
+    _check(input, "relu")
+    return input.relu_() if inplace else ops.relu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    _check(input, "leaky_relu")
+    return _out(input, ops.leaky_relu(input, negative_slope), inplace)
+
+
+def silu(input, inplace=False):
+    _check(input, "silu")
+    return _out(input, ops.silu(input), inplace)
+
+
+def gelu(input, approximate="none"):
+    _check(input, "gelu")
+    return ops.gelu(input, approximate=approximate)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    _check(input, "softplus")
+    return ops.softplus(input, beta, threshold)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return ops.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return ops.log_softmax(input, dim, dtype=dtype)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each negative element's slope is drawn from
+    U(lower, upper); in eval the slope is (lower + upper) / 2."""
+    _check(input, "rrelu")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = ops.empty_like(input).uniform_(lower, upper)
+    return _out(input, where(input >= 0, input, input * slope), inplace)
+
+
+# in-place forms (torch.nn.functional.relu_ and friends)
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input, threshold_, value):
+    return threshold(input, threshold_, value, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)

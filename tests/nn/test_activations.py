@@ -80,3 +80,52 @@ def test_activation_errors_match_torch():
             make(torch, TF)
         with pytest.raises(e.type):
             make(pg, F)
+
+
+def test_functional_forms_take_torch_arguments_and_inplace():
+    """F.relu / leaky_relu / silu with input= and inplace=, softmax's _stacklevel position, and
+    the in-place F forms (relu_, elu_, ...) modify their input like torch's."""
+    x = np.array([-1.5, -0.2, 0.0, 0.7, 2.0], dtype=np.float32)
+    for name, args in [("relu_", ()), ("leaky_relu_", (0.2,)), ("elu_", (0.5,)), ("selu_", ()),
+                       ("celu_", (0.7,)), ("hardtanh_", (-0.5, 0.5)), ("threshold_", (0.1, -3.0)),
+                       ("rrelu_", (0.1, 0.3, False))]:
+        p, t = pg.tensor(x), torch.tensor(x)
+        rp, rt = getattr(pg.nn.functional, name)(p, *args), getattr(TF, name)(t, *args)
+        assert rp is p
+        np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=1e-6, atol=1e-7, err_msg=name)
+    for name in ("relu", "leaky_relu", "silu"):
+        p, t = pg.tensor(x), torch.tensor(x)
+        getattr(pg.nn.functional, name)(input=p, inplace=True)
+        getattr(TF, name)(input=t, inplace=True)
+        np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=1e-6, atol=1e-7, err_msg=name)
+    np.testing.assert_allclose(pg.nn.functional.softmax(pg.tensor(x), 0, 3, dtype=pg.float64).numpy(),
+                               TF.softmax(torch.tensor(x), 0, 3, dtype=torch.float64).numpy(), rtol=1e-12)
+
+
+def test_rrelu_training_draws_slopes_in_range_and_eval_uses_the_mean():
+    m = pg.nn.RReLU(0.1, 0.3)
+    assert repr(m) == repr(torch.nn.RReLU(0.1, 0.3))
+    x = -pg.ones(1000)
+    y = m(x)                                          # training: slopes ~ U(0.1, 0.3)
+    assert 0.1 <= -y.max().item() and -y.min().item() <= 0.3 and y.std().item() > 0.03
+    m.eval()
+    np.testing.assert_allclose(m(x).numpy(), -0.2 * np.ones(1000), rtol=1e-6)
+    w = pg.tensor([-2.0, 3.0], requires_grad=True)
+    pg.nn.functional.rrelu(w, 0.1, 0.3, training=True).sum().backward()
+    assert 0.1 <= w.grad[0].item() <= 0.3 and w.grad[1].item() == 1.0
+
+
+def test_parameters_to_vector_and_back_match_torch():
+    p, t = pg.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    torch.nn.utils.vector_to_parameters(torch.arange(8.0), t.parameters())
+    pg.nn.utils.vector_to_parameters(pg.arange(8.0), p.parameters())
+    for a, b in zip(p.parameters(), t.parameters()):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    v = pg.nn.utils.parameters_to_vector(p.parameters())
+    assert v.tolist() == torch.nn.utils.parameters_to_vector(t.parameters()).tolist()
+    v.sum().backward()                                # differentiable, as torch's
+    assert all(a.grad is not None for a in p.parameters())
+    with pytest.raises(RuntimeError):
+        pg.nn.utils.vector_to_parameters(pg.arange(2.0), p.parameters())
+    with pytest.raises(TypeError):
+        pg.nn.utils.vector_to_parameters([1.0] * 8, p.parameters())
