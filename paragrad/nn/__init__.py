@@ -24,8 +24,9 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ZeroPad3d)
 from .parameter import Parameter  # noqa: F401
 from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
-from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,  # noqa: F401
-                      MaxPool2d)
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,  # noqa: F401
+                      AvgPool1d, AvgPool2d, LPPool1d, LPPool2d, MaxPool1d, MaxPool2d, MaxUnpool1d,
+                      MaxUnpool2d)
 # families in modules of their own, each listing its exports in __all__
 from .conv_extra import *  # noqa: E402,F401,F403
 from .layers_extra import *  # noqa: E402,F401,F403

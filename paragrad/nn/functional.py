@@ -26,6 +26,8 @@ from ..ops.nn import cross_entropy_indices
 from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)
 from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,  # noqa: F401
                         max_pool1d, max_pool2d)
+from ..ops.pool_extra import (adaptive_max_pool1d, adaptive_max_pool2d, lp_pool1d, lp_pool2d,  # noqa: F401
+                              max_unpool1d, max_unpool2d)
 from ..ops.batchnorm import batch_norm  # noqa: F401  (F.batch_norm)
 from ..random import default_generator
 from ..tensor import Tensor, _wrap
@@ -288,3 +290,21 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
 # functional forms kept in modules of their own, each listing its exports in __all__
 from .functional_conv_extra import *  # noqa: E402,F401,F403
 from .functional_more import *  # noqa: E402,F401,F403
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool1d(input, output_size, True)

@@ -315,6 +315,24 @@ class AdaptiveAvgPool2DBackward(Node):
         return _wrap(b.cast(dx, dt_) if self.cd is not dt_ else dx, dt_, gy._device)
 
 
+def adaptive_output_size(op, x, output_size):
+    """(Ho, Wo) of adaptive pooling: output_size an int or a pair whose None entries keep the
+    input's size; x (N, C, H, W) or (C, H, W) with non-zero H and W."""
+    check_tensor(x, op)
+    shape = list(x.shape)
+    if x.ndim not in (3, 4) or any(n == 0 for n in shape[-2:]):
+        raise RuntimeError(f"{op}: Expected 3D or 4D tensor with non-zero sizes for the last two "
+                           f"dimensions, but got input of size {shape}")
+    osz = (output_size, output_size) if as_int(output_size) is not None or output_size is None \
+        else output_size
+    if not isinstance(osz, (tuple, list)) or len(osz) != 2 or \
+            any(o is not None and (as_int(o) is None or o < 0) for o in osz):
+        raise RuntimeError(f"{op}: output_size must be an int >= 0, None, or a pair of them "
+                           f"(got output_size={output_size!r}, input {shape})")
+    return (shape[-2] if osz[0] is None else as_int(osz[0]),
+            shape[-1] if osz[1] is None else as_int(osz[1]))
+
+
 def adaptive_avg_pool2d(input, output_size):
     """torch.nn.functional.adaptive_avg_pool2d over (N, C, H, W) or (C, H, W) floating input;
     output_size an int or a pair whose None entries keep the input's size. Output window r
@@ -322,21 +340,10 @@ def adaptive_avg_pool2d(input, output_size):
     A_h @ x @ A_w^T, so float results may differ from PyTorch's in the last bits."""
     x = input
     op = "adaptive_avg_pool2d"
-    check_tensor(x, op)
+    ho, wo = adaptive_output_size(op, x, output_size)
     shape = list(x.shape)
-    if x.ndim not in (3, 4) or any(n == 0 for n in shape[-2:]):
-        raise RuntimeError(f"{op}: Expected 3D or 4D tensor with non-zero sizes for the last two "
-                           f"dimensions, but got input of size {shape}")
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{op}: not implemented for '{x.dtype.name}' tensors (input {shape})")
-    osz = (output_size, output_size) if as_int(output_size) is not None or output_size is None \
-        else output_size
-    if not isinstance(osz, (tuple, list)) or len(osz) != 2 or \
-            any(o is not None and (as_int(o) is None or o < 0) for o in osz):
-        raise RuntimeError(f"{op}: output_size must be an int >= 0, None, or a pair of them "
-                           f"(got output_size={output_size!r}, input {shape})")
-    ho, wo = (shape[-2] if osz[0] is None else as_int(osz[0]),
-              shape[-1] if osz[1] is None else as_int(osz[1]))
     b, dev = x._backend, x._device.index
     cd = _compute_dtype(x.dtype)
     ah = b.from_numpy(_adaptive_matrix(shape[-2], ho, np.float64), cd, dev)     # (Ho, H)
