@@ -13,8 +13,9 @@ from .layers import (GELU, Dropout, Dropout1d, Dropout2d, Dropout3d, Flatten, Id
                      Tanh, Unflatten, Upsample)
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,  # noqa: F401
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
-                   MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss,
-                   SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
+                   MarginRankingLoss, MSELoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                   MultiMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
+                   TripletMarginLoss, TripletMarginWithDistanceLoss)
 from .module import Module  # noqa: F401
 from .multihead_attention import MultiheadAttention  # noqa: F401
 from .normalization import GroupNorm, RMSNorm  # noqa: F401

@@ -13,8 +13,9 @@ from ..ops.embedding import embedding  # noqa: F401  (F.embedding)
 from .functional_extra import (cosine_similarity, group_norm, huber_loss, interpolate, kl_div,  # noqa: F401
                                normalize, pairwise_distance, rms_norm, smooth_l1_loss)
 from .functional_losses import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,  # noqa: F401
-                               margin_ranking_loss, multilabel_soft_margin_loss, poisson_nll_loss,
-                               soft_margin_loss, triplet_margin_loss)
+                               margin_ranking_loss, multi_margin_loss, multilabel_margin_loss,
+                               multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss,
+                               triplet_margin_loss, triplet_margin_with_distance_loss)
 from .functional_activation import (celu, celu_, elu, elu_, gelu, glu, hardshrink,  # noqa: F401
                                     hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu,
                                     leaky_relu_, log_softmax, logsigmoid, mish, prelu, relu, relu6,

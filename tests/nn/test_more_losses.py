@@ -70,3 +70,55 @@ def test_gaussian_nll_errors_match_torch():
             make(TF, torch)
         with pytest.raises(e.type):
             make(F, pg)
+
+
+def _cls(x, data):
+    return torch.tensor(data) if isinstance(x, torch.Tensor) else pg.tensor(data, device=x.device)
+
+
+@pytest.mark.parametrize("p,margin,weighted,reduction", [(1, 1.0, False, "mean"), (2, 0.7, True, "sum"),
+                                                          (1, 0.5, True, "none")])
+def test_multi_margin_loss_matches_torch(p, margin, weighted, reduction, device):
+    w = [0.5, 1.0, 2.0, 0.7, 1.3]
+
+    def fn(x):
+        F = torch.nn.functional if isinstance(x, torch.Tensor) else pg.nn.functional
+        return F.multi_margin_loss(x, _cls(x, [1, 0, 4, 2]), p=p, margin=margin,
+                                   weight=_cls(x, w) if weighted else None, reduction=reduction)
+    check_op(fn, [(4, 5)], device=device)
+    check_op(lambda x, w: (torch.nn.functional if isinstance(x, torch.Tensor) else pg.nn.functional)
+             .multi_margin_loss(x, _cls(x, 3)), [(5,), (5,)], device=device)
+
+
+def test_multilabel_margin_loss_matches_torch(device):
+    targets = [[3, 0, -1, 1, 2], [1, 2, 3, -1, 0], [4, -1, 2, 2, 2], [-1, 1, 1, 1, 1]]
+    for reduction in ("mean", "sum", "none"):
+        check_op(lambda x: (torch.nn.functional if isinstance(x, torch.Tensor) else pg.nn.functional)
+                 .multilabel_margin_loss(x, _cls(x, targets), reduction=reduction), [(4, 5)], device=device)
+
+
+def test_triplet_margin_with_distance_loss_matches_torch(device):
+    for kw in ({}, {"swap": True, "margin": 0.5},):
+        check_op(lambda a, b, c: (torch.nn.functional if isinstance(a, torch.Tensor) else pg.nn.functional)
+                 .triplet_margin_with_distance_loss(a, b, c, **kw), [(4, 6)] * 3, device=device)
+    cos = lambda lib: (lambda u, v: 1 - lib.nn.functional.cosine_similarity(u, v))  # noqa: E731
+    check_op(lambda a, b, c: (torch.nn.functional if isinstance(a, torch.Tensor) else pg.nn.functional)
+             .triplet_margin_with_distance_loss(a, b, c, distance_function=cos(torch if isinstance(a, torch.Tensor) else pg),
+                                                reduction="none"), [(4, 6)] * 3, device=device)
+
+
+def test_margin_loss_modules_and_errors():
+    for make in (lambda nn: nn.MultiMarginLoss(p=2, margin=0.5), lambda nn: nn.MultiLabelMarginLoss(),
+                 lambda nn: nn.TripletMarginWithDistanceLoss(margin=2.0)):
+        assert repr(make(pg.nn)) == repr(make(torch.nn))
+    x, y = pg.randn(3, 4), pg.tensor([0, 1, 2])
+    assert abs(pg.nn.MultiMarginLoss()(x, y).item() -
+               torch.nn.MultiMarginLoss()(torch.tensor(x.numpy()), torch.tensor([0, 1, 2])).item()) < 1e-6
+    with pytest.raises(ValueError):
+        pg.nn.functional.multi_margin_loss(x, y, p=3)
+    with pytest.raises(RuntimeError):
+        pg.nn.functional.multi_margin_loss(x, y.float())
+    with pytest.raises(ValueError):
+        pg.nn.functional.triplet_margin_with_distance_loss(x, x, x, margin=0.0)
+    with pytest.raises(RuntimeError, match="not differentiable"):
+        pg.nn.functional.multi_margin_loss(x, y, weight=pg.ones(4, requires_grad=True))
