@@ -148,6 +148,22 @@ class ModuleList(_ModuleSequence):
         if modules is not None:
             self.extend(modules)
 
+    def __repr__(self):
+        """As torch's: runs of consecutive children with the same repr print once, as
+        `(0-5): 6 x Layer(...)`."""
+        if not self._modules:
+            return type(self).__name__ + "()"
+        runs = []                                   # [first index, last index, repr]
+        for i, m in enumerate(self._modules.values()):
+            r = repr(m)
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [(f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ") + r.replace("\n", "\n  ")
+                 for a, b, r in runs]
+        return type(self).__name__ + "(\n  " + "\n  ".join(lines) + "\n)"
+
     def __getitem__(self, idx):
         mods = list(self._modules.values())
         if isinstance(idx, slice):

@@ -531,3 +531,10 @@ def test_deepcopy_and_pickle(device):
         with pg.no_grad():
             clone[0].weight.fill_(5.0)
         assert not (_np(lin.weight) == 5.0).all()
+
+
+def test_module_list_repr_folds_repeated_children_as_torch():
+    for make in (lambda nn: nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 3)]),
+                 lambda nn: nn.ModuleList(), lambda nn: nn.ModuleList([nn.ReLU()]),
+                 lambda nn: nn.Sequential(nn.ModuleList([nn.Tanh(), nn.Tanh(), nn.Tanh()]), nn.ReLU())):
+        assert repr(make(pg.nn)) == repr(make(torch.nn))
