@@ -20,6 +20,8 @@ from .ops import (abs, all, any, max, min, pow, round, sum)  # noqa: A004  (torc
 
 from . import cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401
+from .nn.functional import (channel_shuffle, conv_transpose1d, conv_transpose2d,  # noqa: E402,F401
+                            pixel_shuffle, pixel_unshuffle)  # (torch.pixel_shuffle, ...)
 
 __version__ = "0.1.0"
 
