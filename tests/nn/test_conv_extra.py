@@ -150,3 +150,15 @@ def test_shape_modules(device):
     cols = pg.randn(2, 12, 9, device=device)
     np.testing.assert_allclose(pg.nn.Fold((4, 4), 2)(cols).cpu().numpy(),
                                torch.nn.Fold((4, 4), 2)(torch.tensor(cols.cpu().numpy())).numpy(), atol=1e-6)
+
+
+def test_top_level_aliases_as_torch():
+    x = np.arange(32.0, dtype=np.float32).reshape(1, 8, 2, 2)
+    for name, args in [("pixel_shuffle", (2,)), ("pixel_unshuffle", (2,)), ("channel_shuffle", (2,))]:
+        a = getattr(pg, name)(pg.tensor(x), *args)
+        b = getattr(torch, name)(torch.tensor(x), *args)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    w = np.ones((8, 3, 2, 2), dtype=np.float32)
+    np.testing.assert_allclose(pg.conv_transpose2d(pg.tensor(x), pg.tensor(w), stride=2).numpy(),
+                               torch.conv_transpose2d(torch.tensor(x), torch.tensor(w), stride=2).numpy())
+    assert pg.conv_transpose1d is pg.nn.functional.conv_transpose1d
