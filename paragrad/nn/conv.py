@@ -62,13 +62,17 @@ class _ConvNd(Module):
         else:
             rev = [p for q in reversed(padding) for p in (q, q)]
         self._reversed_padding_repeated_twice = rev
-        self.weight = Parameter(empty(out_channels, in_channels // groups, *kernel_size,
+        self.weight = Parameter(empty(*self._weight_shape(in_channels, out_channels, groups, kernel_size),
                                       device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+
+    @staticmethod
+    def _weight_shape(in_channels, out_channels, groups, kernel_size):
+        return (out_channels, in_channels // groups, *kernel_size)
 
     def reset_parameters(self):
         init.default_affine_init_(self.weight, self.bias)

@@ -3,11 +3,9 @@ ChannelShuffle: the modules around the forms in functional_conv_extra, with PyTo
 arguments, parameter shapes, init and repr."""
 from __future__ import annotations
 
-from ..ops.creation import empty
 from . import functional_conv_extra as FC
 from .conv import _ConvNd
 from .module import Module
-from .parameter import Parameter
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold", "PixelShuffle",
            "PixelUnshuffle", "ChannelShuffle"]
@@ -25,10 +23,10 @@ class _ConvTransposeNd(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
                          bias, padding_mode, device, dtype)
         self.transposed, self.output_padding = True, self._tuple(output_padding)
-        # the transposed shape: (in, out/groups, *kernel), then PyTorch's init again on it
-        self.weight = Parameter(empty(in_channels, out_channels // groups, *self.kernel_size,
-                                      device=device, dtype=dtype))
-        self.reset_parameters()
+
+    @staticmethod
+    def _weight_shape(in_channels, out_channels, groups, kernel_size):
+        return (in_channels, out_channels // groups, *kernel_size)
 
     def _output_padding(self, input, output_size):
         """The output_padding that gives `output_size` (PyTorch's _output_padding): the size
