@@ -65,6 +65,13 @@ def _not_packed(name, input):
 # whole-sequence layers
 # ---------------------------------------------------------------------------------------------
 
+
+def _uniform_init(module):
+    """PyTorch's init of every recurrent weight and bias: U(-1/sqrt(hidden), 1/sqrt(hidden))."""
+    stdv = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for w in module.parameters():
+        init.uniform_(w, -stdv, stdv)
+
 class RNNBase(Module):
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
@@ -121,9 +128,7 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for w in self.parameters():
-            init.uniform_(w, -stdv, stdv)
+        _uniform_init(self)
 
     def flatten_parameters(self):
         """PyTorch's cuDNN weight compaction; nothing to do here."""
@@ -340,9 +345,7 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for w in self.parameters():
-            init.uniform_(w, -stdv, stdv)
+        _uniform_init(self)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
