@@ -153,14 +153,19 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 
 # ---- mode, nanmedian ----------------------------------------------------------------------------
-def _empty_dim_check(input, d, op):
+def _reduce_dim(input, dim, keepdim, op):
+    """The checks and trivial cases mode and nanmedian share: -> (dim, None), or (None, the
+    (values, indices) result) for a 0-d input (itself, index 0) or an empty one (zeros)."""
+    if input.ndim == 0:
+        dim_arg(dim, 1, op)
+        return None, values_indices(input.clone(), zeros((), dtype=dt.int64, device=input.device))
+    d = dim_arg(dim, input.ndim, op)
     if input.shape[d] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-
-
-def _empty_result(input, d, keepdim):
-    shape = tuple(1 if i == d else s for i, s in enumerate(input.shape) if keepdim or i != d)
-    return values_indices(input.new_zeros(shape), zeros(shape, dtype=dt.int64, device=input.device))
+    if input.numel() == 0:
+        shape = tuple(1 if i == d else s for i, s in enumerate(input.shape) if keepdim or i != d)
+        return None, values_indices(input.new_zeros(shape), zeros(shape, dtype=dt.int64, device=input.device))
+    return d, None
 
 
 def mode(input, dim=-1, keepdim=False):
@@ -168,13 +173,9 @@ def mode(input, dim=-1, keepdim=False):
     and the index of its last occurrence, as PyTorch on the CPU. NaNs never equal each other,
     so each counts once."""
     check_tensor(input, "mode")
-    if input.ndim == 0:
-        dim_arg(dim, 1, "mode")
-        return values_indices(input.clone(), zeros((), dtype=dt.int64, device=input.device))
-    d = dim_arg(dim, input.ndim, "mode")
-    _empty_dim_check(input, d, "mode")
-    if input.numel() == 0:
-        return _empty_result(input, d, keepdim)
+    d, trivial = _reduce_dim(input, dim, keepdim, "mode")
+    if trivial is not None:
+        return trivial
     with autograd.no_grad():
         sv, si = sort(input.detach(), d)        # stable: a run's last entry has its largest index
         n = input.shape[d]
@@ -222,13 +223,9 @@ def nanmedian(input, dim=None, keepdim=False):
             node.saved = (snapshot(input), alias(out))
             record(node, (input,), out)
         return out
-    if input.ndim == 0:
-        dim_arg(dim, 1, "nanmedian")
-        return values_indices(input.clone(), zeros((), dtype=dt.int64, device=input.device))
-    d = dim_arg(dim, input.ndim, "nanmedian")
-    _empty_dim_check(input, d, "nanmedian")
-    if input.numel() == 0:
-        return _empty_result(input, d, keepdim)
+    d, trivial = _reduce_dim(input, dim, keepdim, "nanmedian")
+    if trivial is not None:
+        return trivial
     with autograd.no_grad():
         sv, si = sort(input.detach(), d)                         # NaN last
         k = (((~sv.isnan()).sum(d, keepdim=True) - 1) // 2).clamp(min=0)
