@@ -1,6 +1,7 @@
 """Differentiable ops, one file per family, and the table that makes them Tensor methods.
 
-Reading this file gives the whole Tensor method surface in one place.
+Reading this file gives the Tensor method surface: the _METHODS table below, plus the
+METHODS of linalg_extra, misc_extra, reduce_extra and special, merged at the end.
 """
 from __future__ import annotations
 
