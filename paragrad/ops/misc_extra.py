@@ -262,7 +262,20 @@ def _scale_down(x, e):
     """x / 2**e, exact, e from -1073 to 1024: 2**e is applied in two halves, each a normal
     float64 (2**1024 itself overflows)."""
     half = (e * 0.5).floor()
-    return x / (2.0 ** half) / (2.0 ** (e - half))
+    for part in (half, e - half):
+        scale = _pow2(part.abs())
+        x = where(part < 0, x * scale, x / scale)
+    return x
+
+
+def _pow2(n):
+    """2**n for integral float64 n in [0, 1024), exact: the product of one exact power of two per
+    bit of n (CUDA's pow(2, n) was measured an ulp off for |n| near 510)."""
+    out = ones(tuple(n.shape), dtype=dt.float64, device=n.device)
+    for bit in range(10):
+        is_set = (n * 0.5 ** bit).floor() % 2 == 1
+        out = where(is_set, out * 2.0 ** (1 << bit), out)
+    return out
 
 
 def sinc(input):

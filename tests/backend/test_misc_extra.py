@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import assert_close, check_op, fd_check, lib, like
+from tests.helpers import assert_close, check_op, fd_check, lib, like, needs_torch_2_13
 
 pytestmark = pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
 
@@ -89,7 +89,8 @@ GRAD = {   # name: (fn, shapes[, check_op options]); outputs and gradients compa
 }
 
 
-@pytest.mark.parametrize("name", GRAD)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=needs_torch_2_13) if n == "narrow_copy" else n
+                                  for n in GRAD])    # (older torch has no narrow_copy derivative)
 def test_matches_torch_with_gradients(name, device):
     fn, shapes, *opts = GRAD[name]
     check_op(fn, shapes, device=device, **(opts[0] if opts else {}))
@@ -186,8 +187,9 @@ def test_special_values(device):
              torch.copysign(tt(finite), tt(other) if isinstance(other, list) else other))
     same(pg.ldexp(pt([1.0, 1e-30, 3.0]), pt([200, 100, -2])), torch.ldexp(tt([1.0, 1e-30, 3.0]), tt([200, 100, -2])))
     # frexp: zeros, infinities, NaN, powers of two, subnormals and the extremes of each dtype
+    subnormal32 = [1e-45, 1e-40] if device == "cpu" else []     # (CUDA's float32 kernels flush them)
     for dtype, extra in [("float64", [5e-324, 2.2e-308, 1.7976931348623157e308, 2.0 ** 1000, 2.0 ** -1022]),
-                         ("float32", [1e-45, 1e-40, 3.4028234e38, 2.0 ** -126, 0.75]),
+                         ("float32", subnormal32 + [3.4028234e38, 2.0 ** -126, 0.75]),
                          ("float16", [6e-8, 1e-5, 65504.0, 2.0 ** -14, 1024.0])]:
         vals = [0.0, -0.0, inf, -inf, nan, 1.0, -1.0, 0.5, 2.0, 3.0, -7.25, 1 / 3] + extra
         same(pg.frexp(pt(vals, dtype=getattr(pg, dtype))), torch.frexp(tt(vals, dtype=getattr(torch, dtype))))
@@ -368,7 +370,8 @@ ERRORS = {   # name: fn(M, T) raising the same exception type in torch (M, T = t
 }
 
 
-@pytest.mark.parametrize("name", ERRORS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=needs_torch_2_13) if n == "rot90-range" else n
+                                  for n in ERRORS])  # (older torch raises another type there)
 def test_errors_match_torch(name, device):
     fn = ERRORS[name]
     with warnings.catch_warnings():

@@ -343,10 +343,12 @@ class CUDABackend(Backend):
 
     # decompositions (ops/linalg_decompositions.py): cupy.linalg, as the NumPy backend's np.linalg
     def fast_linalg_inv(self, a):
-        return cupy.linalg.inv(a)
+        with _linalg_errors():
+            return cupy.linalg.inv(a)
 
     def fast_linalg_solve(self, a, b):
-        return cupy.linalg.solve(a, b)
+        with _linalg_errors():
+            return cupy.linalg.solve(a, b)
 
     def fast_linalg_det(self, a):
         return cupy.linalg.det(a)
@@ -355,7 +357,8 @@ class CUDABackend(Backend):
         return tuple(cupy.linalg.slogdet(a))
 
     def fast_linalg_cholesky(self, a):
-        return cupy.linalg.cholesky(a)
+        with _linalg_errors():
+            return cupy.linalg.cholesky(a)
 
     def fast_linalg_qr(self, a, mode):
         return (None, cupy.linalg.qr(a, "r")) if mode == "r" else tuple(cupy.linalg.qr(a, mode))
@@ -365,6 +368,14 @@ class CUDABackend(Backend):
 
     def fast_linalg_svd(self, a, full_matrices):
         return tuple(cupy.linalg.svd(a, full_matrices=full_matrices))
+
+
+def _linalg_errors():
+    """cuSOLVER's status checked, so a singular or non-positive-definite matrix raises
+    LinAlgError as torch does on cuda. Reading the status synchronizes (torch does the same), so
+    not while a stream is being captured: there the result is NaN, as cuSOLVER leaves it."""
+    capturing = cupy.cuda.get_current_stream().is_capturing()
+    return cupyx.errstate(linalg="ignore" if capturing else "raise")
 
 
 def _coords(index, axis):
