@@ -2,10 +2,12 @@
 both with cudnn.benchmark on (pg.backends.cudnn.benchmark, torch.backends.cudnn.benchmark),
 side by side in one process run.
 
-    python bench/resnet.py [--steps 30] [--cases 32x256,224x64] [--precisions fp32,tf32] [--json PATH]
+    python bench/resnet.py [--steps 30] [--cases 32x256,32x256-cifar,224x64] [--precisions fp32,tf32] [--json PATH]
 
-Cases: 32x32 images at batch 256 (the CIFAR stem: 3x3 first conv, no max pool, 10 classes) and
-224x224 at batch 64 (the ImageNet stem, 1000 classes). Precisions: float32 with TF32 off, and
+Cases: 32x32 images at batch 256 with torchvision's resnet18 as it is (the ImageNet stem: 7x7
+stride-2 conv and max pool, so the blocks see 8x8 down to 1x1; 10 classes), the same images with
+the CIFAR stem (3x3 first conv, no max pool, so the blocks see 32x32 down to 4x4 and the step
+does 16x the arithmetic), and 224x224 at batch 64 (the ImageNet stem, 1000 classes). Precisions: float32 with TF32 off, and
 TF32 (paragrad: pg.backends.cuda.matmul.allow_tf32, which covers GEMMs and convolutions;
 PyTorch: torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32). Both
 frameworks train the same architecture (torchvision's layout; the PyTorch model here is a copy
@@ -28,7 +30,9 @@ import numpy as np
 from common import per_second, print_header
 
 WARMUP = 5
-CASES = {"32x256": (32, 256, "cifar", 10), "224x64": (224, 64, "imagenet", 1000)}
+# name: (image size, batch, stem, classes)
+CASES = {"32x256": (32, 256, "imagenet", 10), "32x256-cifar": (32, 256, "cifar", 10),
+         "224x64": (224, 64, "imagenet", 1000)}
 
 
 def random_batches(size, batch, classes, k=4, seed=0):
@@ -147,7 +151,7 @@ def main():
     print_header(args.device)
     print(f"\nResNet-18 training, images/s (SGD momentum 0.9, {args.steps} timed steps after {WARMUP} "
           f"warm-up ones); ratio = paragrad jit / torch eager (>1 = paragrad faster)")
-    print(f"{'case':16s} {'precision':9s} {'paragrad jit':>13s} {'torch eager':>12s} {'ratio':>6s}")
+    print(f"{'case':24s} {'precision':9s} {'paragrad jit':>13s} {'torch eager':>12s} {'ratio':>6s}")
     rows = []
     for case in cases:
         for prec in precisions:
@@ -155,10 +159,10 @@ def main():
             size, batch = CASES[case][0], args.batch or CASES[case][1]
             pg_rate, pg_err = measure(paragrad_rate, case, batch, tf32, args.steps, args.device)
             t_rate, t_err = measure(torch_rate, case, batch, tf32, args.steps, args.device)
-            label = f"{size}x{size} b{batch}"
+            label = f"{size}x{size} b{batch} {CASES[case][2]}"
             cells = [f"{r:,.0f}" if r else "failed" for r in (pg_rate, t_rate)]
             ratio = f"{pg_rate / t_rate:6.2f}" if pg_rate and t_rate else f"{'-':>6s}"
-            print(f"{label:16s} {prec:9s} {cells[0]:>13s} {cells[1]:>12s} {ratio}", flush=True)
+            print(f"{label:24s} {prec:9s} {cells[0]:>13s} {cells[1]:>12s} {ratio}", flush=True)
             for who, err in (("paragrad", pg_err), ("torch", t_err)):
                 if err:
                     print(f"  {who} failed: {err}")

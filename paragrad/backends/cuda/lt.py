@@ -9,7 +9,6 @@ and re-pointed at new operands (reset_operands_unchecked), so planning happens o
 """
 from __future__ import annotations
 
-import time
 from typing import NamedTuple
 
 import cupy
@@ -17,7 +16,7 @@ import cupy
 from nvmath.linalg.advanced import Matmul, MatmulEpilog as E
 
 from ... import capture
-from . import gemm, small_gemm
+from . import gemm, small_gemm, timing
 
 _plans = {}
 _SUPPORTED = {"float32", "float16", "bfloat16"}
@@ -189,7 +188,7 @@ def _small_chain(h, layers):
     if choice is None:
         if capture.active():
             return True
-        choice = _chain_choice[key] = _gpu_time(lambda: _step(h, layers, True)) < _gpu_time(
+        choice = _chain_choice[key] = timing.gpu_time(lambda: _step(h, layers, True)) < timing.gpu_time(
             lambda: _step(h, layers, False))
     return choice
 
@@ -198,30 +197,6 @@ def _step(h, layers, small):
     y, saved = (_forward_small if small else _forward_lt)(h, layers)
     needs = [(True, b is not None) for _, b, _ in layers]
     mlp_backward(cupy.ones_like(y), layers, _Saved(small, saved), False, needs)
-
-
-_spin = cupy.RawKernel(r"""extern "C" __global__ void pg_spin(long long cycles) {
-    long long t0 = clock64(); while (clock64() - t0 < cycles) {} }""", "pg_spin")
-
-
-def _gpu_time(fn, repeats=5):
-    """GPU milliseconds of `repeats` calls of fn(), after two warm-up calls (plans, autotuning):
-    a spinning kernel queued first keeps the GPU busy while the host queues every repeat, so
-    host overhead between launches (which a CUDA graph removes) isn't counted. The spin lasts
-    twice the host time of the repeats, in cycles of a 2 GHz clock (H100/H200 run below that,
-    which only lengthens it)."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    host = time.perf_counter() - t0
-    stream = cupy.cuda.get_current_stream()
-    _spin((1,), (1,), (cupy.int64(int(2 * repeats * host * 2e9)),))
-    start = stream.record()
-    for _ in range(repeats):
-        fn()
-    end = stream.record()
-    end.synchronize()
-    return cupy.cuda.get_elapsed_time(start, end)
 
 
 _side_streams = {}
