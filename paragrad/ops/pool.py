@@ -336,14 +336,18 @@ def adaptive_output_size(op, x, output_size):
 def adaptive_avg_pool2d(input, output_size):
     """torch.nn.functional.adaptive_avg_pool2d over (N, C, H, W) or (C, H, W) floating input;
     output_size an int or a pair whose None entries keep the input's size. Output window r
-    of n -> o averages [floor(r*n/o), ceil((r+1)*n/o)), as PyTorch; computed as
-    A_h @ x @ A_w^T, so float results may differ from PyTorch's in the last bits."""
+    of n -> o averages [floor(r*n/o), ceil((r+1)*n/o)), as PyTorch. Equal windows (o divides
+    n, global pooling included) are a mean over them; otherwise it is A_h @ x @ A_w^T, so
+    float results may differ from PyTorch's in the last bits."""
     x = input
     op = "adaptive_avg_pool2d"
     ho, wo = adaptive_output_size(op, x, output_size)
     shape = list(x.shape)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{op}: not implemented for '{x.dtype.name}' tensors (input {shape})")
+    h, w = shape[-2:]
+    if ho and wo and h % ho == 0 and w % wo == 0:    # equal windows (global pooling too): a mean
+        return x.reshape(*shape[:-2], ho, h // ho, wo, w // wo).mean((-3, -1))   # (.., Ho, Wo)
     b, dev = x._backend, x._device.index
     cd = _compute_dtype(x.dtype)
     ah = b.from_numpy(_adaptive_matrix(shape[-2], ho, np.float64), cd, dev)     # (Ho, H)
