@@ -9,14 +9,15 @@ _modules = {}
 _DIR = Path(__file__).parent / "kernels"
 # optimizer updates and batch norm must round like the composed primitives they replace: no
 # fused multiply-add
-_OPTIONS = {"optim.cu": ("--std=c++17", "--fmad=false"), "batchnorm.cu": ("--std=c++17", "--fmad=false")}
+_OPTIONS = {"optim.cu": ("--fmad=false",), "batchnorm.cu": ("--fmad=false",)}
 
 
 def kernel(source: str, name: str):
     mod = _modules.get(source)
     if mod is None:
         code = (_DIR / source).read_text()
-        mod = _modules[source] = cupy.RawModule(code=code, options=_OPTIONS.get(source, ("--std=c++17",)))
+        options = ("--std=c++17", f"--include-path={_DIR}") + _OPTIONS.get(source, ())   # (block_reduce.cuh)
+        mod = _modules[source] = cupy.RawModule(code=code, options=options)
     return mod.get_function(name)
 
 

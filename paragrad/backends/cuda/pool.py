@@ -42,18 +42,28 @@ _backward = cupy.ElementwiseKernel(
     const long long plane = (long long)(i / W / H) * Ho * Wo;       // (n, c)'s first output
     const long long me = (long long)h * W + w;
     double acc = 0.0;
-    for (int a = 0; a < kh; ++a) {          // the window row whose tap a lands on row h
-        const int r = h + ph - a * dh;
-        if (r < 0 || r % sh) continue;
-        const int oh = r / sh;
-        if (oh >= Ho) continue;
-        for (int b = 0; b < kw; ++b) {
-            const int q = w + pw - b * dw;
-            if (q < 0 || q % sw) continue;
-            const int ow = q / sw;
-            if (ow >= Wo) continue;
-            const long long o = plane + (long long)oh * Wo + ow;
-            if (idx[o] == me) acc += (double)gy[o];
+    if (dh == 1 && dw == 1) {               // the windows covering (h, w): two ranges, four divisions
+        const int oh0 = h + ph < kh ? 0 : (h + ph - kh) / sh + 1, oh1 = min((h + ph) / sh + 1, Ho);
+        const int ow0 = w + pw < kw ? 0 : (w + pw - kw) / sw + 1, ow1 = min((w + pw) / sw + 1, Wo);
+        for (int oh = oh0; oh < oh1; ++oh)
+            for (int ow = ow0; ow < ow1; ++ow) {
+                const long long o = plane + (long long)oh * Wo + ow;
+                if (idx[o] == me) acc += (double)gy[o];
+            }
+    } else {
+        for (int a = 0; a < kh; ++a) {      // the window row whose tap a lands on row h
+            const int r = h + ph - a * dh;
+            if (r < 0 || r % sh) continue;
+            const int oh = r / sh;
+            if (oh >= Ho) continue;
+            for (int b = 0; b < kw; ++b) {
+                const int q = w + pw - b * dw;
+                if (q < 0 || q % sw) continue;
+                const int ow = q / sw;
+                if (ow >= Wo) continue;
+                const long long o = plane + (long long)oh * Wo + ow;
+                if (idx[o] == me) acc += (double)gy[o];
+            }
         }
     }
     dx = (T)acc;

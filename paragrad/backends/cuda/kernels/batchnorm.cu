@@ -28,20 +28,7 @@ __device__ __forceinline__ unsigned int divide(unsigned int n, unsigned int magi
     return (__umulhi(n, magic) + n) >> shift;
 }
 
-__device__ double block_sum(double v, double* shm) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    __syncthreads();                       // shm may still be read by a previous reduction
-    if (lane == 0) shm[warp] = v;
-    __syncthreads();
-    int nw = (blockDim.x + 31) >> 5;
-    v = threadIdx.x < nw ? shm[threadIdx.x] : 0.0;
-    if (warp == 0)
-        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
-    if (threadIdx.x == 0) shm[0] = v;
-    __syncthreads();
-    return shm[0];
-}
+#include "block_reduce.cuh"
 
 // The geometry every kernel gets: C, HW and the magic numbers that divide by them.
 struct Geom {

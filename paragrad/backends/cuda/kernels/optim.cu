@@ -24,6 +24,19 @@ __device__ void advance_steps(const unsigned long long* ptrs, int ntensors, unsi
     }
 }
 
+// This block's chunk: elements [start, end) of the tensor whose SLOTS addresses start at slots.
+struct Chunk {
+    const unsigned long long* slots;
+    long long start, end;
+};
+
+__device__ __forceinline__ Chunk this_chunk(const unsigned long long* ptrs, const long long* sizes,
+                                            const int* chunk_tensor, const long long* chunk_start) {
+    int t = chunk_tensor[blockIdx.x];
+    long long start = chunk_start[blockIdx.x];
+    return {ptrs + SLOTS * t, start, min(start + CHUNK, sizes[t])};
+}
+
 struct AdamConst {
     float omb1, b2, omb2, eps_c, step_c, decay, wd;
     int decoupled, amsgrad, maximize;
@@ -49,15 +62,14 @@ extern "C" __global__ void adam_f32(const unsigned long long* ptrs, const long l
                                     const double* lr_ptr, double beta1, double beta2, double eps,
                                     double wd, int decoupled, int amsgrad, int maximize,
                                     unsigned int* ticket) {
-    int t = chunk_tensor[blockIdx.x];
-    long long start = chunk_start[blockIdx.x];
-    long long end = min(start + CHUNK, sizes[t]);
-    float* w = (float*)ptrs[SLOTS * t];
-    const float* g = (const float*)ptrs[SLOTS * t + 1];
-    float* m = (float*)ptrs[SLOTS * t + 2];
-    float* v = (float*)ptrs[SLOTS * t + 3];
-    float* vmax = (float*)ptrs[SLOTS * t + 4];
-    double k = (double)*(const float*)ptrs[SLOTS * t + 5] + 1.0;     // this step's count
+    Chunk ch = this_chunk(ptrs, sizes, chunk_tensor, chunk_start);
+    long long start = ch.start, end = ch.end;
+    float* w = (float*)ch.slots[0];
+    const float* g = (const float*)ch.slots[1];
+    float* m = (float*)ch.slots[2];
+    float* v = (float*)ch.slots[3];
+    float* vmax = (float*)ch.slots[4];
+    double k = (double)*(const float*)ch.slots[5] + 1.0;             // this step's count
     double lr = *lr_ptr;
     double c2 = sqrt(1.0 - pow(beta2, k));
     AdamConst c;
@@ -91,14 +103,12 @@ extern "C" __global__ void sgd_f32(const unsigned long long* ptrs, const long lo
                                    const int* chunk_tensor, const long long* chunk_start,
                                    const double* lr_ptr, float mom, float omd, float wd, int nesterov,
                                    int maximize, int first) {
-    int t = chunk_tensor[blockIdx.x];
-    long long start = chunk_start[blockIdx.x];
-    long long end = min(start + CHUNK, sizes[t]);
-    float* w = (float*)ptrs[SLOTS * t];
-    const float* g = (const float*)ptrs[SLOTS * t + 1];
-    float* buf = (float*)ptrs[SLOTS * t + 2];
+    Chunk ch = this_chunk(ptrs, sizes, chunk_tensor, chunk_start);
+    float* w = (float*)ch.slots[0];
+    const float* g = (const float*)ch.slots[1];
+    float* buf = (float*)ch.slots[2];
     float lr = (float)*lr_ptr;
-    for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
+    for (long long i = ch.start + threadIdx.x; i < ch.end; i += blockDim.x) {
         float gi = maximize ? -g[i] : g[i];
         if (wd != 0.0f) gi = gi + w[i] * wd;
         if (mom != 0.0f) {
