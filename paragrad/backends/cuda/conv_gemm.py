@@ -98,8 +98,7 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
     y = gemm.matmul(x.reshape(n, -1), m).reshape(n, k, -1)                    # (N, K, Ho*Wo)
     if b is not None:
         y += b[:, None]
-    (pt, pb), (pl, pr) = padding
-    ho = (x.shape[2] + pt + pb - w.shape[2]) // stride[0] + 1
+    ho = (x.shape[2] + sum(padding[0]) - w.shape[2]) // stride[0] + 1
     return y.reshape(n, k, ho, -1)
 
 
