@@ -3,7 +3,7 @@ from . import functional, init, utils  # noqa: F401
 from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,  # noqa: F401
                          LogSigmoid, Mish, PReLU, ReLU6, RReLU, Softmin, Softshrink, Softsign,
                          Tanhshrink, Threshold)
-from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .conv import Conv1d, Conv2d  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401

@@ -89,3 +89,12 @@ class BatchNorm2d(_BatchNorm):
         if x.ndim != 4:
             raise ValueError(f"BatchNorm2d: expected 4D input (got {x.ndim}D input of size "
                              f"{list(x.shape)})")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Input (N, C, D, H, W)."""
+
+    def _check_input_dim(self, x):
+        if x.ndim != 5:
+            raise ValueError(f"BatchNorm3d: expected 5D input (got {x.ndim}D input of size "
+                             f"{list(x.shape)})")

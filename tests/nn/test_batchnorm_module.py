@@ -1,4 +1,4 @@
-"""BatchNorm1d/BatchNorm2d against torch.nn: several train steps then eval (outputs, parameter
+"""BatchNorm1d/2d/3d against torch.nn: several train steps then eval (outputs, parameter
 gradients, running statistics, num_batches_tracked) for momentum 0.1 and None, affine on/off
 and track_running_stats off; state_dict keys and loading a torch state_dict; repr; the
 input-dimension checks."""
@@ -10,7 +10,8 @@ import paragrad as pg
 from tests.helpers import TORCH_2_13, assert_close, comparable_repr, make_input, needs_torch_2_13
 
 
-MODULES = [("BatchNorm1d", (8, 4)), ("BatchNorm1d", (5, 4, 3)), ("BatchNorm2d", (3, 4, 2, 5))]
+MODULES = [("BatchNorm1d", (8, 4)), ("BatchNorm1d", (5, 4, 3)), ("BatchNorm2d", (3, 4, 2, 5)),
+           ("BatchNorm3d", (2, 4, 3, 2, 2))]
 
 
 def pair(name, device, dtype="float64", **kw):
@@ -85,7 +86,7 @@ def test_batchnorm_repr_and_state_keys(device):
     configs = [{}, {"momentum": None, "affine": False, "track_running_stats": False}]
     configs += [{"eps": 1e-3, "bias": False}] if TORCH_2_13 else []
     for kw in configs:
-        for name in ("BatchNorm1d", "BatchNorm2d"):
+        for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"):
             p, t = pair(name, device, "float32", **kw)
             assert comparable_repr(p) == repr(t)
             assert list(p.state_dict()) == list(t.state_dict())
@@ -115,6 +116,8 @@ def test_batchnorm_eval_no_stats_uses_batch(device):
 
 
 def test_batchnorm_input_dims(device):
+    with pytest.raises(ValueError, match=r"BatchNorm3d: expected 5D input \(got 4D input of size \[2, 4, 3, 3\]\)"):
+        pg.nn.BatchNorm3d(4, device=device)(pg.randn(2, 4, 3, 3, device=device))
     with pytest.raises(ValueError, match=r"BatchNorm2d: expected 4D input \(got 3D input of size \[2, 4, 3\]\)"):
         pg.nn.BatchNorm2d(4, device=device)(pg.randn(2, 4, 3, device=device))
     for shape in ((4,), (2, 4, 3, 3)):
