@@ -20,6 +20,7 @@ from .ops import (abs, all, any, max, min, pow, round, sum)  # noqa: A004  (torc
 
 from . import cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401  (torch.save / torch.load)
 from .nn.functional import (channel_shuffle, conv_transpose1d, conv_transpose2d,  # noqa: E402,F401
                             pixel_shuffle, pixel_unshuffle)  # (torch.pixel_shuffle, ...)
 
