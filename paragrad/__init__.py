@@ -21,8 +21,11 @@ from .ops import (abs, all, any, max, min, pow, round, sum)  # noqa: A004  (torc
 from . import cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401  (torch.save / torch.load)
-from .nn.functional import (channel_shuffle, conv_transpose1d, conv_transpose2d,  # noqa: E402,F401
-                            pixel_shuffle, pixel_unshuffle)  # (torch.pixel_shuffle, ...)
+from .nn.functional import (  # noqa: E402,F401  (the nn.functional forms torch also has at top level)
+    adaptive_avg_pool1d, avg_pool1d, bilinear, celu, celu_, channel_shuffle, conv1d,
+    conv_transpose1d, conv_transpose2d, cosine_similarity, dropout, group_norm, hardshrink,
+    max_pool1d, max_pool2d, pairwise_distance, pdist, pixel_shuffle, pixel_unshuffle, prelu,
+    relu_, rrelu, rrelu_, selu, selu_, threshold, threshold_)
 
 __version__ = "0.1.0"
 

@@ -128,6 +128,12 @@ def _category(d: DType):
     return 2 if d.is_floating_point else (0 if d is bool_ else 1)
 
 
+def can_cast(from_: DType, to: DType) -> bool:
+    """torch's canCast: a value may narrow within its kind (int64 -> int32, float64 -> float16)
+    but never go float -> integer/bool or integer -> bool."""
+    return _category(from_) <= _category(to)
+
+
 def scalar_dtype(x) -> DType:
     """The dtype a Python scalar carries in promotion (a 'wrapped number' in PyTorch)."""
     if isinstance(x, builtins_bool):

@@ -1,7 +1,7 @@
 """Differentiable ops, one file per family, and the table that makes them Tensor methods.
 
 Reading this file gives the Tensor method surface: the _METHODS table below, plus the
-METHODS of linalg_extra, misc_extra, reduce_extra and special, merged at the end.
+METHODS of linalg_extra, misc_extra, reduce_extra, special and tensor_extra, merged at the end.
 """
 from __future__ import annotations
 
@@ -59,6 +59,7 @@ absolute, sgn, moveaxis, ger, vdot = abs, sign, movedim, outer, dot
 concat = concatenate = cat
 negative = neg
 multiply, divide, subtract, true_divide = mul, div, sub, div
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 def _rev(f):
@@ -78,20 +79,40 @@ def _scaled(other, alpha=1):
     return other * alpha if alpha != 1 else other
 
 
-def _inplace_unary(fn):
+def _inplace_unary(fn, name=None):
+    name = name or fn.__name__ + "_"
+
     def method(self, *args, **kwargs):
-        return _assign(self, lambda t: fn(t, *args, **kwargs), fn.__name__ + "_")
-    method.__name__ = fn.__name__ + "_"
+        return _assign(self, lambda t: fn(t, *args, **kwargs), name)
+    method.__name__ = name
     return method
+
+
+def _inplace_view(fn, name):
+    """torch's in-place view ops (t_, unsqueeze_, ...): the tensor becomes the view of itself."""
+    def method(self, *args, **kwargs):
+        if _refuse_leaf(self, name):
+            return rebind(self, fn(_snapshot(self), *args, **kwargs))
+        with autograd.no_grad():
+            self._data = fn(self, *args, **kwargs)._data       # (same buffer, new shape/strides)
+        return self
+    method.__name__ = name
+    return method
+
+
+def _refuse_leaf(self, name):
+    """An in-place op's check (torch's): not on a leaf that requires grad while grad mode is
+    on. -> whether the op is recorded in the graph."""
+    if autograd._grad_enabled and self.grad_fn is None and self._requires_grad:
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                           f"in-place operation.")
+    return autograd._grad_enabled and self._requires_grad
 
 
 def _assign(self, compute, name):
     """Run an out-of-place op and make its result this tensor's value, as an in-place op: the
     result must have this tensor's shape and a dtype that casts to its dtype (torch's rules)."""
-    if autograd._grad_enabled and self.grad_fn is None and self._requires_grad:
-        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
-                           f"in-place operation.")
-    record = autograd._grad_enabled and self._requires_grad
+    record = _refuse_leaf(self, name)
     if record:
         out = compute(_snapshot(self))      # saved inputs keep their old value
     else:
@@ -106,6 +127,15 @@ def _assign(self, compute, name):
     self._backend.copy_(self._data, out._data)
     bump_version(self)
     return self
+
+
+def _float_power_(self, exponent):
+    """float_power computes in float64, so in place the base must be float64 (torch's rule)."""
+    if self.dtype is not dtypes.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{conversion._TYPE_NAMES.get(self.dtype.name, self.dtype.name)} but the "
+                           f"operation's result requires dtype Double")
+    return _assign(self, lambda t: float_power(t, exponent), "float_power_")
 
 
 def _copy_(self, src, non_blocking=False):
@@ -212,7 +242,7 @@ _METHODS = {
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
     "true_divide": div, "pow": pow, "maximum": maximum, "minimum": minimum, "remainder": remainder,
     "floor_divide": floor_divide, "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
-    "greater": gt, "less": lt, "equal": equal, "isclose": isclose, "allclose": allclose,
+    "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne, "equal": equal, "isclose": isclose, "allclose": allclose,
     "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "logaddexp": logaddexp, "hypot": hypot,
     "xlogy": xlogy,
     "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
@@ -278,7 +308,7 @@ _METHODS = {
     "masked_fill_": _inplace_unary(masked_fill), "relu_": _inplace_unary(relu),
     "exp_": _inplace_unary(exp), "sqrt_": _inplace_unary(sqrt), "neg_": _inplace_unary(neg),
     "abs_": _inplace_unary(abs), "sigmoid_": _inplace_unary(sigmoid), "tanh_": _inplace_unary(tanh),
-    "copy_": _copy_, "fill_": _fill_, "zero_": _zero_,
+    "copy_": _copy_, "fill_": _fill_, "zero_": _zero_, "float_power_": _float_power_,
     "tril_": _inplace_unary(tril), "triu_": _inplace_unary(triu),
     "index_add_": _inplace_unary(index_add), "index_fill_": _inplace_unary(index_fill),
     "index_copy_": _inplace_unary(index_copy), "nan_to_num_": _inplace_unary(nan_to_num),
@@ -290,10 +320,25 @@ _PROPERTIES = {"T": movement.T, "mT": movement.mT}
 
 # families kept in modules of their own: each lists its functions in __all__ and its Tensor
 # methods in METHODS
-from . import linalg_extra, misc_extra, reduce_extra, special  # noqa: E402
-for _mod in (linalg_extra, misc_extra, reduce_extra, special):
+from . import linalg_extra, misc_extra, reduce_extra, special, tensor_extra  # noqa: E402
+for _mod in (linalg_extra, misc_extra, reduce_extra, special, tensor_extra):
     globals().update({_n: getattr(_mod, _n) for _n in _mod.__all__})
     _METHODS.update(_mod.METHODS)
+_PROPERTIES.update(tensor_extra.PROPERTIES)
+
+# torch's in-place `name_` forms of the elementwise and same-shape methods: computed out of
+# place, then assigned under _assign's dtype and shape rules
+_INPLACE = """absolute acos acosh addcdiv addcmul addmm arccos arccosh arcsin arcsinh arctan arctan2
+    arctanh asin asinh atan atan2 atanh baddbmm bitwise_and bitwise_not bitwise_or bitwise_xor ceil
+    clamp_max clamp_min cos cosh cumprod cumsum deg2rad divide eq erf erfc exp2 expm1 fix
+    floor floor_divide fmod frac ge greater greater_equal gt heaviside hypot le lerp
+    less less_equal log log10 log1p log2 logical_and logical_not logical_or logical_xor logit lt
+    multiply ne negative not_equal rad2deg reciprocal remainder round rsqrt scatter scatter_add
+    sgn sign sin sinh square subtract tan true_divide trunc xlogy""".split()
+for _name in _INPLACE:
+    _METHODS.setdefault(_name + "_", _inplace_unary(_METHODS[_name], _name + "_"))
+for _name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
+    _METHODS.setdefault(_name + "_", _inplace_view(_METHODS[_name], _name + "_"))
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)

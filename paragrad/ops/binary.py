@@ -430,10 +430,8 @@ def masked_fill(x, mask, value):
 
 # ---- in-place forms ----------------------------------------------------------------------------
 def _check_inplace(op, a, dtype):
-    """torch's canCast: a result may narrow within its kind (int64 -> int32, float64 -> float16)
-    but never go float -> integer/bool or integer -> bool."""
-    kind = lambda d: 2 if d.is_floating_point else (0 if d is dt.bool_ else 1)  # noqa: E731
-    if kind(dtype) > kind(a.dtype):
+    """An in-place result must cast to a's dtype under torch's canCast (dtypes.can_cast)."""
+    if not dt.can_cast(dtype, a.dtype):
         raise RuntimeError(f"{op}: result type {dtype} can't be cast to the desired output type "
                            f"{a.dtype}")
 
