@@ -10,6 +10,7 @@ import copy
 
 from .. import capture
 from .. import dtypes as dt
+from ..autograd import no_grad
 from ..tensor import Tensor, _wrap, zero_grads
 
 
@@ -194,3 +195,53 @@ def zeros_like_buf(p):
     """A zero-filled tensor shaped like parameter p (optimizer state)."""
     b = p._backend
     return _wrap(b.full(tuple(p.shape), 0, p.dtype, p.device.index), p.dtype, p.device)
+
+
+class SingleTensorOptimizer(Optimizer):
+    """Base of the optimizers written as PyTorch's single-tensor reference update, with Tensor
+    ops on one parameter at a time (RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam); a
+    subclass gives `_init_state(p, group)` and `_update(p, grad, state, group, step)`. Step
+    counts are float32 tensors on the CPU (PyTorch's layout without capturable=True), so the
+    bias corrections read them for free; the learning rate is a host number. Neither can
+    change inside a CUDA graph, so these steps refuse capture by pg.jit (SGD, Adam and AdamW
+    don't: their step counts and learning rate live on the device)."""
+
+    @no_grad()
+    def step(self, closure=None):
+        if capture.active():
+            raise RuntimeError(f"{type(self).__name__}.step can't be captured by pg.jit ({capture.active()}): "
+                               f"it reads the learning rate and step counts on the host. Call it outside "
+                               f"the jitted function, or use SGD, Adam or AdamW, whose steps can be captured")
+        loss = self._closure(closure)
+        for g, params in self._groups_with_grads():
+            for p in params:
+                st = self.state.get(p)
+                if st is None:
+                    st = self.state[p] = self._init_state(p, g)
+                if not isinstance(st["step"], Tensor):          # a step count saved as a number
+                    st["step"] = _cpu_step(st["step"])
+                st["step"].add_(1)
+                grad = -p.grad if g.get("maximize") else p.grad
+                self._update(p, grad, st, g, st["step"].item())
+        return loss
+
+    def _init_state(self, p, group):
+        raise NotImplementedError
+
+    def _update(self, p, grad, state, group, step):
+        raise NotImplementedError
+
+
+def _cpu_step(n=0.0):
+    """A step count as PyTorch keeps it: a float32 scalar tensor on the CPU."""
+    from ..ops import tensor
+    return tensor(float(n), dtype=dt.float32)
+
+
+def check_hyper(name, **values):
+    """PyTorch's argument checks: each value >= 0 (betas: each in [0, 1))."""
+    for key, v in values.items():
+        bad = not (0.0 <= v[0] < 1.0 and 0.0 <= v[1] < 1.0) if key == "betas" else v < 0.0
+        if bad:
+            label = {"lr": "learning rate", "eps": "epsilon value", "betas": "beta parameters"}.get(key, f"{key} value")
+            raise ValueError(f"{name}: Invalid {label}: {v}")
