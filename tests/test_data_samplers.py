@@ -128,3 +128,64 @@ def test_loader_options_and_their_errors_match_torch():
         tdata.DataLoader(_Stream(3), shuffle=True)
     with pytest.raises(ValueError):
         pdata.DataLoader(_PgStream(3), shuffle=True)
+
+
+@pytest.mark.parametrize("n,replicas,drop_last", [(10, 3, False), (10, 3, True), (11, 4, False), (7, 2, True), (2, 4, False)])
+def test_distributed_sampler_matches_torch_without_shuffle(n, replicas, drop_last):
+    for rank in range(replicas):
+        got = pdata.DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+        want = tdata.DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+        assert list(got) == list(want) and len(got) == len(want)
+
+
+def test_distributed_sampler_shuffles_alike_per_epoch():
+    parts = [pdata.DistributedSampler(range(10), 2, r, seed=5) for r in range(2)]
+    first = [list(p) for p in parts]
+    assert sorted(first[0] + first[1]) == list(range(10))             # a partition of the dataset
+    assert [list(p) for p in parts] == first                         # same epoch, same order
+    for p in parts:
+        p.set_epoch(1)
+    second = [list(p) for p in parts]
+    assert sorted(second[0] + second[1]) == list(range(10)) and second != first
+    with pytest.raises(RuntimeError, match="pass num_replicas and rank"):
+        pdata.DistributedSampler(range(4))
+    with pytest.raises(ValueError, match="Invalid rank 2"):
+        pdata.DistributedSampler(range(4), 2, 2)
+
+
+def test_weighted_random_sampler():
+    g = pg.Generator().manual_seed(0)
+    s = pdata.WeightedRandomSampler([0.1, 0.0, 0.9], 4000, generator=g)
+    draws = np.array(list(s))
+    assert len(s) == 4000 and set(draws) <= {0, 2} and abs((draws == 2).mean() - 0.9) < 0.03
+    once = list(pdata.WeightedRandomSampler(pg.tensor([1.0, 1.0, 1.0, 1.0]), 4, replacement=False, generator=g))
+    assert sorted(once) == [0, 1, 2, 3]
+    loader = pdata.DataLoader(pdata.TensorDataset(pg.arange(3)), batch_size=2,
+                              sampler=pdata.WeightedRandomSampler([0, 0, 1], 4))
+    assert [b[0].tolist() for b in loader] == [[2, 2], [2, 2]]
+    for args, kw in (([1.0], 0), {}), (([1.0], 2), {"replacement": 1}), (([[1.0]], 2), {}):
+        for lib in (tdata, pdata):                      # torch raises ValueError for each too
+            with pytest.raises(ValueError):
+                lib.WeightedRandomSampler(*args, **kw)
+
+
+def test_chain_and_stack_datasets():
+    class Stream(pdata.IterableDataset):
+        def __init__(self, items):
+            self.items = items
+
+        def __iter__(self):
+            return iter(self.items)
+
+        def __len__(self):
+            return len(self.items)
+    chain = pdata.ChainDataset([Stream([1, 2]), Stream([3])])
+    assert list(chain) == [1, 2, 3] and len(chain) == 3
+    with pytest.raises(AssertionError, match="only supports IterableDataset"):
+        list(pdata.ChainDataset([[1, 2]]))
+    st = pdata.StackDataset([1, 2, 3], "abc")
+    assert st[1] == (2, "b") and len(st) == 3
+    assert pdata.StackDataset(x=[1, 2], y=[3, 4])[0] == tdata.StackDataset(x=[1, 2], y=[3, 4])[0]
+    for bad in (lambda: pdata.StackDataset([1], [1, 2]), lambda: pdata.StackDataset([1], y=[1])):
+        with pytest.raises(ValueError):
+            bad()

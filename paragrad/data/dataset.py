@@ -1,5 +1,5 @@
 """PyTorch's datasets: Dataset (map-style), IterableDataset, TensorDataset, Subset,
-ConcatDataset and random_split."""
+ConcatDataset, ChainDataset, StackDataset and random_split."""
 from __future__ import annotations
 
 import bisect
@@ -132,3 +132,42 @@ def random_split(dataset, lengths, generator=None):
         out.append(Subset(dataset, order[start:start + k]))
         start += k
     return out
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after another."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self.datasets)
+
+
+class StackDataset(Dataset):
+    """Datasets of one length side by side: sample i is the tuple (positional) or dict (keyword)
+    of their i-th samples."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        self.datasets = args or kwargs
+        lengths = {len(d) for d in (args or kwargs.values())}
+        if len(lengths) != 1:
+            raise ValueError("Size mismatch between datasets")
+        self._length = lengths.pop()
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self):
+        return self._length

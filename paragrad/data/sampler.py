@@ -2,7 +2,13 @@
 in which order, and how they group into batches."""
 from __future__ import annotations
 
-from ..ops.creation import randint, randperm
+import math
+
+from ..dtypes import float64
+from ..ops import multinomial
+from ..ops.creation import randint, randperm, tensor
+from ..random import Generator
+from ..tensor import Tensor
 
 
 class Sampler:
@@ -91,3 +97,68 @@ class BatchSampler(Sampler):
     def __len__(self):
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples indices drawn with probability proportional to weights (with replacement
+    by default), a new draw every pass."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        w = weights.detach().to(float64) if isinstance(weights, Tensor) else tensor(weights, dtype=float64)
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+        self.weights, self.num_samples = w, num_samples
+        self.replacement, self.generator = replacement, generator
+
+    def __iter__(self):
+        return iter(multinomial(self.weights, self.num_samples, self.replacement,
+                                generator=self.generator).tolist())
+
+    def __len__(self):
+        return self.num_samples
+
+
+class DistributedSampler(Sampler):
+    """The share of a dataset one of num_replicas processes reads: every num_replicas-th index
+    from `rank`, after an optional shuffle seeded by seed + epoch (call set_epoch each epoch so
+    the replicas shuffle alike and differently per epoch). Without drop_last the order is
+    padded by repeating its start so every replica gets the same count. num_replicas and rank
+    must be given (paragrad has no process-group default to read them from)."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        if num_replicas is None or rank is None:
+            raise RuntimeError("DistributedSampler: pass num_replicas and rank (paragrad has no default "
+                               "process group to take them from)")
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            indices = randperm(n, generator=Generator().manual_seed(self.seed + self.epoch)).tolist()
+        else:
+            indices = list(range(n))
+        if self.drop_last:
+            indices = indices[:self.total_size]
+        else:
+            pad = self.total_size - len(indices)
+            indices += (indices * math.ceil(pad / len(indices)))[:pad] if pad > 0 else []
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self):
+        return self.num_samples
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch

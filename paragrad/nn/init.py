@@ -133,3 +133,58 @@ def default_affine_init_(weight, bias):
         fan_in = _calculate_fan_in_and_fan_out(weight)[0] if weight.numel() else 0
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
         uniform_(bias, -bound, bound)
+
+
+def orthogonal_(t, gain=1.0, generator=None):
+    """A (semi-)orthogonal matrix over t's first dim and the rest flattened: the Q of a QR of a
+    normal sample, signs fixed by R's diagonal so the law is uniform (Saxe et al., as PyTorch)."""
+    if t.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if t.numel() == 0:
+        return t
+    from ..linalg import qr
+    from ..ops.creation import randn
+    rows, cols = t.shape[0], t.numel() // t.shape[0]
+    with no_grad():
+        flat = randn(rows, cols, generator=generator, dtype=t.dtype, device=t.device)
+        if rows < cols:
+            flat = flat.mT
+        q, r = qr(flat)
+        q = q * r.diagonal().sign()
+        if rows < cols:
+            q = q.mT
+        return t.copy_(q.reshape(t.shape) * gain)
+
+
+def dirac_(t, groups=1):
+    """The identity convolution: each output channel copies one input channel at the kernel's
+    centre (per group). For 3-, 4- and 5-D weights."""
+    if t.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if t.shape[0] % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    import numpy as np
+    from ..ops.creation import tensor
+    out_per_group = t.shape[0] // groups
+    w = np.zeros(tuple(t.shape), np.float64)
+    centre = tuple(k // 2 for k in t.shape[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, t.shape[1])):
+            w[(g * out_per_group + d, d) + centre] = 1.0
+    with no_grad():
+        return t.copy_(tensor(w, dtype=t.dtype, device=t.device))
+
+
+def sparse_(t, sparsity, std=0.01, generator=None):
+    """A 2-D tensor drawn from N(0, std), with ceil(sparsity * rows) random entries of each
+    column set to zero (Martens, 2010)."""
+    if t.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from ..ops.creation import rand
+    rows, cols = t.shape
+    zeros_per_col = int(math.ceil(sparsity * rows))
+    with no_grad():
+        t.normal_(0, std, generator=generator)
+        # each column's rank of uniform keys: the lowest zeros_per_col are a uniform random subset
+        rank = rand(rows, cols, generator=generator, device=t.device).argsort(0).argsort(0)
+        return t.masked_fill_(rank < zeros_per_col, 0.0)

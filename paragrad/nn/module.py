@@ -22,6 +22,9 @@ class _Handle:
         self._store.pop(self._key, None)
 
 
+_EXTRA = "_extra_state"     # the state_dict key of a module's get_extra_state()
+
+
 class Module:
     training: bool
 
@@ -168,6 +171,37 @@ class Module:
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return mod._parameters[name]
 
+    def get_buffer(self, target):
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    def set_submodule(self, target, module, strict=False):
+        """Put `module` at the dotted path `target` (its parent must exist; with strict, so
+        must a submodule of that name)."""
+        if not target:
+            raise ValueError("Cannot set the submodule without a target name!")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        setattr(parent, name, module)
+
+    def get_extra_state(self):
+        """State beyond parameters and buffers for state_dict: override it together with
+        set_extra_state, and state_dict gains a '_extra_state' entry for this module."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+
+    def _has_extra_state(self):
+        return type(self).get_extra_state is not Module.get_extra_state
+
     # ---- traversal -------------------------------------------------------------------------
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         memo = set() if memo is None else memo
@@ -311,14 +345,16 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent:
                 yield prefix + name, self, name, b
+        if self._has_extra_state():
+            yield prefix + _EXTRA, self, _EXTRA, None
         for name, m in self._modules.items():
             if m is not None:
                 yield from m._state_entries(prefix + name + ".")
 
     def state_dict(self, destination=None, prefix="", keep_vars=False):
         out = OrderedDict() if destination is None else destination
-        for key, _, _, t in self._state_entries(prefix):
-            out[key] = t if keep_vars else t.detach()
+        for key, mod, name, t in self._state_entries(prefix):
+            out[key] = mod.get_extra_state() if name == _EXTRA else t if keep_vars else t.detach()
         return out
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
@@ -336,7 +372,7 @@ class Module:
             if unexpected:
                 errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
         for k, v in state_dict.items():
-            if k in entries:
+            if k in entries and entries[k][1] != _EXTRA:
                 own = entries[k][2]
                 if not isinstance(v, Tensor):
                     errors.append(f'While copying the parameter named "{k}", expected a Tensor, '
@@ -352,7 +388,9 @@ class Module:
                 if k not in entries:
                     continue
                 mod, name, own = entries[k]
-                if not assign:
+                if name == _EXTRA:
+                    mod.set_extra_state(v)
+                elif not assign:
                     own.copy_(v)
                 elif isinstance(own, Parameter):
                     if not isinstance(v, Parameter):

@@ -332,3 +332,90 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
             g["lr"] = lr
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+
+class CyclicLR(LRScheduler):
+    """PyTorch's CyclicLR: the learning rate goes from base_lr up to max_lr in step_size_up
+    steps and back in step_size_down, scaled per cycle ('triangular': 1, 'triangular2': halved
+    each cycle) or per step ('exp_range': gamma**step), or by a custom scale_fn. With
+    cycle_momentum, momentum (or Adam's beta1) moves the opposite way between max_momentum and
+    base_momentum."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        groups = optimizer.param_groups
+        base_lrs = _per_group("base_lr", groups, base_lr)
+        if last_epoch == -1:
+            for lr, g in zip(base_lrs, groups):
+                g["lr"] = lr
+        self.max_lrs = _per_group("max_lr", groups, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("CyclicLR: mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        # a custom function stays out of state_dict (as PyTorch's), the built-in ones are the mode
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else \
+            ("iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("CyclicLR: optimizer must support momentum or beta1 with `cycle_momentum` "
+                                 "option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", groups, base_momentum)
+            self.max_momentums = _per_group("max_momentum", groups, max_momentum)
+            if last_epoch == -1:
+                for m_max, m_base, g in zip(self.max_momentums, self.base_momentums, groups):
+                    if self.use_beta1:
+                        g["betas"] = (m_max, *g["betas"][1:])
+                    else:
+                        g["momentum"] = m_max
+                    g["max_momentum"], g["base_momentum"] = m_max, m_base
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x):
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return {"triangular": 1.0, "triangular2": 1 / (2.0 ** (x - 1)),
+                "exp_range": self.gamma ** x}[self.mode]
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        factor = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [b + (m - b) * scale * factor for b, m in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for g, b, m in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                momentum = m - (m - b) * scale * factor
+                if self.use_beta1:
+                    g["betas"] = (momentum, *g["betas"][1:])
+                else:
+                    g["momentum"] = momentum
+        return lrs
+
+    def state_dict(self):
+        state = super().state_dict()
+        if isinstance(self._scale_fn_custom, types.FunctionType):
+            state["_scale_fn_custom"] = None            # (restored by the constructor's argument)
+        return state
+
+    def load_state_dict(self, state):
+        fn = self._scale_fn_custom
+        super().load_state_dict(state)
+        if self._scale_fn_custom is None:
+            self._scale_fn_custom = fn
+
+
+def _per_group(name, groups, value):
+    """A value per param group: a list/tuple must have one per group; a single value serves all."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(groups):
+            raise ValueError(f"expected {len(groups)} values for {name}, got {len(value)}")
+        return list(value)
+    return [value] * len(groups)

@@ -221,3 +221,32 @@ def test_zero_sized_linear(in_features, out_features, device):
         t = torch.nn.Linear(in_features, out_features)
     x = np.ones((2, in_features), np.float32)
     np.testing.assert_array_equal(_np(m(pg.tensor(x, device=device))), t(torch.tensor(x)).detach().numpy())
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (6, 2, 3), (5, 5)])
+def test_orthogonal(shape, device):
+    w = init.orthogonal_(pg.empty(*shape, device=device), gain=1.5)
+    a = _np(w).reshape(shape[0], -1).astype(np.float64)
+    small = a @ a.T if a.shape[0] <= a.shape[1] else a.T @ a
+    np.testing.assert_allclose(small, 2.25 * np.eye(small.shape[0]), atol=1e-5)
+    with pytest.raises(ValueError, match="2 or more dimensions"):
+        init.orthogonal_(pg.empty(3))
+
+
+@pytest.mark.parametrize("shape,groups", [((6, 4, 3, 3), 2), ((4, 4, 5), 1), ((2, 3, 3, 3, 3), 1), ((3, 5, 1, 1), 1)])
+def test_dirac_matches_torch(shape, groups, device):
+    t = torch.nn.init.dirac_(torch.empty(shape), groups)
+    assert np.array_equal(_np(init.dirac_(pg.empty(*shape, device=device), groups)), t.numpy())
+    with pytest.raises(ValueError):
+        init.dirac_(pg.empty(3, 3))
+    with pytest.raises(ValueError, match="divisible by groups"):
+        init.dirac_(pg.empty(3, 3, 3), 2)
+
+
+def test_sparse(device):
+    w = init.sparse_(pg.empty(50, 40, device=device), 0.3, std=0.02)
+    a = _np(w)
+    assert ((a == 0).sum(0) >= 15).all() and ((a == 0).sum(0) <= 16).all()   # ceil(0.3 * 50) (+ exact zeros)
+    assert abs(a[a != 0].std() - 0.02) < 0.003
+    with pytest.raises(ValueError, match="2 dimensions"):
+        init.sparse_(pg.empty(3), 0.5)

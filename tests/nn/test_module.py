@@ -538,3 +538,55 @@ def test_module_list_repr_folds_repeated_children_as_torch():
                  lambda nn: nn.ModuleList(), lambda nn: nn.ModuleList([nn.ReLU()]),
                  lambda nn: nn.Sequential(nn.ModuleList([nn.Tanh(), nn.Tanh(), nn.Tanh()]), nn.ReLU())):
         assert repr(make(pg.nn)) == repr(make(torch.nn))
+
+
+def test_get_buffer_and_set_submodule():
+    m = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    assert m.get_buffer("1.running_mean") is m[1].running_mean
+    with pytest.raises(AttributeError, match="not a buffer"):
+        m.get_buffer("1.weight")
+    m.set_submodule("0", nn.Linear(2, 3, bias=False))
+    assert m[0].bias is None
+    with pytest.raises(AttributeError):
+        m.set_submodule("5", nn.ReLU(), strict=True)
+    with pytest.raises(ValueError, match="not an nn.Module"):
+        m.set_submodule("0", 3)
+
+
+def test_extra_state_round_trips_through_state_dict():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+            self.calls = 0
+
+        def get_extra_state(self):
+            return {"calls": self.calls}
+
+        def set_extra_state(self, state):
+            self.calls = state["calls"]
+
+    for lib in (nn, torch.nn):   # the same keys as torch's, for the same module written for each
+        class Wrap(lib.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = lib.Linear(2, 2)
+                self.n = 0
+
+            def get_extra_state(self):
+                return self.n
+
+            def set_extra_state(self, state):
+                self.n = state
+        keys = list(Wrap().state_dict())
+        if lib is nn:
+            mine = keys
+    assert mine == keys == ["_extra_state", "inner.weight", "inner.bias"]
+    a, b = nn.Sequential(Counter()), nn.Sequential(Counter())
+    a[0].calls = 7
+    sd = a.state_dict()
+    assert sd["0._extra_state"] == {"calls": 7}
+    b.load_state_dict(sd)
+    assert b[0].calls == 7
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "0._extra_state"'):
+        b.load_state_dict({k: v for k, v in sd.items() if k != "0._extra_state"})

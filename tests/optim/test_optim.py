@@ -195,6 +195,13 @@ SCHEDULES = {
         o, [s.ConstantLR(o, 0.5, total_iters=3), s.ExponentialLR(o, 0.9), s.StepLR(o, 4)], milestones=[4, 10])),
     "chained": ("adam", lambda s, o: s.ChainedScheduler([s.ConstantLR(o, 0.1, total_iters=4),
                                                          s.ExponentialLR(o, 0.9)])),
+    "cyclic-sgd": ("sgd-momentum", lambda s, o: s.CyclicLR(o, base_lr=0.01, max_lr=0.2, step_size_up=4)),
+    "cyclic-triangular2": ("sgd-nesterov", lambda s, o: s.CyclicLR(o, 0.01, 0.3, step_size_up=3, step_size_down=5,
+                                                                   mode="triangular2", base_momentum=0.7)),
+    "cyclic-exp-range-adam": ("adam", lambda s, o: s.CyclicLR(o, 1e-3, 2e-2, step_size_up=5, mode="exp_range",
+                                                              gamma=0.95)),
+    "cyclic-custom-no-momentum": ("adamw-wd", lambda s, o: s.CyclicLR(
+        o, 1e-3, 1e-2, step_size_up=3, scale_fn=lambda x: 0.8 ** x, scale_mode="iterations", cycle_momentum=False)),
 }
 
 
@@ -693,3 +700,44 @@ def test_single_tensor_state_layout_matches_torch(device):
             st = opt.state_dict()["state"][0]
             states.append((before, sorted(st), st["step"].dtype == lib.float32, st["step"].device.type, float(st["step"])))
         assert states[0] == states[1], f"{cls}: {states[0]} vs torch {states[1]}"
+
+
+def test_cyclic_lr_state_dict_and_errors():
+    def sched(o, lib):
+        return lib.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1, step_size_up=2, scale_fn=lambda x: 0.5 ** x)
+    p = nn.Parameter(pg.zeros(2))
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    s = sched(opt, pg)
+    for _ in range(3):
+        opt.step()
+        s.step()
+    sd = s.state_dict()
+    assert sd["_scale_fn_custom"] is None            # a function stays out of the state, as torch's
+    opt2 = optim.SGD([p], lr=0.1, momentum=0.9)
+    s2 = sched(opt2, pg)
+    s2.load_state_dict(sd)
+    assert s2._scale_fn_custom is not None and s2.last_epoch == 3 and s2.scale_fn(2) == 0.25
+    for bad in (lambda lib: lib.optim.lr_scheduler.CyclicLR(lib.optim.SGD(_p("torch" if lib is torch else "pg"), lr=0.1,
+                                                                           momentum=0.9), 0.01, 0.1, mode="bogus"),
+                lambda lib: lib.optim.lr_scheduler.CyclicLR(lib.optim.Adagrad(_p("torch" if lib is torch else "pg")),
+                                                             0.01, 0.1)):
+        for lib in (torch, pg):
+            with pytest.raises(ValueError):
+                bad(lib)
+
+
+def test_get_total_norm_and_clip_grads_with_norm(device):
+    rng = np.random.default_rng(2)
+    gs = [rng.standard_normal(s).astype(np.float32) for s in [(3, 4), (5,)]]
+    for norm_type in (2.0, math.inf):
+        ps = [nn.Parameter(pg.zeros(*g.shape, device=device)) for g in gs]
+        ts = [torch.nn.Parameter(torch.zeros(*g.shape)) for g in gs]
+        for p, t, g in zip(ps, ts, gs):
+            p.grad, t.grad = pg.tensor(g, device=device), torch.tensor(g)
+        n_p = nn.utils.get_total_norm([p.grad for p in ps], norm_type)
+        n_t = torch.nn.utils.get_total_norm([t.grad for t in ts], norm_type)
+        np.testing.assert_allclose(float(n_p), float(n_t), rtol=1e-6)
+        nn.utils.clip_grads_with_norm_(ps, 0.5, n_p)
+        torch.nn.utils.clip_grads_with_norm_(ts, 0.5, n_t)
+        for p, t in zip(ps, ts):
+            np.testing.assert_allclose(_np(p.grad), t.grad.numpy(), rtol=1e-5, atol=1e-7)

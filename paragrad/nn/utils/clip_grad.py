@@ -1,4 +1,5 @@
-"""Gradient clipping, computed without a host round-trip per parameter."""
+"""Gradient clipping, computed without a host round-trip per parameter: get_total_norm and
+clip_grads_with_norm_ (the two halves, PyTorch >= 2.6), clip_grad_norm_ (both), clip_grad_value_."""
 from __future__ import annotations
 
 import math
@@ -7,29 +8,46 @@ from ...autograd import no_grad
 from ...tensor import Tensor
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """Scale all gradients together so their total norm is at most max_norm; returns the total
-    norm (a 0-d tensor) measured before clipping."""
-    params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    grads = [p.grad for p in params if p.grad is not None]
-    if not grads:
+def _tensors(ts):
+    return [ts] if isinstance(ts, Tensor) else list(ts)
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The norm of all the tensors together, as if concatenated (a 0-d tensor)."""
+    ts = [t for t in _tensors(tensors) if t is not None]
+    if not ts:
         from ...ops.creation import tensor
         return tensor(0.0)
     norm_type = float(norm_type)
     with no_grad():
         if math.isinf(norm_type):
-            norms = [g.abs().amax() for g in grads]
+            norms = [t.abs().amax() for t in ts]
             total = norms[0] if len(norms) == 1 else _stack(norms).amax()
         else:
-            norms = [(g.abs() ** norm_type).sum() for g in grads]
+            norms = [(t.abs() ** norm_type).sum() for t in ts]
             total = (norms[0] if len(norms) == 1 else _stack(norms).sum()) ** (1.0 / norm_type)
         if error_if_nonfinite and not bool(total.isfinite()):
             raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} for gradients "
                                f"is non-finite, so it cannot be clipped. Set error_if_nonfinite=False "
                                f"to clip anyway.")
-        coef = (max_norm / (total + 1e-6)).clamp(max=1.0)    # stays on the device: no sync
-        for g in grads:
-            g.mul_(coef.to(g.dtype))
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients by max_norm / (total_norm + 1e-6) where that is below 1."""
+    with no_grad():
+        coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)    # stays on the device: no sync
+        for p in _tensors(parameters):
+            if p.grad is not None:
+                p.grad.mul_(coef.to(p.grad.dtype))
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Scale all gradients together so their total norm is at most max_norm; returns the total
+    norm (a 0-d tensor) measured before clipping."""
+    params = _tensors(parameters)
+    total = get_total_norm([p.grad for p in params if p.grad is not None], norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(params, max_norm, total)
     return total
 
 
@@ -39,8 +57,7 @@ def _stack(ts):
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
-    params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     with no_grad():
-        for p in params:
+        for p in _tensors(parameters):
             if p.grad is not None:
                 p.grad.clamp_(-clip_value, clip_value)
