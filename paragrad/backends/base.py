@@ -221,7 +221,8 @@ class Backend(ABC):
     @abstractmethod
     def binary(self, op, a, b, out=None):
         """One of BINARY_OPS with broadcasting; comparisons return bool. `div` is true
-        division for floats; `floordiv`/`mod` follow Python's sign rules (as PyTorch)."""
+        division for floats; `floordiv`/`mod` follow Python's sign rules (as PyTorch); integer
+        `pow` with negative exponents follows PyTorch too (see int_pow)."""
 
     @abstractmethod
     def where(self, cond, a, b):
@@ -322,3 +323,13 @@ class Backend(ABC):
         replayable graph (capture(fn, name)), replays it (replay()) and counts its nodes
         (num_nodes()) — or None where the device has no graphs (pg.jit then runs eagerly)."""
         return None
+
+
+def int_pow(xp, a, b):
+    """Integer a ** b with PyTorch's rule for negative exponents (NumPy raises there, CuPy's
+    result is unspecified): 1 for base 1, +-1 for base -1 (by the exponent's parity), else 0.
+    xp is numpy or cupy; no host read, so it can be captured."""
+    a, b = xp.asarray(a), xp.asarray(b)
+    kept = xp.power(a, xp.maximum(b, 0).astype(b.dtype))
+    negative_rule = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b % 2), 0)).astype(kept.dtype)
+    return xp.where(b < 0, negative_rule, kept)

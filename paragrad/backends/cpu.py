@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 
-from .base import Backend
+from .base import Backend, int_pow
 
 _UNARY = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
@@ -157,8 +157,9 @@ class CPUBackend(Backend):
         if op == "div":
             return np.true_divide(a, b, out=out)
         if op == "pow":
-            if np.asarray(a).dtype.kind in "iu" and np.any(np.asarray(b) < 0):
-                raise RuntimeError("pow: integers to negative integer powers are not allowed")
+            if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
+                r = int_pow(np, a, b)
+                return r if out is None else np.copyto(out, r, casting="unsafe") or out
             return np.power(a, b, out=out)
         if op in _BITWISE:
             logical, bitwise = _BITWISE[op]

@@ -227,6 +227,8 @@ class PowBackward(Node):
 def pow(a, b):
     if isinstance(a, Tensor) and not isinstance(b, Tensor):
         b = _scalar(b, "pow")
+        if not a.dtype.is_floating_point and not isinstance(b, float) and b < 0:
+            raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
         if b == 2 and a.dtype.is_floating_point:
             return mul(a, a)       # same value and gradient, one cheap multiply
     a_is_t = isinstance(a, Tensor)

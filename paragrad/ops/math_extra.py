@@ -16,6 +16,9 @@ def _float(x):
 
 
 def square(x):
+    """x * x; a bool tensor squares to int64, as torch's pow(x, 2)."""
+    if x.dtype is dt.bool_:
+        x = x.long()
     return x * x
 
 

@@ -236,16 +236,21 @@ def bincount(input, weights=None, minlength=0):
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (sorted), with the inverse indices and counts if asked (reads the
-    values on the host: the output size depends on them)."""
+    values on the host: the output size depends on them). With dim, the distinct slices along
+    dim, in lexicographic order, and the inverse index of each slice."""
     import numpy as np
     from .creation import tensor
-    if dim is not None:
-        raise RuntimeError("unique: dim is not supported by paragrad (flattened unique only)")
     a = input.detach().cpu().numpy()
-    vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+    if dim is None:
+        vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+        inv = inv.reshape(a.shape)
+    else:
+        d = dim_arg(dim, input.ndim, "unique")
+        vals, inv, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+        inv = inv.reshape(-1)
     out = [tensor(vals, dtype=input.dtype, device=input.device)]
     if return_inverse:
-        out.append(tensor(inv.reshape(a.shape), dtype=dt.int64, device=input.device))
+        out.append(tensor(inv, dtype=dt.int64, device=input.device))
     if return_counts:
         out.append(tensor(counts, dtype=dt.int64, device=input.device))
     return out[0] if len(out) == 1 else tuple(out)
@@ -300,7 +305,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     x = cat([t for t in (prepend, input, append) if t is not None], d) if (prepend is not None or append is not None) else input
     for _ in range(n):
         m = x.shape[d]
-        x = x.narrow(d, 1, max(m - 1, 0)) - x.narrow(d, 0, max(m - 1, 0))
+        later, earlier = x.narrow(d, 1, max(m - 1, 0)), x.narrow(d, 0, max(m - 1, 0))
+        x = later != earlier if x.dtype is dt.bool_ else later - earlier     # (bool: xor, as torch)
     return x
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from ... import capture
 from ...dtypes import bfloat16 as _bf16
 
-from ..base import Backend
+from ..base import Backend, int_pow
 from . import batchnorm, dnn, fused, gemm, graphs, lt, memory, pool
 from .kernels import kernel, launch
 
@@ -165,10 +165,9 @@ class CUDABackend(Backend):
     def binary(self, op, a, b, out=None):
         f = _BINARY.get(op)
         if f is not None:
-            if op == "pow" and getattr(a, "dtype", np.float32).kind in "iu":
-                neg = cupy.any(cupy.asarray(b) < 0) if isinstance(b, cupy.ndarray) else b < 0
-                if not capture.active() and bool(neg):
-                    raise RuntimeError("pow: integers to negative integer powers are not allowed")
+            if op == "pow" and cupy.asarray(a).dtype.kind in "iu" and cupy.asarray(b).dtype.kind in "iu":
+                r = int_pow(cupy, a, b)
+                return r if out is None else cupy.copyto(out, r, casting="unsafe") or out
             return f(a, b, out=out)
         if op in _BITWISE:
             logical, bitwise = _BITWISE[op]

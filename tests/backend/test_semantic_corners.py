@@ -1,0 +1,47 @@
+"""Corners of existing ops that a differential sweep against torch found: integer pow with
+negative tensor exponents (PyTorch's 1 / +-1 / 0 rule; a negative scalar exponent raises),
+square and diff of bool tensors, unique along a dim; on every device."""
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+
+
+def test_integer_pow_with_negative_exponents(device):
+    a, b = [1, -1, -1, 2, 0, -3, 5], [-2, -3, -4, -1, -2, 2, 3]
+    for dtype in ("int64", "int32", "int16"):
+        pa, pb = (pg.tensor(v, dtype=getattr(pg, dtype), device=device) for v in (a, b))
+        ta, tb = (torch.tensor(v, dtype=getattr(torch, dtype)) for v in (a, b))
+        assert pg.pow(pa, pb).cpu().tolist() == torch.pow(ta, tb).tolist()
+        assert (pa ** pb).dtype is getattr(pg, dtype)
+    assert pg.pow(2, pg.tensor(b, device=device)).cpu().tolist() == torch.pow(2, torch.tensor(b)).tolist()
+    x = pg.tensor([2, 3], device=device)
+    x.pow_(pg.tensor([-1, 2], device=device))
+    assert x.cpu().tolist() == [0, 9]
+    for lib in (torch, pg):
+        with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+            lib.tensor([1, 2]) ** -1
+    assert (pg.tensor([2, 4], device=device) ** 0.5).cpu().tolist() == [2 ** 0.5, 2.0]   # float exponents are fine
+
+
+def test_bool_square_and_diff(device):
+    t = [True, False, False, True, True]
+    for name in ("square", "diff"):
+        p, q = getattr(pg, name)(pg.tensor(t, device=device)), getattr(torch, name)(torch.tensor(t))
+        assert p.cpu().tolist() == q.tolist() and str(p.dtype).split(".")[-1] == str(q.dtype).split(".")[-1]
+    p = pg.diff(pg.tensor([[True, False], [True, True]], device=device), n=2, dim=0, append=pg.tensor([[False, False]], device=device))
+    q = torch.diff(torch.tensor([[True, False], [True, True]]), n=2, dim=0, append=torch.tensor([[False, False]]))
+    assert p.cpu().tolist() == q.tolist()
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, None])
+def test_unique_along_a_dim(dim, device):
+    x = np.array([[1, 2, 1, 2], [0, 2, 0, 5], [1, 2, 1, 2]])
+    got = pg.unique(pg.tensor(x, device=device), dim=dim, return_inverse=True, return_counts=True)
+    want = torch.unique(torch.tensor(x), dim=dim, return_inverse=True, return_counts=True)
+    assert [g.cpu().tolist() for g in got] == [w.tolist() for w in want]
+    assert pg.unique(pg.tensor(x, dtype=pg.float32, device=device), dim=1).cpu().tolist() == \
+        torch.unique(torch.tensor(x, dtype=torch.float32), dim=1).tolist()
+    with pytest.raises(IndexError):
+        pg.unique(pg.tensor(x, device=device), dim=2)
