@@ -139,6 +139,8 @@ def _float_power_(self, exponent):
 
 
 def _copy_(self, src, non_blocking=False):
+    if isinstance(src, (int, float, bool)):         # a Python number fills, as torch's copy_
+        src = creation.tensor(src, dtype=self.dtype, device=self.device)
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     tracked = autograd._grad_enabled and (self._requires_grad or src._requires_grad)

@@ -137,10 +137,12 @@ def roll(input, shifts, dims=None):
     return x
 
 
-def tile(input, dims):
+def tile(input, *dims):
     """repeat with dims padded by leading 1s to the input's rank (and the input by leading size-1
-    dims to dims' length), as PyTorch."""
-    dims = tuple(dims)
+    dims to dims' length), as PyTorch. dims: ints, or one sequence of them (torch.tile(x, (2,
+    3)), x.tile(2, 3))."""
+    from .movement import _sizes
+    dims = _sizes(dims, "tile")
     x = input.reshape((1,) * (len(dims) - input.ndim) + tuple(input.shape)) if len(dims) > input.ndim else input
     return x.repeat(*((1,) * (x.ndim - len(dims)) + dims))
 

@@ -46,3 +46,12 @@ def test_unique_along_a_dim(dim, device):
         torch.unique(torch.tensor(x, dtype=torch.float32), dim=1).tolist()
     with pytest.raises(IndexError):
         pg.unique(pg.tensor(x, device=device), dim=2)
+
+
+def test_tile_dims_forms_and_copy_from_a_number(device):
+    x, t = pg.arange(3.0, device=device), torch.arange(3.0)
+    for args in ((2,), ((2,),), (2, 2), ([1, 2, 1],)):
+        assert x.tile(*args).cpu().tolist() == t.tile(*args).tolist()
+    assert pg.tile(x, (2, 1)).cpu().tolist() == torch.tile(t, (2, 1)).tolist()
+    y = pg.zeros(2, 2, device=device)
+    assert y.copy_(1.5) is y and y.cpu().tolist() == torch.zeros(2, 2).copy_(1.5).tolist()
