@@ -337,8 +337,14 @@ _INPLACE = """absolute acos acosh addcdiv addcmul addmm arccos arccosh arcsin ar
     less less_equal log log10 log1p log2 logical_and logical_not logical_or logical_xor logit lt
     multiply ne negative not_equal rad2deg reciprocal remainder round rsqrt scatter scatter_add
     sgn sign sin sinh square subtract tan true_divide trunc xlogy""".split()
+_INPLACE += ["bitwise_left_shift", "bitwise_right_shift"]
 for _name in _INPLACE:
     _METHODS.setdefault(_name + "_", _inplace_unary(_METHODS[_name], _name + "_"))
+# the augmented assignments not given above (x **= 2, x %= 3, x <<= 1, ...)
+for _dunder, _name in (("__ipow__", "pow_"), ("__imod__", "remainder_"), ("__ifloordiv__", "floor_divide_"),
+                       ("__iand__", "bitwise_and_"), ("__ior__", "bitwise_or_"), ("__ixor__", "bitwise_xor_"),
+                       ("__ilshift__", "bitwise_left_shift_"), ("__irshift__", "bitwise_right_shift_")):
+    _METHODS.setdefault(_dunder, _METHODS[_name])
 for _name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
     _METHODS.setdefault(_name + "_", _inplace_view(_METHODS[_name], _name + "_"))
 

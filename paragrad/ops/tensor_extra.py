@@ -7,6 +7,9 @@
   H / mH / adjoint are transposes;
 - hsplit, vsplit, dsplit, row_stack, swapdims, clamp_min/clamp_max as functions, logaddexp2,
   sum_to_size, unravel_index;
+- bit shifts (bitwise_left_shift / right_shift, <<, >>) composed from multiply and floor
+  division by powers of two, with PyTorch's results for shifts past the width;
+- `in` (__contains__), reversed() and complex() of a tensor;
 - the random bernoulli(input) and normal(mean, std).
 """
 from __future__ import annotations
@@ -18,7 +21,8 @@ import numpy as np
 from .. import dtypes as dt
 from ..tensor import Size, Tensor
 from ._common import check_tensor, sum_to
-from .creation import rand, randn
+from .binary import where
+from .creation import rand, randn, tensor, zeros_like
 from .math_extra import logaddexp
 from .movement import mT, transpose, vstack
 from .shape_extra import tensor_split
@@ -200,6 +204,50 @@ def unravel_index(indices, shape):
     return tuple(reversed(out))
 
 
+# ---- bit shifts ------------------------------------------------------------------------------
+def _shift_operands(op, input, other):
+    a = input if isinstance(input, Tensor) else tensor(input, device=other.device)
+    b = other if isinstance(other, Tensor) else tensor(other, device=a.device)
+    dtype = dt.result_type(a, b)
+    if dtype.is_floating_point or dtype is dt.bool_:
+        raise RuntimeError(f"{op}: not implemented for '{dtype}' tensors (integer dtypes only)")
+    return a.to(dtype), b.to(dtype), dtype.itemsize * 8, dtype is not dt.uint8
+
+
+def bitwise_left_shift(input, other):
+    """input << other for integers, wrapping like C; a shift below 0 or of the bit width or more
+    gives 0, as PyTorch."""
+    a, b, bits, _ = _shift_operands("bitwise_left_shift", input, other)
+    out = a * 2 ** b.clamp(0, bits - 1)          # (2 ** (bits - 1) wraps to the sign bit, as C)
+    return where((b < 0) | (b >= bits), 0, out)
+
+
+def bitwise_right_shift(input, other):
+    """input >> other for integers, arithmetic (rounding down) for signed types; a shift below 0
+    or past the width fills with the sign, as PyTorch."""
+    a, b, bits, signed = _shift_operands("bitwise_right_shift", input, other)
+    top = bits - 2 if signed else bits - 1       # the largest shift 2 ** shift still represents
+    out = a.div(2 ** b.clamp(0, top), rounding_mode="floor")
+    fill = where(a < 0, -1, 0) if signed else zeros_like(a)
+    return where((b < 0) | (b > top), fill, out)
+
+
+def _contains(self, element):
+    """element in tensor: whether any entry equals it (torch's __contains__)."""
+    if not isinstance(element, (Tensor, int, float, bool)):
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                           f"{type(element).__name__}.")
+    return bool((self == element).any().item())
+
+
+def _reversed(self):
+    return self if self.ndim == 0 else self.flip(0)
+
+
+def _complex(self):
+    return complex(self.item())
+
+
 # ---- random ----------------------------------------------------------------------------------
 def bernoulli(input, p=None, *, generator=None):
     """A 0/1 tensor of input's shape and floating dtype: 1 with probability input (or p where
@@ -235,13 +283,19 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
 __all__ = ["is_floating_point", "is_complex", "is_signed", "is_nonzero", "is_same_size", "can_cast",
            "broadcast_shapes", "conj", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "real",
            "imag", "adjoint", "hsplit", "vsplit", "dsplit", "row_stack", "swapdims", "clamp_min",
-           "clamp_max", "logaddexp2", "unravel_index", "bernoulli", "normal"]
+           "clamp_max", "logaddexp2", "unravel_index", "bitwise_left_shift", "bitwise_right_shift",
+           "bernoulli", "normal"]
 
 METHODS = {
     "is_signed": is_signed, "is_nonzero": is_nonzero, "is_same_size": is_same_size,
     "ndimension": _ndimension, "conj": conj, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg,
     "is_conj": is_conj, "is_neg": is_neg, "adjoint": adjoint, "hsplit": hsplit, "vsplit": vsplit,
     "dsplit": dsplit, "logaddexp2": logaddexp2, "sum_to_size": sum_to_size, "bernoulli": bernoulli,
+    "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
+    "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
+    "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
+    "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
+    "__contains__": _contains, "__reversed__": _reversed, "__complex__": _complex,
 }
 PROPERTIES = {"nbytes": _nbytes, "itemsize": _itemsize, "is_cpu": _is_cpu, "real": real, "imag": imag,
               "H": _H, "mH": mT}

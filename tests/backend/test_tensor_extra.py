@@ -133,3 +133,48 @@ def test_functional_forms_at_top_level(name, args, device):
     p = getattr(pg, name)(*args(pg, {"device": device}))
     t = getattr(torch, name)(*args(torch, {}))
     assert_close(p, t, 1e-5, 1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8"])
+def test_bit_shifts_match_torch(dtype, device):
+    lo = 0 if dtype == "uint8" else -100
+    a = np.random.default_rng(0).integers(lo, 100, 12)
+    bits = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}[dtype]
+    s = np.array([0, 1, 2, bits - 2, bits - 1, bits, bits + 5, -1, 3, 5, 7, 1]) % 127
+    s[7] = -1
+    pa, ps = (pg.tensor(v, dtype=getattr(pg, dtype), device=device) for v in (a, s))
+    ta, ts = (torch.tensor(v, dtype=getattr(torch, dtype)) for v in (a, s))
+    if dtype == "uint8":
+        ps, ts = ps.clamp(0, 126), ts.clamp(0, 126)
+    assert (pa << ps).cpu().tolist() == (ta << ts).tolist()
+    assert (pa >> ps).cpu().tolist() == (ta >> ts).tolist()
+    assert pg.bitwise_left_shift(pa, 3).cpu().tolist() == torch.bitwise_left_shift(ta, 3).tolist()
+    assert (3 >> ps).cpu().tolist() == (3 >> ts).tolist() and (1 << ps).cpu().tolist() == (1 << ts).tolist()
+    x, y = pa.clone(), ta.clone()
+    x <<= 1
+    y <<= 1
+    x >>= 2
+    y >>= 2
+    assert x.cpu().tolist() == y.tolist() and x.dtype is pa.dtype
+    with pytest.raises(RuntimeError, match="integer dtypes only"):
+        pg.ones(2, device=device) << 1
+
+
+def test_augmented_assignments_contains_reversed_complex(device):
+    for L, kw in ((torch, {}), (pg, {"device": device})):
+        y = L.tensor([5, 6, 7], **kw)
+        y **= 2
+        y %= 7
+        y //= 2
+        y &= 6
+        y |= 1
+        y ^= 2
+        if L is torch:
+            want = y.tolist()
+    assert y.cpu().tolist() == want
+    t = pg.tensor([1.0, 2.0, 3.0], device=device)
+    assert 2 in t and 2.5 not in t and pg.tensor(3.0) in t
+    assert [float(v) for v in reversed(t)] == [3.0, 2.0, 1.0]
+    assert complex(pg.tensor(2.5, device=device)) == 2.5 + 0j
+    with pytest.raises(RuntimeError, match="__contains__ only supports Tensor or scalar"):
+        "a" in t  # noqa: B015
