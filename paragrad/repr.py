@@ -3,7 +3,7 @@
 A port of torch/_tensor_str.py (default print options) so that reprs match PyTorch's
 character for character: one formatter per tensor decides integer / fixed / scientific mode
 and a common width, rows wrap at 80 columns, and tensors over 1000 elements are summarized
-with 3 edge items per dimension.
+with 3 edge items per dimension (set_printoptions changes those, as torch's).
 """
 from __future__ import annotations
 
@@ -14,6 +14,25 @@ import numpy as np
 from . import dtypes as dt
 
 PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+SCI_MODE = None         # None: the formatter decides; True/False: forced (set_printoptions)
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None):
+    """torch.set_printoptions: digits after the point, the element count above which a tensor
+    is summarized, the edge items a summary keeps per dim, the line width, a profile
+    ('default', 'short', 'full') setting those four first, and sci_mode (None: automatic)."""
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    PRECISION = PRECISION if precision is None else precision
+    THRESHOLD = THRESHOLD if threshold is None else threshold
+    EDGEITEMS = EDGEITEMS if edgeitems is None else edgeitems
+    LINEWIDTH = LINEWIDTH if linewidth is None else linewidth
+    SCI_MODE = sci_mode
 
 
 class _Formatter:
@@ -33,16 +52,13 @@ class _Formatter:
         vmin, vmax = absv.min(), absv.max()
         self.int_mode = bool(np.all(vals == np.ceil(vals)))
         py = vals.tolist()
-        if self.int_mode:
-            # integral floats print as "3." unless their range calls for scientific notation
-            if vmax / vmin > 1000.0 or vmax > 1.0e8:
-                self.sci_mode = True
-                self.max_width = max(len(f"{v:.{PRECISION}e}") for v in py)
-            else:
-                self.max_width = max(len(f"{v:.0f}") + 1 for v in py)
-        elif vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4:
-            self.sci_mode = True
+        # scientific notation when the range calls for it, unless set_printoptions(sci_mode=) says
+        self.sci_mode = (vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4) if SCI_MODE is None \
+            else SCI_MODE
+        if self.sci_mode:
             self.max_width = max(len(f"{v:.{PRECISION}e}") for v in py)
+        elif self.int_mode:             # integral floats print as "3."
+            self.max_width = max(len(f"{v:.0f}") + 1 for v in py)
         else:
             self.max_width = max(len(f"{v:.{PRECISION}f}") for v in py)
 

@@ -652,3 +652,22 @@ def test_inplace_ops_keep_dtype_and_shape_as_torch():
             lib.ones(3, dtype=lib.int64).pow_(lib.tensor([0.5, 0.5, 0.5]))
         with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
             lib.ones(3).pow_(lib.ones(2, 3))
+
+
+@pytest.mark.parametrize("opts", [dict(sci_mode=False), dict(sci_mode=True), dict(precision=2), dict(profile="short"),
+                                  dict(threshold=5, edgeitems=1), dict(linewidth=20), dict(profile="full"),
+                                  dict(profile="short", precision=6)])
+def test_set_printoptions_matches_torch(opts):
+    values = [[1e-6, 1.0, 12345678.0], [1.5, 2.0, 3.25], list(range(12)), [0.1234567, -2.5, 7.0]]
+    try:
+        for lib in (torch, pg):
+            lib.set_printoptions(**opts)
+        for v in values:
+            assert repr(pg.tensor(v)) == repr(torch.tensor(v)), (opts, v)
+        assert repr(pg.arange(2000.0)) == repr(torch.arange(2000.0))
+    finally:
+        for lib in (torch, pg):
+            lib.set_printoptions(profile="default")
+    assert repr(pg.tensor([1e-6, 1.0])) == repr(torch.tensor([1e-6, 1.0]))       # defaults are back
+    with pytest.raises(ValueError, match="profile must be one of"):
+        pg.set_printoptions(profile="long")
