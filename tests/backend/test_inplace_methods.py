@@ -29,7 +29,8 @@ def _args(name, L, like):
         "addmm": ((u(2, 4), u(4, 3)), {"beta": 0.5}), "baddbmm": ((u(1, 2, 4), u(1, 4, 3)), {}),
         "clamp_max": ((0.5,), {}), "clamp_min": ((0.5,), {}), "cumprod": ((1,), {}), "cumsum": ((0,), {}),
         "lerp": ((u(2, 3), 0.25), {}),
-        "scatter": ((1, i([[2, 0], [1, 1]]), u(2, 2)), {}), "scatter_add": ((1, i([[2, 0], [1, 1]]), u(2, 2)), {}),
+        # (scatter without reduction: distinct positions per row, a repeated one has no defined winner)
+        "scatter": ((1, i([[2, 0], [1, 0]]), u(2, 2)), {}), "scatter_add": ((1, i([[2, 0], [1, 1]]), u(2, 2)), {}),
     }.get(name, ((u(2, 3),), {}) if name in BINARY else ((), {}))
 
 

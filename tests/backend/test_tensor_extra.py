@@ -94,7 +94,7 @@ def test_unravel_index_matches_torch(device):
 
 
 def test_bernoulli_and_normal(device):
-    g = pg.Generator().manual_seed(3)
+    g = pg.Generator(device=device).manual_seed(3)
     probs = pg.tensor([0.0, 1.0, 0.3], device=device).expand(20000, 3)
     draws = pg.bernoulli(probs, generator=g)
     assert draws.dtype is pg.float32 and set(np.unique(draws.cpu().numpy())) <= {0.0, 1.0}
@@ -107,8 +107,8 @@ def test_bernoulli_and_normal(device):
     assert tuple(z.shape) == (20000, 2) and z.device == m.device
     np.testing.assert_allclose(z.mean(0).cpu().numpy(), [0.0, 10.0], atol=0.05)
     np.testing.assert_allclose(z.std(0).cpu().numpy(), [1.0, 0.5], atol=0.05)
-    f = pg.normal(2.0, 3.0, size=(3, 4), generator=g)
-    assert tuple(f.shape) == (3, 4) and f.dtype is pg.float32
+    f = pg.normal(2.0, 3.0, size=(3, 4), generator=g, device=device)
+    assert tuple(f.shape) == (3, 4) and f.dtype is pg.float32 and f.device == pg.device(device)
     assert pg.normal(pg.zeros(2, dtype=pg.float64, device=device), 1.0).dtype is pg.float64
     for bad, exc in ((lambda: pg.normal(0.0, 1.0), TypeError), (lambda: pg.normal(0.0, -1.0, size=(2,)), RuntimeError),
                      (lambda: pg.normal(m, -s), RuntimeError)):
