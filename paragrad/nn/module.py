@@ -165,18 +165,17 @@ class Module:
         return mod
 
     def get_parameter(self, target):
-        mod_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(mod_path)
-        if name not in mod._parameters:
-            raise AttributeError(f"`{name}` is not an nn.Parameter")
-        return mod._parameters[name]
+        return self._get_member(target, "_parameters", "an nn.Parameter")
 
     def get_buffer(self, target):
+        return self._get_member(target, "_buffers", "a buffer")
+
+    def _get_member(self, target, store, what):
         mod_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(mod_path)
-        if name not in mod._buffers:
-            raise AttributeError(f"`{name}` is not a buffer")
-        return mod._buffers[name]
+        members = getattr(self.get_submodule(mod_path), store)
+        if name not in members:
+            raise AttributeError(f"`{name}` is not {what}")
+        return members[name]
 
     def set_submodule(self, target, module, strict=False):
         """Put `module` at the dotted path `target` (its parent must exist; with strict, so

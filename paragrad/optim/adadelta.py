@@ -21,8 +21,7 @@ class Adadelta(SingleTensorOptimizer):
 
     def _update(self, p, grad, st, g, step):
         rho, eps = g["rho"], g["eps"]
-        if g["weight_decay"]:
-            grad = grad.add(p, alpha=g["weight_decay"])
+        grad = self._weight_decay(p, grad, g)
         st["square_avg"].mul_(rho).addcmul_(grad, grad, value=1 - rho)
         std = st["square_avg"].add(eps).sqrt_()
         delta = st["acc_delta"].add(eps).sqrt_().div_(std).mul_(grad)

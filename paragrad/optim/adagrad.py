@@ -25,8 +25,7 @@ class Adagrad(SingleTensorOptimizer):
         return {"step": _cpu_step(), "sum": full_like(p, group["initial_accumulator_value"]).detach()}
 
     def _update(self, p, grad, st, g, step):
-        if g["weight_decay"]:
-            grad = grad.add(p, alpha=g["weight_decay"])
+        grad = self._weight_decay(p, grad, g)
         clr = g["lr"] / (1 + (step - 1) * g["lr_decay"])
         st["sum"].addcmul_(grad, grad, value=1)
         std = st["sum"].sqrt().add_(g["eps"])

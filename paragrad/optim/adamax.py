@@ -20,8 +20,7 @@ class Adamax(SingleTensorOptimizer):
 
     def _update(self, p, grad, st, g, step):
         beta1, beta2 = g["betas"]
-        if g["weight_decay"]:
-            grad = grad.add(p, alpha=g["weight_decay"])
+        grad = self._weight_decay(p, grad, g)
         st["exp_avg"].lerp_(grad, 1 - beta1)
         st["exp_inf"].copy_(maximum(st["exp_inf"].mul_(beta2), grad.abs().add_(g["eps"])))
         p.addcdiv_(st["exp_avg"], st["exp_inf"], value=-g["lr"] / (1 - beta1 ** step))

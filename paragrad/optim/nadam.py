@@ -22,12 +22,8 @@ class NAdam(SingleTensorOptimizer):
                 "exp_avg_sq": zeros_like_buf(p)}
 
     def _update(self, p, grad, st, g, step):
-        (beta1, beta2), lr, wd = g["betas"], g["lr"], g["weight_decay"]
-        if wd:
-            if g["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
+        (beta1, beta2), lr = g["betas"], g["lr"]
+        grad = self._weight_decay(p, grad, g)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * g["momentum_decay"]))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * g["momentum_decay"]))
         st["mu_product"].mul_(mu)                   # (a float32 CPU scalar, as PyTorch keeps it)

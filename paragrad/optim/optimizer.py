@@ -225,6 +225,18 @@ class SingleTensorOptimizer(Optimizer):
                 self._update(p, grad, st, g, st["step"].item())
         return loss
 
+    @staticmethod
+    def _weight_decay(p, grad, group):
+        """L2 weight decay added to the gradient, or with decoupled_weight_decay, AdamW's
+        shrink of the weights; -> the gradient to use."""
+        wd = group["weight_decay"]
+        if not wd:
+            return grad
+        if group.get("decoupled_weight_decay"):
+            p.mul_(1 - group["lr"] * wd)
+            return grad
+        return grad.add(p, alpha=wd)
+
     def _init_state(self, p, group):
         raise NotImplementedError
 

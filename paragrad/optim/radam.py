@@ -20,12 +20,8 @@ class RAdam(SingleTensorOptimizer):
         return {"step": _cpu_step(), "exp_avg": zeros_like_buf(p), "exp_avg_sq": zeros_like_buf(p)}
 
     def _update(self, p, grad, st, g, step):
-        (beta1, beta2), lr, wd = g["betas"], g["lr"], g["weight_decay"]
-        if wd:
-            if g["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
+        (beta1, beta2), lr = g["betas"], g["lr"]
+        grad = self._weight_decay(p, grad, g)
         st["exp_avg"].lerp_(grad, 1 - beta1)
         st["exp_avg_sq"].mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         bias_correction1, bias_correction2 = 1 - beta1 ** step, 1 - beta2 ** step

@@ -25,8 +25,7 @@ class RMSprop(SingleTensorOptimizer):
 
     def _update(self, p, grad, st, g, step):
         alpha, lr = g["alpha"], g["lr"]
-        if g["weight_decay"]:
-            grad = grad.add(p, alpha=g["weight_decay"])
+        grad = self._weight_decay(p, grad, g)
         st["square_avg"].mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
         if g["centered"]:
             st["grad_avg"].lerp_(grad, 1 - alpha)
