@@ -32,9 +32,10 @@ from .shape_extra import (bincount, cross, cumprod, cumsum, diag, diagonal, diff
                           repeat_interleave, roll, select, take, take_along_dim, tensor_split,
                           tile, trace, tril, triu, unfold, unique)
 from .conversion import clone, contiguous, to
-from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
-                       ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
-                       randperm, tensor, zeros, zeros_like)
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                       get_default_device, linspace, ones, ones_like, rand, rand_like, randint,
+                       randint_like, randn, randn_like, randperm, set_default_device, tensor, zeros,
+                       zeros_like)
 from .indexing import (gather, getitem, index_select, masked_select, nonzero, scatter, scatter_add,
                        setitem)
 from .linalg import bmm, dot, matmul, mm, mv, outer

@@ -76,7 +76,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         dtype = data.dtype if isinstance(data, Tensor) else _infer_dtype(arr, data)
     else:
         dtype = _dtype(dtype, "tensor")
-    dev = as_device(device if device is not None else (data.device if isinstance(data, Tensor) else None))
+    # a tensor's copy stays on its device, unless set_default_device names one (torch injects it)
+    keep = device is None and _default_device[0] is None and isinstance(data, Tensor)
+    dev = data.device if keep else factory_device(device)
     if arr.dtype.kind == "f" and not dtype.is_floating_point and dtype is not dt.bool_:
         arr = np.trunc(arr)     # float -> int truncates toward zero
     if not isinstance(data, (np.ndarray, np.generic, Tensor)) and arr.size and \
@@ -130,8 +132,27 @@ def _shape(size, op):
     return tuple(int(s) for s in size)
 
 
+_default_device = [None]    # pg.set_default_device's device; None: the CPU
+
+
+def factory_device(device):
+    """Where a factory function (zeros, tensor, rand, arange, ...) puts a new tensor: `device`,
+    else the one set_default_device chose, else the CPU."""
+    return as_device(device if device is not None else _default_device[0])
+
+
+def set_default_device(device):
+    """torch.set_default_device: the device factory functions use when given none (None resets
+    it to the CPU). *_like functions keep their input's device; from_numpy stays on the CPU."""
+    _default_device[0] = None if device is None else as_device(device)
+
+
+def get_default_device():
+    return factory_device(None)
+
+
 def _dd(dtype, device, op):
-    return _dtype(dtype, op), as_device(device)
+    return _dtype(dtype, op), factory_device(device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -140,7 +161,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     size = _shape(tuple(size), "full")
     if dtype is None:
         dtype = dt.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
-    dtype, dev = _dtype(dtype, "full"), as_device(device)
+    dtype, dev = _dtype(dtype, "full"), factory_device(device)
     fill_value = _number(fill_value, "full", "fill_value")
     return _finish(backend_for(dev).full(size, fill_value, dtype, dev.index), dtype, dev, requires_grad)
 
@@ -202,7 +223,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
                            f"(start={start}, end={end}, step={step})")
     if dtype is None:
         dtype = dt.get_default_dtype() if any(isinstance(v, float) for v in vals) else dt.int64
-    dtype, dev = _dtype(dtype, "arange"), as_device(device)
+    dtype, dev = _dtype(dtype, "arange"), factory_device(device)
     n = max(math.ceil((end - start) / step), 0)     # the length comes from the exact bounds
     if dtype.is_floating_point:
         arr = start + step * np.arange(n, dtype=np.float64)
@@ -257,7 +278,7 @@ def _float_dtype(dtype, op):
 
 
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _float_dtype(dtype, "rand"), as_device(device)
+    dtype, dev = _float_dtype(dtype, "rand"), factory_device(device)
     shape = _size(args, size, "rand")
     g = _gen(generator, dev)
     data = backend_for(dev).uniform(g._state, shape, 0.0, 1.0, dtype, dev.index)
@@ -265,7 +286,7 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _float_dtype(dtype, "randn"), as_device(device)
+    dtype, dev = _float_dtype(dtype, "randn"), factory_device(device)
     shape = _size(args, size, "randn")
     g = _gen(generator, dev)
     data = backend_for(dev).normal(g._state, shape, 0.0, 1.0, dtype, dev.index)
@@ -284,7 +305,7 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None, 
     if high <= low:
         raise RuntimeError(f"randint(): random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
-    dtype, dev = _dtype(dtype, "randint", dt.int64), as_device(device)
+    dtype, dev = _dtype(dtype, "randint", dt.int64), factory_device(device)
     b = backend_for(dev)
     g = _gen(generator, dev)
     u = b.uniform(g._state, _shape(tuple(size), "randint"), 0.0, 1.0, dt.float64, dev.index)
@@ -294,7 +315,7 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None, 
 
 
 def randperm(n, generator=None, dtype=None, device=None):
-    dtype, dev = _dtype(dtype, "randperm", dt.int64), as_device(device)
+    dtype, dev = _dtype(dtype, "randperm", dt.int64), factory_device(device)
     perm = _gen(generator, CPU)._state.permutation(n)   # drawn on the host, as PyTorch does for CPU
     return tensor(perm, dtype=dtype, device=dev)
 

@@ -21,12 +21,12 @@ import numpy as np
 
 from .. import autograd
 from .. import dtypes as dt
-from ..backends import as_device, backend_for
+from ..backends import backend_for
 from ..tensor import Tensor
 from . import _inplace_unary
 from ._common import check_tensor, dim_arg, floating, same_device
 from .binary import sub, where
-from .creation import _dtype, _finish, _number, full, ones, tensor, zeros
+from .creation import _dtype, _finish, _number, factory_device, full, ones, tensor, zeros
 from .indexing import nonzero
 from .linalg import mm, mv, outer
 from .math_extra import norm
@@ -118,7 +118,7 @@ def _tri_indices(row, col, offset, dtype, device, requires_grad, lower):
         raise RuntimeError(f"{op}: col must be non-negative, got {col}")
     # indices depend only on the sizes: built on the host like eye(), in row-major order
     rows, cols = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
-    dev = as_device(device)
+    dev = factory_device(device)
     arr = np.stack([rows, cols]).astype(np.int64).reshape(2, -1)
     return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
 
@@ -372,7 +372,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, layout=No
         raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("logspace(): number of steps must be non-negative")
-    dtype, dev = _dtype(dtype, "logspace"), as_device(device)
+    dtype, dev = _dtype(dtype, "logspace"), factory_device(device)
     if dtype is dt.bool_:
         raise NotImplementedError("logspace(): not implemented for bool")
     if steps <= 1:                  # (one step: base ** start, start not rounded)
