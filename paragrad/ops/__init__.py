@@ -1,7 +1,8 @@
 """Differentiable ops, one file per family, and the table that makes them Tensor methods.
 
 Reading this file gives the Tensor method surface: the _METHODS table below, plus the
-METHODS of linalg_extra, misc_extra, reduce_extra, special and tensor_extra, merged at the end.
+METHODS of linalg_extra, misc_extra, reduce_extra, special, tensor_extra and windows, merged at
+the end.
 """
 from __future__ import annotations
 
@@ -323,8 +324,8 @@ _PROPERTIES = {"T": movement.T, "mT": movement.mT}
 
 # families kept in modules of their own: each lists its functions in __all__ and its Tensor
 # methods in METHODS
-from . import linalg_extra, misc_extra, reduce_extra, special, tensor_extra  # noqa: E402
-for _mod in (linalg_extra, misc_extra, reduce_extra, special, tensor_extra):
+from . import linalg_extra, misc_extra, reduce_extra, special, tensor_extra, windows  # noqa: E402
+for _mod in (linalg_extra, misc_extra, reduce_extra, special, tensor_extra, windows):
     globals().update({_n: getattr(_mod, _n) for _n in _mod.__all__})
     _METHODS.update(_mod.METHODS)
 _PROPERTIES.update(tensor_extra.PROPERTIES)

@@ -178,3 +178,19 @@ def test_augmented_assignments_contains_reversed_complex(device):
     assert complex(pg.tensor(2.5, device=device)) == 2.5 + 0j
     with pytest.raises(RuntimeError, match="__contains__ only supports Tensor or scalar"):
         "a" in t  # noqa: B015
+
+
+@pytest.mark.parametrize("name,extra", [("hann_window", ()), ("hamming_window", (0.5, 0.5)), ("blackman_window", ()),
+                                        ("bartlett_window", ()), ("kaiser_window", (5.0,))])
+def test_windows_match_torch(name, extra, device):
+    for n in (0, 1, 2, 5, 8):
+        for periodic in (True, False):
+            p = getattr(pg, name)(n, periodic, *extra, device=device)
+            t = getattr(torch, name)(n, periodic, *extra)
+            assert p.device == pg.device(device) and tuple(p.shape) == tuple(t.shape)
+            assert_close(p, t, 1e-6, 1e-6)
+    assert getattr(pg, name)(4, dtype=pg.float64).dtype is pg.float64
+    with pytest.raises(RuntimeError, match="expects floating point dtypes"):
+        getattr(pg, name)(3, dtype=pg.int64)
+    with pytest.raises(RuntimeError, match="requires non-negative window_length"):
+        getattr(pg, name)(-1)
