@@ -108,7 +108,7 @@ class Sequential(_ModuleSequence):
 
 
 def _plain(m):
-    return not (m._forward_hooks or m._forward_pre_hooks)
+    return not m._has_hooks()
 
 
 def _linear_chain(mods, i):

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
 
-from ..autograd import no_grad
+from ..autograd import is_grad_enabled, no_grad
+from . import backward_hooks
 from ..tensor import Tensor, zero_grads
 from .parameter import Parameter
 
@@ -36,34 +37,58 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required "
                                   f"\"forward\" function")
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not self._has_hooks():
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
             r = hook(self, args)
             if r is not None:
                 args = r if isinstance(r, tuple) else (r,)
+        call = None
+        if self._has_backward_hooks() and is_grad_enabled():
+            call, args = backward_hooks.wrap_inputs(self, args)
         out = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             r = hook(self, args, out)
             if r is not None:
                 out = r
-        return out
+        return out if call is None else backward_hooks.wrap_outputs(call, out)
+
+    def _has_backward_hooks(self):
+        d = self.__dict__       # (modules unpickled from before backward hooks have neither dict)
+        return bool(d.get("_backward_hooks") or d.get("_backward_pre_hooks"))
+
+    def _has_hooks(self):
+        return bool(self._forward_pre_hooks or self._forward_hooks) or self._has_backward_hooks()
 
     def register_forward_hook(self, hook):
-        key = object()
-        self._forward_hooks[key] = hook
-        return _Handle(self._forward_hooks, key)
+        return self._add_hook("_forward_hooks", hook)
 
     def register_forward_pre_hook(self, hook):
+        return self._add_hook("_forward_pre_hooks", hook)
+
+    def register_full_backward_hook(self, hook):
+        """hook(module, grad_input, grad_output) -> None or a new grad_input, once the gradients
+        w.r.t. this call's inputs are computed (see backward_hooks.py)."""
+        return self._add_hook("_backward_hooks", hook)
+
+    def register_full_backward_pre_hook(self, hook):
+        """hook(module, grad_output) -> None or a new grad_output, before the gradients w.r.t.
+        the inputs are computed."""
+        return self._add_hook("_backward_pre_hooks", hook)
+
+    def _add_hook(self, store, hook):
+        hooks = self.__dict__.setdefault(store, OrderedDict())
         key = object()
-        self._forward_pre_hooks[key] = hook
-        return _Handle(self._forward_pre_hooks, key)
+        hooks[key] = hook
+        return _Handle(hooks, key)
 
     # ---- attribute registration ------------------------------------------------------------
     def __setattr__(self, name, value):
