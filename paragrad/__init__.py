@@ -23,8 +23,9 @@ from .jit import jit  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401  (torch.save / torch.load)
 from .repr import set_printoptions  # noqa: E402,F401
 from .nn.functional import (  # noqa: E402,F401  (the nn.functional forms torch also has at top level)
-    adaptive_avg_pool1d, avg_pool1d, bilinear, celu, celu_, channel_shuffle, conv1d,
-    conv_transpose1d, conv_transpose2d, cosine_similarity, dropout, group_norm, hardshrink,
+    adaptive_avg_pool1d, alpha_dropout, avg_pool1d, bilinear, celu, celu_, channel_shuffle, conv1d,
+    conv_transpose1d, conv_transpose2d, cosine_similarity, dropout, feature_alpha_dropout, group_norm,
+    hardshrink,
     max_pool1d, max_pool2d, pairwise_distance, pdist, pixel_shuffle, pixel_unshuffle, prelu,
     relu_, rrelu, rrelu_, selu, selu_, threshold, threshold_)
 

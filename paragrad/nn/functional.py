@@ -1,6 +1,7 @@
 """paragrad.nn.functional: the stateless forms of the layers and losses (PyTorch's F)."""
 from __future__ import annotations
 
+import math
 import warnings
 
 from .. import dtypes as dt
@@ -112,6 +113,41 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of (N, C, D, H, W) or unbatched (C, D, H, W) input."""
     _warn_dims("dropout3d", input.ndim, (4, 5), 3)
     return _feature_dropout(input, p, training, inplace, batched=input.ndim == 5)
+
+
+# SELU's scale * alpha: the value SELU saturates to, where alpha dropout sends dropped units
+_SELU_SATURATION = 1.7580993408473766
+
+
+def _alpha_dropout(input, p, training, inplace, mask_shape):
+    """Dropped units take SELU's saturation value, then an affine map a * x + b restores the
+    mean and variance of a zero-mean unit-variance input (Klambauer et al.; PyTorch's a, b)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    g = default_generator(input.device)
+    keep = _wrap(input._backend.bernoulli(g._state, 1.0 - p, mask_shape, input.dtype, input.device.index),
+                 input.dtype, input.device)
+    a = 1.0 / math.sqrt((_SELU_SATURATION ** 2 * p + 1) * (1 - p))
+    b = (keep - 1) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p
+    scale = keep * a
+    return input.mul_(scale).add_(b) if inplace else input * scale + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: keeps zero mean and unit variance (training only)."""
+    return _alpha_dropout(input, p, training, inplace, tuple(input.shape))
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels: one mask value per (sample, channel) of (N, C, ...)."""
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = tuple(input.shape)
+    return _alpha_dropout(input, p, training, inplace, shape[:2] + (1,) * (len(shape) - 2))
 
 
 def one_hot(tensor, num_classes=-1):

@@ -85,6 +85,18 @@ class Dropout1d(Dropout):
         return F.dropout1d(x, self.p, self.training, self.inplace)
 
 
+class AlphaDropout(Dropout):
+    """Dropout for SELU networks: keeps zero mean and unit variance (F.alpha_dropout)."""
+    def forward(self, x):
+        return F.alpha_dropout(x, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(Dropout):
+    """alpha dropout of whole channels of (N, C, ...) input (F.feature_alpha_dropout)."""
+    def forward(self, x):
+        return F.feature_alpha_dropout(x, self.p, self.training, self.inplace)
+
+
 class Dropout2d(Dropout):
     """Channel-wise dropout: zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
     def forward(self, x):

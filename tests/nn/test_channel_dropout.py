@@ -44,3 +44,34 @@ def test_dropout2d_of_other_ranks_warns_as_torch():
     with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input"):
         y = pg.nn.functional.dropout2d(pg.ones(40, 50), 0.5)
     assert 0.3 < (y.numpy() == 0).mean() < 0.7          # (N, C) = elementwise masks
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3, 0.6])
+def test_alpha_dropout_statistics(p, device):
+    """Dropped units all take one value, alpha * a * (p - 1); a standard normal input keeps
+    zero mean and unit variance (what torch's alpha_dropout guarantees)."""
+    x = pg.randn(400000, device=device)
+    y = pg.nn.functional.alpha_dropout(x, p, training=True).cpu().numpy()
+    a = 1.0 / np.sqrt((1.7580993408473766 ** 2 * p + 1) * (1 - p))
+    dropped = np.isclose(y, 1.7580993408473766 * a * (p - 1), atol=1e-6)
+    assert abs(dropped.mean() - p) < 0.01
+    assert abs(y.mean()) < 0.01 and abs(y.std() - 1) < 0.01
+    t = torch.nn.functional.alpha_dropout(torch.randn(400000), p, training=True)
+    assert abs(t.mean().item()) < 0.01 and abs(t.std().item() - 1) < 0.01       # (the same law in torch)
+
+
+def test_alpha_dropout_modes_and_feature_masks(device):
+    x = pg.randn(4, 6, 50, device=device)
+    assert pg.nn.functional.alpha_dropout(x, 0.5) is x                      # training=False by default
+    assert pg.nn.AlphaDropout(0.5).eval()(x) is x
+    assert (pg.nn.functional.alpha_dropout(x, 1.0, True).cpu().numpy() == 0).all()
+    assert pg.nn.functional.alpha_dropout(x, 0.0, True) is x
+    y = pg.nn.FeatureAlphaDropout(0.5)(x).cpu().numpy()                     # a module trains by default
+    const = y.std(axis=2) < 1e-6                                            # dropped channels are constant
+    assert const.any() and (~const).any()
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        pg.nn.functional.feature_alpha_dropout(pg.ones(3, device=device), 0.5, True)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        pg.nn.functional.alpha_dropout(x, 1.5, True)
+    assert repr(pg.nn.AlphaDropout(0.2)) == repr(torch.nn.AlphaDropout(0.2))
+    assert repr(pg.nn.FeatureAlphaDropout(0.2)) == repr(torch.nn.FeatureAlphaDropout(0.2))
