@@ -44,13 +44,14 @@ class DataLoader:
 
     Batches are always made in this process: the datasets here are in memory and a batch is
     one gather, so num_workers, pin_memory, timeout, worker_init_fn, multiprocessing_context,
-    prefetch_factor and persistent_workers are validated as PyTorch does but change nothing.
+    prefetch_factor, persistent_workers and in_order are validated as PyTorch does but change
+    nothing (batches always come in order).
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
-                 prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="", in_order=True):
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(f"DataLoader: num_workers option should be non-negative; got {num_workers!r}")
         if timeout < 0:
