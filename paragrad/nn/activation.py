@@ -2,6 +2,8 @@
 calls its functional form in nn/functional_activation.py."""
 from __future__ import annotations
 
+import warnings
+
 from ..ops.creation import full
 from . import functional_activation as A
 from .module import Module
@@ -42,8 +44,13 @@ class SELU(Module):
 
 
 class Hardtanh(Module):
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
         super().__init__()
+        if min_value is not None or max_value is not None:      # PyTorch's deprecated names
+            warnings.warn("keyword argument `min_value`/`max_value` is deprecated and renamed to "
+                          "`min_val`/`max_val`", FutureWarning, stacklevel=2)
+            min_val = min_val if min_value is None else min_value
+            max_val = max_val if max_value is None else max_value
         if max_val <= min_val:
             raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace

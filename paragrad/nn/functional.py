@@ -11,6 +11,7 @@ from ..ops.conv import conv1d, conv2d  # noqa: F401  (F.conv1d, F.conv2d)
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401  (F.scaled_dot_product_attention)
 from ..ops.creation import zeros
 from ..ops.embedding import embedding  # noqa: F401  (F.embedding)
+from .functional_extra import _legacy_reduction  # noqa: F401  (also the loss modules')
 from .functional_extra import (cosine_similarity, group_norm, huber_loss, interpolate, kl_div,  # noqa: F401
                                normalize, pairwise_distance, rms_norm, smooth_l1_loss)
 from .functional_losses import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,  # noqa: F401
@@ -163,8 +164,9 @@ def one_hot(tensor, num_classes=-1):
     return out.scatter(-1, tensor.unsqueeze(-1), 1)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices: input (N, C, ...) or (C,) log-probabilities."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
     if target.dtype.is_floating_point:
         raise RuntimeError(f"nll_loss: expected target of integer (class index) dtype, got {target.dtype}")
@@ -196,10 +198,11 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return loss.squeeze(0) if squeeze else loss
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
     """Cross-entropy of logits input (N, C, ...) or (C,) against class indices or class
     probabilities, with PyTorch's weighting, ignore_index and label smoothing rules."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
@@ -225,7 +228,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         if reduction == "mean":
             return loss.sum() / (loss.numel() if input.ndim > 1 else 1)
         return _reduce(loss, reduction)
-    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0.0:
         return nll
     ignored = target == ignore_index
@@ -243,15 +246,28 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
 
 
-def mse_loss(input, target, reduction="mean"):
-    _check_reduction(reduction, "mse_loss")
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error; with weight (input's shape), each term weighted and the mean taken
+    over the total weight, as PyTorch."""
     d = input - target
-    return _reduce(d * d, reduction)
+    return _pointwise_loss("mse_loss", d * d, weight, input, _legacy_reduction(size_average, reduce, reduction))
 
 
-def l1_loss(input, target, reduction="mean"):
-    _check_reduction(reduction, "l1_loss")
-    return _reduce((input - target).abs(), reduction)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error; weight as in mse_loss."""
+    return _pointwise_loss("l1_loss", (input - target).abs(), weight, input,
+                           _legacy_reduction(size_average, reduce, reduction))
+
+
+def _pointwise_loss(op, loss, weight, input, reduction):
+    _check_reduction(reduction, op)
+    if weight is None:
+        return _reduce(loss, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError(f"{op}: Weights and input must have the same size (weight {tuple(weight.shape)}, "
+                         f"input {tuple(input.shape)}).")
+    loss = loss * weight
+    return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
 
 
 class _BCEWithLogits(Function):
@@ -299,9 +315,11 @@ def _sum_to(g, shape):
     return g.sum(dims, keepdim=True) if dims else g
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
     """log-sigmoid form that never overflows: (1-y)x + (1+(pw-1)y) * (log1p(exp(-|x|)) + max(-x, 0)),
     with the gradients sigmoid(x) - y (times the weights) computed directly, as PyTorch."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) "
@@ -312,7 +330,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy")
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"binary_cross_entropy: Using a target size ({tuple(target.shape)}) that is "

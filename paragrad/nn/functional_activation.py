@@ -110,7 +110,7 @@ def glu(input, dim=-1):
     return a * sigmoid(b)
 
 
-def softmin(input, dim=None, dtype=None):
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
     _check(input, "softmin")
     return softmax(-input, dim, dtype=dtype)
 

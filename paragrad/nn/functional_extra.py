@@ -9,6 +9,16 @@ from ..ops import where
 from ..tensor import Tensor
 
 
+def _legacy_reduction(size_average, reduce, reduction):
+    """PyTorch's deprecated size_average / reduce flags override reduction when either is given
+    (its _Reduction.legacy_get_string)."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return ("mean" if size_average else "sum") if reduce else "none"
+
+
 def _reduce(loss, reduction, op):
     if reduction == "mean":
         return loss.mean()
@@ -25,7 +35,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = (input - target).abs()
     loss = d if beta == 0 else where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
-    return _reduce(loss, reduction, "smooth_l1_loss")
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "smooth_l1_loss")
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -40,6 +50,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || exp(input)) pointwise: target (log target - input), 0 where target is 0;
     reduction 'batchmean' divides the sum by the batch size (the true KL divergence)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         loss = target.exp() * (target - input)
     else:

@@ -7,16 +7,8 @@ from __future__ import annotations
 import math
 
 from ..ops import where
+from .functional_extra import _legacy_reduction as _reduction
 from .functional_extra import _norm, _reduce, cosine_similarity
-
-
-def _reduction(size_average, reduce, reduction):
-    """PyTorch's legacy_get_string: the deprecated flags override reduction when given."""
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    return ("mean" if size_average else "sum") if reduce else "none"
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):

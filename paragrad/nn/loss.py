@@ -6,65 +6,70 @@ from .module import Module
 
 
 class _Loss(Module):
-    def __init__(self, reduction="mean"):
+    """reduction, or PyTorch's deprecated size_average / reduce flags, which override it
+    when given (F._legacy_reduction)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
+        reduction = F._legacy_reduction(size_average, reduce, reduction)
         F._check_reduction(reduction, type(self).__name__)
         self.reduction = reduction
 
 
 class _WeightedLoss(_Loss):
-    def __init__(self, weight=None, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction,
-                               self.label_smoothing)
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
 class NLLLoss(_WeightedLoss):
-    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
     def forward(self, input, target):
-        return F.mse_loss(input, target, self.reduction)
+        return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
     def forward(self, input, target):
-        return F.l1_loss(input, target, self.reduction)
+        return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_WeightedLoss):
-    def __init__(self, weight=None, reduction="mean", pos_weight=None):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+        super().__init__(weight, size_average, reduce, reduction)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction,
-                                                  self.pos_weight)
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
 
 
 class BCELoss(_WeightedLoss):
     def forward(self, input, target):
-        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
     def forward(self, input, target):
@@ -73,7 +78,7 @@ class SmoothL1Loss(_Loss):
 
 class HuberLoss(_Loss):
     def __init__(self, reduction="mean", delta=1.0):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.delta = delta
 
     def forward(self, input, target):
@@ -83,6 +88,7 @@ class HuberLoss(_Loss):
 class KLDivLoss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
         super().__init__()
+        reduction = F._legacy_reduction(size_average, reduce, reduction)
         if reduction not in ("none", "mean", "sum", "batchmean"):
             raise ValueError(f"KLDivLoss: {reduction} is not a valid value for reduction")
         self.reduction, self.log_target = reduction, log_target
@@ -93,7 +99,7 @@ class KLDivLoss(Module):
 
 class MarginRankingLoss(_Loss):
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
     def forward(self, input1, input2, target):
@@ -102,7 +108,7 @@ class MarginRankingLoss(_Loss):
 
 class HingeEmbeddingLoss(_Loss):
     def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
     def forward(self, input, target):
@@ -116,7 +122,7 @@ class SoftMarginLoss(_Loss):
 
 class CosineEmbeddingLoss(_Loss):
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
     def forward(self, input1, input2, target):
@@ -126,7 +132,7 @@ class CosineEmbeddingLoss(_Loss):
 class TripletMarginLoss(_Loss):
     def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None,
                  reduction="mean"):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
     def forward(self, anchor, positive, negative):
@@ -136,7 +142,7 @@ class TripletMarginLoss(_Loss):
 
 class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         from .distance import PairwiseDistance
         # (a module by default, so it prints as a child, as torch's)
         self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
@@ -149,7 +155,7 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 class MultiMarginLoss(_WeightedLoss):
     def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(weight, reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         if p not in (1, 2):
             raise ValueError("only p == 1 and p == 2 supported")
         self.p, self.margin = p, margin
@@ -160,24 +166,18 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class MultiLabelMarginLoss(_Loss):
-    def __init__(self, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(reduction)
-
     def forward(self, input, target):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(weight, reduction)
-
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
 class PoissonNLLLoss(_Loss):
     def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input, target):
@@ -187,7 +187,7 @@ class PoissonNLLLoss(_Loss):
 
 class GaussianNLLLoss(_Loss):
     def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.full, self.eps = full, eps
 
     def forward(self, input, target, var):

@@ -419,9 +419,10 @@ class PadBackward(Node):
         return slice_op(g, starts, stops, (1,) * g.ndim)
 
 
-def pad(x, pad, mode="constant", value=None):
+def pad(input, pad, mode="constant", value=None):
     """torch.nn.functional.pad: `pad` lists (left, right) pairs from the last dim backwards;
     negative amounts crop. Modes: constant, reflect, replicate, circular."""
+    x = input
     check_tensor(x, "pad")
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise RuntimeError(f"pad: Padding length must be divisible by 2 and at most twice the "

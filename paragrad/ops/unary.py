@@ -94,8 +94,8 @@ def unary(op, x):
 
 
 def _make(op):
-    def f(x):
-        return unary(op, x)
+    def f(input):
+        return unary(op, input)
     f.__name__ = op
     return f
 
