@@ -120,7 +120,7 @@ class DataLoader:
         batched = hasattr(self.dataset, "get_batch") and not self._custom_collate
         for idx in self.batch_sampler:
             if batched:
-                yield self.dataset.get_batch(tensor(np.asarray(idx, dtype=np.int64)))
+                yield self.dataset.get_batch(tensor(np.asarray(idx, dtype=np.int64), device="cpu"))
             else:
                 yield self.collate_fn([self.dataset[int(i)] for i in idx])
 

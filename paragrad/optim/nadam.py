@@ -18,7 +18,7 @@ class NAdam(SingleTensorOptimizer):
                                       maximize=maximize, capturable=capturable, differentiable=differentiable))
 
     def _init_state(self, p, group):
-        return {"step": _cpu_step(), "mu_product": tensor(1.0), "exp_avg": zeros_like_buf(p),
+        return {"step": _cpu_step(), "mu_product": tensor(1.0, device="cpu"), "exp_avg": zeros_like_buf(p),
                 "exp_avg_sq": zeros_like_buf(p)}
 
     def _update(self, p, grad, st, g, step):

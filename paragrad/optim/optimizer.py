@@ -174,12 +174,17 @@ class Optimizer:
         self.state = {}
         for i, st in state_dict["state"].items():
             p = by_index[int(i)]
-            self.state[p] = {k: (v.to(device=p.device).clone() if isinstance(v, Tensor) else v)
+            self.state[p] = {k: (v.to(device=self._state_device(k, p)).clone() if isinstance(v, Tensor) else v)
                              for k, v in st.items()}
         for mine, theirs in zip(self.param_groups, groups):
             for k, v in theirs.items():
                 if k != "params":
                     mine[k] = v
+
+    def _state_device(self, key, p):
+        """Where a loaded state tensor lives: with its parameter (step counts too: SGD's and
+        Adam's updates read them on the device)."""
+        return p.device
 
     def __repr__(self):
         lines = [type(self).__name__ + " ("]
@@ -237,6 +242,9 @@ class SingleTensorOptimizer(Optimizer):
             return grad
         return grad.add(p, alpha=wd)
 
+    def _state_device(self, key, p):
+        return "cpu" if key in ("step", "mu_product") else p.device      # (host-read scalars)
+
     def _init_state(self, p, group):
         raise NotImplementedError
 
@@ -247,7 +255,7 @@ class SingleTensorOptimizer(Optimizer):
 def _cpu_step(n=0.0):
     """A step count as PyTorch keeps it: a float32 scalar tensor on the CPU."""
     from ..ops import tensor
-    return tensor(float(n), dtype=dt.float32)
+    return tensor(float(n), dtype=dt.float32, device="cpu")
 
 
 def check_hyper(name, **values):

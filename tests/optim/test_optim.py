@@ -741,3 +741,23 @@ def test_get_total_norm_and_clip_grads_with_norm(device):
         torch.nn.utils.clip_grads_with_norm_(ts, 0.5, n_t)
         for p, t in zip(ps, ts):
             np.testing.assert_allclose(_np(p.grad), t.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_single_tensor_state_stays_on_the_cpu_across_load_and_default_device(device):
+    p = nn.Parameter(pg.ones(3, device=device))
+    pg.set_default_device(device)
+    try:
+        opt = optim.NAdam([p], lr=0.1)
+        p.grad = pg.ones(3, device=device)
+        opt.step()
+    finally:
+        pg.set_default_device(None)
+    st = opt.state[p]
+    assert st["step"].device == pg.device("cpu") and st["mu_product"].device == pg.device("cpu")
+    assert st["exp_avg"].device == p.device
+    opt2 = optim.NAdam([p], lr=0.1)
+    opt2.load_state_dict(opt.state_dict())
+    st2 = opt2.state[p]
+    assert st2["step"].device == pg.device("cpu") and st2["exp_avg"].device == p.device
+    opt2.step()
+    assert float(st2["step"]) == 2.0
