@@ -189,3 +189,19 @@ def test_chain_and_stack_datasets():
     for bad in (lambda: pdata.StackDataset([1], [1, 2]), lambda: pdata.StackDataset([1], y=[1])):
         with pytest.raises(ValueError):
             bad()
+
+
+def test_index_draws_stay_on_the_cpu_under_a_default_device(device):
+    """Samplers and random_split draw indices on their generator's device (the CPU without one),
+    whatever pg.set_default_device says: the indices are read on the host."""
+    pg.set_default_device(device)
+    try:
+        g = pg.Generator().manual_seed(0)
+        assert sorted(pdata.RandomSampler(range(5), generator=g)) == list(range(5))
+        assert len(list(pdata.RandomSampler(range(5), replacement=True, num_samples=7))) == 7
+        assert sorted(pdata.SubsetRandomSampler([3, 1, 2])) == [1, 2, 3]
+        assert sorted(len(s) for s in pdata.random_split(range(10), [3, 7])) == [3, 7]
+    finally:
+        pg.set_default_device(None)
+    from paragrad.data.sampler import index_device
+    assert index_device(None) == "cpu" and index_device(pg.Generator()) == pg.device("cpu")

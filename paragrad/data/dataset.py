@@ -115,6 +115,7 @@ def random_split(dataset, lengths, generator=None):
     whose remainders go one each to the first subsets, as PyTorch), in a random order drawn
     from `generator`."""
     from ..ops.creation import randperm
+    from .sampler import index_device
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         for i, f in enumerate(lengths):
@@ -126,7 +127,7 @@ def random_split(dataset, lengths, generator=None):
         lengths = counts
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = randperm(n, generator=generator).tolist()
+    order = randperm(n, generator=generator, device=index_device(generator)).tolist()
     out, start = [], 0
     for k in lengths:
         out.append(Subset(dataset, order[start:start + k]))

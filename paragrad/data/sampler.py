@@ -11,6 +11,12 @@ from ..random import Generator
 from ..tensor import Tensor
 
 
+def index_device(generator):
+    """Where index draws happen: the generator's device, else the CPU (not pg.set_default_device's:
+    indices are read on the host)."""
+    return generator.device if generator is not None else "cpu"
+
+
 class Sampler:
     """An iterable of dataset indices; subclasses implement __iter__ (and __len__ if known)."""
 
@@ -49,10 +55,10 @@ class RandomSampler(Sampler):
     def __iter__(self):
         n, k = len(self.data_source), self.num_samples
         if self.replacement:
-            return iter(randint(0, n, (k,), generator=self.generator).tolist())
+            return iter(randint(0, n, (k,), generator=self.generator, device=index_device(self.generator)).tolist())
         order = []
         while len(order) < k:       # more samples than the dataset: whole permutations, then a cut
-            order += randperm(n, generator=self.generator).tolist()
+            order += randperm(n, generator=self.generator, device=index_device(self.generator)).tolist()
         return iter(order[:k])
 
     def __len__(self):
@@ -66,7 +72,8 @@ class SubsetRandomSampler(Sampler):
         self.indices, self.generator = list(indices), generator
 
     def __iter__(self):
-        return iter([self.indices[i] for i in randperm(len(self.indices), generator=self.generator).tolist()])
+        order = randperm(len(self.indices), generator=self.generator, device=index_device(self.generator))
+        return iter([self.indices[i] for i in order.tolist()])
 
     def __len__(self):
         return len(self.indices)
@@ -147,7 +154,7 @@ class DistributedSampler(Sampler):
     def __iter__(self):
         n = len(self.dataset)
         if self.shuffle:
-            indices = randperm(n, generator=Generator().manual_seed(self.seed + self.epoch)).tolist()
+            indices = randperm(n, generator=Generator().manual_seed(self.seed + self.epoch), device="cpu").tolist()
         else:
             indices = list(range(n))
         if self.drop_last:
