@@ -66,6 +66,9 @@ class Unflatten(Module):
 
 
 class Dropout(Module):
+    """The dropout modules differ only in the functional form they call (`_function`)."""
+    _function = staticmethod(F.dropout)
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if not 0.0 <= p <= 1.0:
@@ -73,7 +76,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training, self.inplace)
+        return self._function(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -81,32 +84,27 @@ class Dropout(Module):
 
 class Dropout1d(Dropout):
     """Channel-wise dropout: zeroes whole channels of (N, C, L) or (C, L) input."""
-    def forward(self, x):
-        return F.dropout1d(x, self.p, self.training, self.inplace)
-
-
-class AlphaDropout(Dropout):
-    """Dropout for SELU networks: keeps zero mean and unit variance (F.alpha_dropout)."""
-    def forward(self, x):
-        return F.alpha_dropout(x, self.p, self.training, self.inplace)
-
-
-class FeatureAlphaDropout(Dropout):
-    """alpha dropout of whole channels of (N, C, ...) input (F.feature_alpha_dropout)."""
-    def forward(self, x):
-        return F.feature_alpha_dropout(x, self.p, self.training, self.inplace)
+    _function = staticmethod(F.dropout1d)
 
 
 class Dropout2d(Dropout):
     """Channel-wise dropout: zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
-    def forward(self, x):
-        return F.dropout2d(x, self.p, self.training, self.inplace)
+    _function = staticmethod(F.dropout2d)
 
 
 class Dropout3d(Dropout):
     """Channel-wise dropout: zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
-    def forward(self, x):
-        return F.dropout3d(x, self.p, self.training, self.inplace)
+    _function = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(Dropout):
+    """Dropout for SELU networks: keeps zero mean and unit variance (F.alpha_dropout)."""
+    _function = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(Dropout):
+    """alpha dropout of whole channels of (N, C, ...) input (F.feature_alpha_dropout)."""
+    _function = staticmethod(F.feature_alpha_dropout)
 
 
 class ReLU(Module):
