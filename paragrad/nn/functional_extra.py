@@ -70,10 +70,10 @@ def _norm(x, p, dim, keepdim):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """input / max(||input||_p along dim, eps)."""
-    if out is not None:
-        raise RuntimeError("normalize: out= is not supported by paragrad")
-    return input / _norm(input, p, dim, True).clamp(min=eps)
+    """input / max(||input||_p along dim, eps); written into `out` if given (out's old value
+    must not be needed by a recorded graph, as for torch's out=)."""
+    result = input / _norm(input, p, dim, True).clamp(min=eps)
+    return result if out is None else out.copy_(result)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
