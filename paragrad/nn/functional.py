@@ -364,3 +364,4 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     return adaptive_max_pool1d(input, output_size, True)
+from .embedding_bag import embedding_bag  # noqa: E402,F401  (F.embedding_bag)
