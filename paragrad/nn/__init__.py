@@ -9,6 +9,7 @@ from .conv import Conv1d, Conv2d  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .embedding import Embedding  # noqa: F401
 from .embedding_bag import EmbeddingBag  # noqa: F401
+from .lazy import LazyConv1d, LazyConv2d, LazyLinear, UninitializedParameter  # noqa: F401
 from .layers import (GELU, AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,  # noqa: F401
                      FeatureAlphaDropout, Flatten, Identity,
                      LayerNorm, LeakyReLU, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,

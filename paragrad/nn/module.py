@@ -389,6 +389,10 @@ class Module:
         raise; shape mismatches always raise. Unlike PyTorch, a load that raises has changed
         nothing (PyTorch copies the good entries before raising)."""
         entries = {key: (mod, name, t) for key, mod, name, t in self._state_entries()}
+        for k, v in state_dict.items():     # a lazy module's parameters take the loaded shapes
+            own = entries.get(k, (None, None, None))[2]
+            if callable(getattr(own, "materialize", None)) and isinstance(v, Tensor):
+                own.materialize(tuple(v.shape))
         missing = [k for k in entries if k not in state_dict]
         unexpected = [k for k in state_dict if k not in entries]
         errors = []
