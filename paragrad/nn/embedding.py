@@ -49,13 +49,7 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += ", scale_grad_by_freq=True"
-        return s
+        return s + lookup_options_repr(self)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -65,3 +59,10 @@ class Embedding(Module):
         rows, cols = embeddings.shape
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=embeddings, _freeze=freeze)
+
+
+def lookup_options_repr(m):
+    """The max_norm / norm_type / scale_grad_by_freq part of Embedding's and EmbeddingBag's reprs."""
+    s = f", max_norm={m.max_norm}" if m.max_norm is not None else ""
+    s += f", norm_type={m.norm_type}" if m.norm_type != 2 else ""
+    return s + (", scale_grad_by_freq=True" if m.scale_grad_by_freq else "")

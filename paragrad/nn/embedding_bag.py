@@ -15,6 +15,7 @@ from ..ops import tensor, zeros
 from ..ops.embedding import embedding
 from ..tensor import Tensor
 from . import init
+from .embedding import lookup_options_repr
 from .module import Module
 from .parameter import Parameter
 
@@ -117,14 +118,7 @@ class EmbeddingBag(Module):
                              self.padding_idx)
 
     def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += ", scale_grad_by_freq=True"
-        s += f", mode='{self.mode}'"
+        s = f"{self.num_embeddings}, {self.embedding_dim}" + lookup_options_repr(self) + f", mode='{self.mode}'"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s

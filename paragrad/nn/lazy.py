@@ -86,7 +86,9 @@ class LazyLinear(LazyModuleMixin, Linear):
 
 
 class _LazyConvMixin(LazyModuleMixin):
-    def _lazy_init(self, out_channels, bias, device, dtype):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
         if bias:
@@ -110,17 +112,7 @@ class LazyConv1d(_LazyConvMixin, Conv1d):
     """Conv1d with in_channels taken from the first input."""
     cls_to_become = Conv1d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self._lazy_init(out_channels, bias, device, dtype)
-
 
 class LazyConv2d(_LazyConvMixin, Conv2d):
     """Conv2d with in_channels taken from the first input."""
     cls_to_become = Conv2d
-
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self._lazy_init(out_channels, bias, device, dtype)

@@ -28,9 +28,8 @@ class WeightNorm:
 
     @staticmethod
     def apply(module, name, dim):
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+        if find_hook(module, WeightNorm, name) is not None:
+            raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         if not isinstance(weight, Parameter):
@@ -65,9 +64,19 @@ def weight_norm(module, name="weight", dim=0):
 
 def remove_weight_norm(module, name="weight"):
     """Undo weight_norm: module.<name> is a Parameter again, holding the current g * v / ||v||."""
-    for key, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    return remove_hook(module, WeightNorm, name, "weight_norm")
+
+
+def find_hook(module, kind, name):
+    """The key of module's forward pre-hook of class `kind` for parameter `name`, or None."""
+    return next((key for key, hook in module._forward_pre_hooks.items()
+                 if isinstance(hook, kind) and hook.name == name), None)
+
+
+def remove_hook(module, kind, name, what):
+    """Undo a reparametrization hook (weight_norm, spectral_norm) of parameter `name`."""
+    key = find_hook(module, kind, name)
+    if key is None:
+        raise ValueError(f"{what} of '{name}' not found in {module}")
+    module._forward_pre_hooks.pop(key).remove(module)
+    return module
