@@ -45,8 +45,18 @@ class LazyModuleMixin:
     def initialize_parameters(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must implement initialize_parameters")
 
-    def _install_lazy_hook(self):
+    def _lazy_parameters(self, bias, device, dtype):
+        """Placeholders for weight (and bias), and the hook that fills them on the first forward."""
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
         self._lazy_hook = self.register_forward_pre_hook(_infer_parameters)
+
+    def _materialize(self, weight_shape, n_out):
+        self.weight.materialize(weight_shape)
+        if self.bias is not None:
+            self.bias.materialize((n_out,))
+        self.reset_parameters()
 
     def reset_parameters(self):
         # (the regular constructor's call comes before the shapes are known: nothing to fill)
@@ -70,30 +80,21 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, 0, False)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-        self._install_lazy_hook()
+        self._lazy_parameters(bias, device, dtype)
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
             self.in_features = input.shape[-1]
-            self.weight.materialize((self.out_features, self.in_features))
-            if self.bias is not None:
-                self.bias.materialize((self.out_features,))
-            self.reset_parameters()
+            self._materialize((self.out_features, self.in_features), self.out_features)
 
 
 class _LazyConvMixin(LazyModuleMixin):
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-        self._install_lazy_hook()
+        self._lazy_parameters(bias, device, dtype)
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
@@ -101,11 +102,8 @@ class _LazyConvMixin(LazyModuleMixin):
             self.in_channels = input.shape[0] if input.ndim == self.n + 1 else input.shape[1]
             if self.in_channels % self.groups:
                 raise ValueError("in_channels must be divisible by groups")
-            self.weight.materialize(self._weight_shape(self.in_channels, self.out_channels, self.groups,
-                                                       self.kernel_size))
-            if self.bias is not None:
-                self.bias.materialize((self.out_channels,))
-            self.reset_parameters()
+            self._materialize(self._weight_shape(self.in_channels, self.out_channels, self.groups,
+                                                 self.kernel_size), self.out_channels)
 
 
 class LazyConv1d(_LazyConvMixin, Conv1d):

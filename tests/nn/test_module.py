@@ -554,35 +554,23 @@ def test_get_buffer_and_set_submodule():
 
 
 def test_extra_state_round_trips_through_state_dict():
-    class Counter(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lin = nn.Linear(2, 2)
-            self.calls = 0
-
-        def get_extra_state(self):
-            return {"calls": self.calls}
-
-        def set_extra_state(self, state):
-            self.calls = state["calls"]
-
-    for lib in (nn, torch.nn):   # the same keys as torch's, for the same module written for each
-        class Wrap(lib.Module):
+    def make(lib):
+        class Counter(lib.Module):
             def __init__(self):
                 super().__init__()
                 self.inner = lib.Linear(2, 2)
-                self.n = 0
+                self.calls = 0
 
             def get_extra_state(self):
-                return self.n
+                return {"calls": self.calls}
 
             def set_extra_state(self, state):
-                self.n = state
-        keys = list(Wrap().state_dict())
-        if lib is nn:
-            mine = keys
-    assert mine == keys == ["_extra_state", "inner.weight", "inner.bias"]
-    a, b = nn.Sequential(Counter()), nn.Sequential(Counter())
+                self.calls = state["calls"]
+        return Counter()
+
+    keys = [list(make(lib).state_dict()) for lib in (nn, torch.nn)]   # the same keys as torch's
+    assert keys[0] == keys[1] == ["_extra_state", "inner.weight", "inner.bias"]
+    a, b = nn.Sequential(make(nn)), nn.Sequential(make(nn))
     a[0].calls = 7
     sd = a.state_dict()
     assert sd["0._extra_state"] == {"calls": 7}
