@@ -1,7 +1,8 @@
 """Binary elementwise ops: arithmetic, comparisons, logic, where/masked_fill, in-place forms.
 
 Operands are Tensors or Python scalars; dtypes promote as in PyTorch (dtypes.result_type),
-shapes broadcast by NumPy rules, and gradients are summed back to each input's shape.
+shapes broadcast by NumPy rules, and gradients are summed back to each input's shape. The
+public functions take torch's parameter names (input, other) and call them a, b inside.
 """
 from __future__ import annotations
 
@@ -164,12 +165,14 @@ def _alpha(name, a, b, alpha):
     return b * alpha
 
 
-def add(a, b, alpha=1):
+def add(input, other, alpha=1):
+    a, b = input, other
     b = _alpha("add", a, b, alpha)
     return _binary("add", a, b, AddBackward)
 
 
-def sub(a, b, alpha=1):
+def sub(input, other, alpha=1):
+    a, b = input, other
     if isinstance(a, Tensor) and a.dtype is dt.bool_ and isinstance(b, Tensor) and b.dtype is dt.bool_:
         raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
@@ -177,11 +180,13 @@ def sub(a, b, alpha=1):
     return _binary("sub", a, b, SubBackward)
 
 
-def mul(a, b):
+def mul(input, other):
+    a, b = input, other
     return _binary("mul", a, b, MulBackward, save=lambda a, b, out: (a, b))
 
 
-def div(a, b, rounding_mode=None):
+def div(input, other, rounding_mode=None):
+    a, b = input, other
     if rounding_mode is not None:
         if rounding_mode == "floor":    # unlike floor_divide, torch gives it a (zero) gradient
             return _floor_div(a, b, ZeroGradBackward)
@@ -224,7 +229,8 @@ class PowBackward(Node):
         return ga, gb
 
 
-def pow(a, b):
+def pow(input, exponent):
+    a, b = input, exponent
     if isinstance(a, Tensor) and not isinstance(b, Tensor):
         b = _scalar(b, "pow")
         if not a.dtype.is_floating_point and not isinstance(b, float) and b < 0:
@@ -260,11 +266,13 @@ def _maxmin(op, a, b):
     return _binary(op, a, b, node, save=lambda a, b, out: (a, b))
 
 
-def maximum(a, b):
+def maximum(input, other):
+    a, b = input, other
     return _maxmin("maximum", a, b)
 
 
-def minimum(a, b):
+def minimum(input, other):
+    a, b = input, other
     return _maxmin("minimum", a, b)
 
 
@@ -290,8 +298,9 @@ def _floor_div(a, b, node_cls=None):
     return _binary("floordiv", a, b, node_cls)
 
 
-def floor_divide(a, b):
+def floor_divide(input, other):
     """Division rounded toward -inf. No gradient is recorded (torch has no derivative for it)."""
+    a, b = input, other
     return _floor_div(a, b)
 
 
@@ -304,14 +313,16 @@ class RemainderBackward(Node):
         return _g(g, self.a), gb
 
 
-def remainder(a, b):
+def remainder(input, other):
+    a, b = input, other
     _check_int_div("remainder", a, b)
     return _binary("mod", a, b, RemainderBackward, save=lambda a, b, out: (a, b))
 
 
 # ---- comparisons and logic -------------------------------------------------------------------
 def _compare(op):
-    def f(a, b):
+    def f(input, other):
+        a, b = input, other
         if not isinstance(b, (Tensor, bool, int, float, np.generic)):
             return NotImplemented
         return _binary(op, a, b, out_dtype=dt.bool_)
@@ -323,7 +334,8 @@ eq, ne, lt, le, gt, ge = (_compare(o) for o in ("eq", "ne", "lt", "le", "gt", "g
 
 
 def _bitwise(op, name):
-    def f(a, b):
+    def f(input, other):
+        a, b = input, other
         for t in (a, b):
             # torch raises NotImplementedError (a RuntimeError) for both
             if isinstance(t, Tensor) and t.dtype.is_floating_point:
@@ -345,15 +357,18 @@ def _as_bool(x):
     return x if x.dtype is dt.bool_ else x.ne(0)
 
 
-def logical_and(a, b):
+def logical_and(input, other):
+    a, b = input, other
     return _binary("and", _as_bool(a), _as_bool(b), name="logical_and")
 
 
-def logical_or(a, b):
+def logical_or(input, other):
+    a, b = input, other
     return _binary("or", _as_bool(a), _as_bool(b), name="logical_or")
 
 
-def logical_xor(a, b):
+def logical_xor(input, other):
+    a, b = input, other
     return _binary("xor", _as_bool(a), _as_bool(b), name="logical_xor")
 
 

@@ -55,3 +55,16 @@ def test_tile_dims_forms_and_copy_from_a_number(device):
     assert pg.tile(x, (2, 1)).cpu().tolist() == torch.tile(t, (2, 1)).tolist()
     y = pg.zeros(2, 2, device=device)
     assert y.copy_(1.5) is y and y.cpu().tolist() == torch.zeros(2, 2).copy_(1.5).tolist()
+
+
+def test_binary_functions_take_torchs_keywords(device):
+    a, b = pg.tensor([1.0, 2.0], device=device), pg.tensor([3.0, 4.0], device=device)
+    ta, tb = torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])
+    for name, kw in (("add", {"alpha": 2}), ("sub", {}), ("mul", {}), ("div", {"rounding_mode": "floor"}),
+                     ("maximum", {}), ("minimum", {}), ("remainder", {}), ("eq", {}), ("lt", {}),
+                     ("logical_and", {})):
+        got = getattr(pg, name)(input=a, other=b, **kw).cpu().tolist()
+        assert got == getattr(torch, name)(input=ta, other=tb, **kw).tolist(), name
+    assert a.add(other=b, alpha=3).cpu().tolist() == ta.add(other=tb, alpha=3).tolist()
+    assert pg.pow(input=a, exponent=b).cpu().tolist() == torch.pow(input=ta, exponent=tb).tolist()
+    assert pg.bitwise_or(input=pg.tensor([1]), other=pg.tensor([2])).tolist() == [3]
