@@ -36,5 +36,6 @@ def is_tensor(x):
     return isinstance(x, Tensor)
 
 
-def numel(x):
+def numel(input):
+    x = input
     return x.numel()

@@ -98,7 +98,8 @@ class CloneBackward(Node):
         return g
 
 
-def clone(x, memory_format=None):
+def clone(input, memory_format=None):
+    x = input
     check_tensor(x, "clone")
     b = x._backend
     out = _wrap(b.copy_(b.empty(tuple(x.shape), x.dtype, x._device.index), x._data), x.dtype, x._device)

@@ -190,23 +190,27 @@ def _like(x, dtype, device, op):
     return (_dtype(dtype, op, x.dtype), as_device(device) if device is not None else x.device)
 
 
-def zeros_like(x, dtype=None, device=None, requires_grad=False):
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    x = input
     dtype, dev = _like(x, dtype, device, "zeros_like")
     return _finish(backend_for(dev).full(tuple(x.shape), 0, dtype, dev.index), dtype, dev, requires_grad)
 
 
-def ones_like(x, dtype=None, device=None, requires_grad=False):
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    x = input
     dtype, dev = _like(x, dtype, device, "ones_like")
     return _finish(backend_for(dev).full(tuple(x.shape), 1, dtype, dev.index), dtype, dev, requires_grad)
 
 
-def full_like(x, fill_value, dtype=None, device=None, requires_grad=False):
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    x = input
     dtype, dev = _like(x, dtype, device, "full_like")
     fill_value = _number(fill_value, "full_like", "fill_value")
     return _finish(backend_for(dev).full(tuple(x.shape), fill_value, dtype, dev.index), dtype, dev, requires_grad)
 
 
-def empty_like(x, dtype=None, device=None, requires_grad=False):
+def empty_like(input, dtype=None, device=None, requires_grad=False):
+    x = input
     dtype, dev = _like(x, dtype, device, "empty_like")
     return _finish(backend_for(dev).empty(tuple(x.shape), dtype, dev.index), dtype, dev, requires_grad)
 
@@ -320,17 +324,20 @@ def randperm(n, generator=None, dtype=None, device=None):
     return tensor(perm, dtype=dtype, device=dev)
 
 
-def rand_like(x, dtype=None, device=None, requires_grad=False):
+def rand_like(input, dtype=None, device=None, requires_grad=False):
+    x = input
     dtype, dev = _like(x, dtype, device, "rand_like")
     return rand(tuple(x.shape), dtype=dtype, device=dev, requires_grad=requires_grad)
 
 
-def randn_like(x, dtype=None, device=None, requires_grad=False):
+def randn_like(input, dtype=None, device=None, requires_grad=False):
+    x = input
     dtype, dev = _like(x, dtype, device, "randn_like")
     return randn(tuple(x.shape), dtype=dtype, device=dev, requires_grad=requires_grad)
 
 
-def randint_like(x, low, high=None, dtype=None, device=None):
+def randint_like(input, low, high=None, dtype=None, device=None):
+    x = input
     dtype, dev = _like(x, dtype, device, "randint_like")
     return randint(low, high, tuple(x.shape), dtype=dtype, device=dev)
 

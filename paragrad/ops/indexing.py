@@ -57,7 +57,8 @@ def _index_tensor(index, op):
     return index
 
 
-def index_select(x, dim, index):
+def index_select(input, dim, index):
+    x = input
     check_tensor(x, "index_select")
     index = _index_tensor(index, "index_select")
     if index.ndim > 1:
@@ -95,7 +96,8 @@ def _check_gather_shapes(op, x, d, index, src=None):
                                f"dimension {d} with size {x.shape[d]}")
 
 
-def gather(x, dim, index):
+def gather(input, dim, index):
+    x = input
     check_tensor(x, "gather")
     index = _index_tensor(index, "gather").to(dt.int64)
     d = dim_arg(dim, x.ndim, "gather")
@@ -167,15 +169,18 @@ def _scatter(op, x, dim, index, src, add):
     return out
 
 
-def scatter(x, dim, index, src=None, value=None):
+def scatter(input, dim, index, src=None, value=None):
+    x = input
     return _scatter("scatter", x, dim, index, value if src is None else src, add=False)
 
 
-def scatter_add(x, dim, index, src):
+def scatter_add(input, dim, index, src):
+    x = input
     return _scatter("scatter_add", x, dim, index, src, add=True)
 
 
-def nonzero(x, as_tuple=False):
+def nonzero(input, as_tuple=False):
+    x = input
     check_tensor(x, "nonzero")
     idx = _wrap(x._backend.nonzero(x._data if x.ndim else x._backend.reshape(x._data, (1,))),
                 dt.int64, x._device)
@@ -186,7 +191,8 @@ def nonzero(x, as_tuple=False):
     return idx if x.ndim else idx[:, :0]
 
 
-def masked_select(x, mask):
+def masked_select(input, mask):
+    x = input
     shape = np.broadcast_shapes(x.shape, mask.shape)
     return x.expand(shape)[mask.expand(shape)]
 

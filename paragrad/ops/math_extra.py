@@ -15,49 +15,59 @@ def _float(x):
     return x if x.dtype.is_floating_point else x.to(dt.get_default_dtype())
 
 
-def square(x):
+def square(input):
     """x * x; a bool tensor squares to int64, as torch's pow(x, 2)."""
+    x = input
     if x.dtype is dt.bool_:
         x = x.long()
     return x * x
 
 
-def tan(x):
+def tan(input):
+    x = input
     x = _float(x)
     return x.sin() / x.cos()
 
 
-def sinh(x):
+def sinh(input):
+    x = input
     x = _float(x)
     return (x.expm1() - (-x).expm1()) * 0.5
 
 
-def cosh(x):
+def cosh(input):
+    x = input
     x = _float(x)
     return (x.exp() + (-x).exp()) * 0.5
 
 
-def log2(x):
+def log2(input):
+    x = input
     return _float(x).log() * (1.0 / math.log(2.0))
 
 
-def log10(x):
+def log10(input):
+    x = input
     return _float(x).log() * (1.0 / math.log(10.0))
 
 
-def exp2(x):
+def exp2(input):
+    x = input
     return (_float(x) * math.log(2.0)).exp()
 
 
-def deg2rad(x):
+def deg2rad(input):
+    x = input
     return _float(x) * (math.pi / 180.0)
 
 
-def rad2deg(x):
+def rad2deg(input):
+    x = input
     return _float(x) * (180.0 / math.pi)
 
 
-def frac(x):
+def frac(input):
+    x = input
     return x - x.trunc()
 
 
@@ -74,14 +84,16 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 / tensor2
 
 
-def logaddexp(x, y):
+def logaddexp(input, y):
     """log(exp(x) + exp(y)) without overflow."""
+    x = input
     m = x.maximum(y).detach()
     m = m.masked_fill(m.isinf(), 0.0)       # both -inf (or +inf): keep exp finite
     return ((x - m).exp() + (y - m).exp()).log() + m
 
 
-def hypot(x, y):
+def hypot(input, y):
+    x = input
     return (x * x + y * y).sqrt()
 
 

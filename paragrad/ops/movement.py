@@ -77,9 +77,16 @@ def _infer_shape(shape, numel, op, in_shape):
     return shape
 
 
-def reshape(x, *shape):
-    """Same elements in a new shape (-1 inferred). A view when the layout allows, as PyTorch;
-    paragrad's `view` is the same function (it does not reject non-viewable layouts)."""
+def reshape(input, *sizes, shape=None):
+    """Same elements in a new shape (-1 inferred), given as sizes or a tuple (or shape=, as
+    torch.reshape). A view when the layout allows, as PyTorch; paragrad's `view` is the same
+    function (it does not reject non-viewable layouts)."""
+    x = input
+    if shape is not None:
+        if sizes:
+            raise TypeError("reshape(): the shape was given both positionally and as shape=")
+        sizes = (tuple(shape),)
+    shape = sizes
     check_tensor(x, "reshape")
     if len(shape) == 1 and type(shape[0]) is tuple:      # the common reshape((a, b)) call
         shape = shape[0]
@@ -99,7 +106,8 @@ def reshape_as(x, other):
     return reshape(x, other.shape)
 
 
-def flatten(x, start_dim=0, end_dim=-1):
+def flatten(input, start_dim=0, end_dim=-1):
+    x = input
     if x.ndim == 0:
         return reshape(x, 1)
     s, e = dim_arg(start_dim, x.ndim, "flatten"), dim_arg(end_dim, x.ndim, "flatten")
@@ -109,18 +117,21 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
-def unflatten(x, dim, sizes):
+def unflatten(input, dim, sizes):
+    x = input
     d = dim_arg(dim, x.ndim, "unflatten")
     sizes = _infer_shape(tuple(sizes), x.shape[d], "unflatten", x.shape)
     return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
 
 
-def unsqueeze(x, dim):
+def unsqueeze(input, dim):
+    x = input
     d = dim_arg(dim, x.ndim + 1, "unsqueeze")
     return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
 
 
-def squeeze(x, dim=None):
+def squeeze(input, dim=None):
+    x = input
     if dim is None:
         axes = [i for i, s in enumerate(x.shape) if s == 1]
     else:
@@ -136,7 +147,8 @@ class PermuteBackward(Node):
         return g.permute(self.inverse)
 
 
-def permute(x, *dims):
+def permute(input, *dims):
+    x = input
     check_tensor(x, "permute")
     dims = _sizes(dims, "permute")
     if len(dims) != x.ndim:
@@ -159,7 +171,8 @@ def permute_to(x, axes):
     return out
 
 
-def transpose(x, dim0, dim1):
+def transpose(input, dim0, dim1):
+    x = input
     check_tensor(x, "transpose")
     n = x.ndim
     if n == 0:
@@ -174,7 +187,8 @@ def transpose(x, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
-def t(x):
+def t(input):
+    x = input
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     return transpose(x, 0, -1) if x.ndim == 2 else reshape(x, x.shape)
@@ -191,7 +205,8 @@ def mT(x):
     return permute_to(x, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
-def movedim(x, source, destination):
+def movedim(input, source, destination):
+    x = input
     src = [dim_arg(d, x.ndim, "movedim") for d in (source if isinstance(source, (tuple, list)) else [source])]
     dst = [dim_arg(d, x.ndim, "movedim") for d in (destination if isinstance(destination, (tuple, list)) else [destination])]
     if len(src) != len(dst):
@@ -252,7 +267,8 @@ def expand_as(x, other):
     return expand(x, other.shape)
 
 
-def broadcast_to(x, shape):
+def broadcast_to(input, shape):
+    x = input
     return expand(x, shape)
 
 
@@ -303,7 +319,8 @@ def slice_op(x, starts, stops, steps):
     return out
 
 
-def narrow(x, dim, start, length):
+def narrow(input, dim, start, length):
+    x = input
     d = dim_arg(dim, x.ndim, "narrow")
     n = x.shape[d]
     if start < 0:
@@ -336,7 +353,8 @@ def split(x, split_size_or_sections, dim=0):
     return tuple(out)
 
 
-def chunk(x, chunks, dim=0):
+def chunk(input, chunks, dim=0):
+    x = input
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = dim_arg(dim, x.ndim, "chunk")
@@ -345,7 +363,8 @@ def chunk(x, chunks, dim=0):
     return split(x, -(-x.shape[d] // chunks), d)
 
 
-def unbind(x, dim=0):
+def unbind(input, dim=0):
+    x = input
     d = dim_arg(dim, x.ndim, "unbind")
     return tuple(narrow(x, d, i, 1).squeeze(d) for i in range(x.shape[d]))
 
@@ -480,7 +499,8 @@ class FlipBackward(Node):
         return flip(g, self.axes)
 
 
-def flip(x, dims):
+def flip(input, dims):
+    x = input
     dims = dims if isinstance(dims, (tuple, list)) else (dims,)
     axes = tuple(sorted(dim_arg(d, x.ndim, "flip") for d in dims))
     if len(set(axes)) != len(axes):

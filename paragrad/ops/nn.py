@@ -62,7 +62,8 @@ def _softmax(name, x, dim, dtype, log):
     return out
 
 
-def softmax(x, dim=None, dtype=None):
+def softmax(input, dim=None, dtype=None):
+    x = input
     return _softmax("softmax", x, dim, dtype, log=False)
 
 

@@ -55,7 +55,8 @@ class SumBackward(Node):
         return _expand_back(g, self.shape, self.axes, self.keepdim)
 
 
-def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001
+def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
+    x = input
     check_tensor(x, "sum")
     axes = _axes(dim, x, "sum")
     out_dtype = dt.get_dtype(dtype) if dtype is not None else (
@@ -69,7 +70,8 @@ def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001
     return out
 
 
-def mean(x, dim=None, keepdim=False, dtype=None):
+def mean(input, dim=None, keepdim=False, dtype=None):
+    x = input
     check_tensor(x, "mean")
     if dtype is not None:
         x = x.to(dt.get_dtype(dtype))
@@ -103,8 +105,9 @@ def _var(x, dim, unbiased, keepdim, correction, name):
     return (d * d).sum(axes, keepdim=keepdim) / builtins.max(n - correction, 0)
 
 
-def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance with `correction` (default 1, Bessel); `unbiased=False` means correction=0."""
+    x = input
     return _var(x, dim, unbiased, keepdim, correction, "var")
 
 
@@ -116,7 +119,8 @@ class StdBackward(Node):
         return (g / (2 * out)).masked_fill(out == 0, 0.0)
 
 
-def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    x = input
     v = _var(x, dim, unbiased, keepdim, correction, "std")
     out = _wrap(v._backend.unary("sqrt", v._data), v.dtype, v._device)
     if v._requires_grad and autograd._grad_enabled:
@@ -126,7 +130,8 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return out
 
 
-def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    x = input
     return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
 
 
@@ -152,11 +157,13 @@ def _extreme(op, x, dim, keepdim, name):
     return out
 
 
-def amax(x, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False):
+    x = input
     return _extreme("max", x, dim, keepdim, "amax")
 
 
-def amin(x, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False):
+    x = input
     return _extreme("min", x, dim, keepdim, "amin")
 
 
@@ -177,11 +184,13 @@ def _max_min(op, x, dim, keepdim, name):
     return values_indices(values, idx)
 
 
-def max(x, dim=None, keepdim=False):  # noqa: A001
+def max(input, dim=None, keepdim=False):  # noqa: A001
+    x = input
     return _max_min("max", x, dim, keepdim, "max")
 
 
-def min(x, dim=None, keepdim=False):  # noqa: A001
+def min(input, dim=None, keepdim=False):  # noqa: A001
+    x = input
     return _max_min("min", x, dim, keepdim, "min")
 
 
@@ -205,15 +214,18 @@ def _arg(op, x, dim, keepdim):
     return _wrap(out, dt.int64, x._device)
 
 
-def argmax(x, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False):
+    x = input
     return _arg("argmax", x, dim, keepdim)
 
 
-def argmin(x, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False):
+    x = input
     return _arg("argmin", x, dim, keepdim)
 
 
-def logsumexp(x, dim, keepdim=False):
+def logsumexp(input, dim, keepdim=False):
+    x = input
     check_tensor(x, "logsumexp")
     axes = _axes(dim, x, "logsumexp")
     if not x.dtype.is_floating_point:
@@ -245,7 +257,8 @@ class ProdBackward(Node):
         return g * where(nzeros == 0, no_zero, where(nzeros == 1, one_zero, 0.0))
 
 
-def prod(x, dim=None, keepdim=False, dtype=None):
+def prod(input, dim=None, keepdim=False, dtype=None):
+    x = input
     check_tensor(x, "prod")
     axes = _axes(dim, x, "prod")
     out_dtype = dt.get_dtype(dtype) if dtype is not None else (
@@ -259,7 +272,8 @@ def prod(x, dim=None, keepdim=False, dtype=None):
     return out
 
 
-def all(x, dim=None, keepdim=False):  # noqa: A001
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    x = input
     check_tensor(x, "all")
     b = x if x.dtype is dt.bool_ else x.ne(0)
     axes = _axes(dim, x, "all")
@@ -268,7 +282,8 @@ def all(x, dim=None, keepdim=False):  # noqa: A001
                  dt.bool_, x._device)
 
 
-def any(x, dim=None, keepdim=False):  # noqa: A001
+def any(input, dim=None, keepdim=False):  # noqa: A001
+    x = input
     check_tensor(x, "any")
     b = x if x.dtype is dt.bool_ else x.ne(0)
     axes = _axes(dim, x, "any")

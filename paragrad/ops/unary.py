@@ -111,18 +111,21 @@ asin, acos, atan, asinh, acosh, atanh = (
     _make(o) for o in ("asin", "acos", "atan", "asinh", "acosh", "atanh"))
 
 
-def round(x, decimals=0):  # noqa: A001
+def round(input, decimals=0):  # noqa: A001
+    x = input
     if decimals == 0:
         return round_(x)
     scale = 10.0 ** decimals
     return round_(x * scale) / scale
 
 
-def logical_not(x):
+def logical_not(input):
+    x = input
     return unary("not", x if x.dtype is dt.bool_ else x.ne(0))
 
 
-def bitwise_not(x):
+def bitwise_not(input):
+    x = input
     if x.dtype.is_floating_point:    # torch raises NotImplementedError (a RuntimeError) too
         raise NotImplementedError(f"bitwise_not: not implemented for floating-point tensors "
                                   f"({x.dtype}); use logical_not for a mask")
@@ -233,9 +236,10 @@ class ClampBackward(Node):
         return gx, glo, ghi
 
 
-def clamp(x, min=None, max=None):  # noqa: A002
+def clamp(input, min=None, max=None):  # noqa: A002
     """Limit x to [min, max]; min/max are numbers or tensors (which broadcast and promote,
     and receive gradients, as in PyTorch)."""
+    x = input
     check_tensor(x, "clamp")
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")

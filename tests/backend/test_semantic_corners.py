@@ -68,3 +68,14 @@ def test_binary_functions_take_torchs_keywords(device):
     assert a.add(other=b, alpha=3).cpu().tolist() == ta.add(other=tb, alpha=3).tolist()
     assert pg.pow(input=a, exponent=b).cpu().tolist() == torch.pow(input=ta, exponent=tb).tolist()
     assert pg.bitwise_or(input=pg.tensor([1]), other=pg.tensor([2])).tolist() == [3]
+
+
+def test_reductions_and_movement_take_input_by_keyword(device):
+    x, t = pg.arange(6.0, device=device).reshape(2, 3), torch.arange(6.0).reshape(2, 3)
+    for name, kw in (("sum", {"dim": 1}), ("mean", {}), ("amax", {"dim": 0}), ("argmax", {}), ("std", {}),
+                     ("reshape", {"shape": (3, 2)}), ("transpose", {"dim0": 0, "dim1": 1}), ("flip", {"dims": (0,)}),
+                     ("clamp", {"min": 1.0}), ("zeros_like", {}), ("softmax", {"dim": 1}), ("square", {})):
+        got = getattr(pg, name)(input=x, **kw)
+        want = getattr(torch, name)(input=t, **kw)
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6, err_msg=name)
+    assert pg.numel(input=x) == 6
