@@ -74,7 +74,8 @@ def _matmul(a, b, op):
     return _matmul_nd(a, b.unsqueeze(1), op, (a, b)).squeeze(-1)
 
 
-def matmul(a, b):
+def matmul(input, other):
+    a, b = input, other
     _check("matmul", a, b)
     return _matmul(a, b, "matmul")
 
@@ -86,30 +87,35 @@ def _expect_dims(op, a, b, na, nb, what):
                            f"(shapes {tuple(a.shape)} and {tuple(b.shape)})")
 
 
-def mm(a, b):
+def mm(input, mat2):
+    a, b = input, mat2
     _expect_dims("mm", a, b, 2, 2, "2D tensors")
     return _matmul_nd(a, b, "mm")
 
 
-def bmm(a, b):
+def bmm(input, mat2):
+    a, b = input, mat2
     _expect_dims("bmm", a, b, 3, 3, "3D tensors")
     if a.shape[0] != b.shape[0]:
         raise _shapes_error("bmm", a, b, "batch sizes differ")
     return _matmul_nd(a, b, "bmm")
 
 
-def mv(a, v):
+def mv(input, vec):
+    a, v = input, vec
     _expect_dims("mv", a, v, 2, 1, "a 2D matrix and a 1D vector")
     return _matmul(a, v, "mv")
 
 
-def dot(a, b):
+def dot(input, tensor):
+    a, b = input, tensor
     _expect_dims("dot", a, b, 1, 1, "1D tensors")
     return _matmul(a, b, "dot")
 
 
-def outer(a, b):
+def outer(input, vec2):
     """Outer product of two vectors; unlike matmul it promotes mixed dtypes, as PyTorch."""
+    a, b = input, vec2
     for name, t in (("vec1", a), ("vec2", b)):
         if not isinstance(t, Tensor):
             raise TypeError(f"outer(): argument '{name}' must be Tensor, not {type(t).__name__}")

@@ -79,3 +79,16 @@ def test_reductions_and_movement_take_input_by_keyword(device):
         want = getattr(torch, name)(input=t, **kw)
         np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6, err_msg=name)
     assert pg.numel(input=x) == 6
+
+
+def test_matrix_products_take_torchs_keywords(device):
+    m, v = np.arange(6.0).reshape(2, 3), np.arange(3.0)
+    P = lambda a: pg.tensor(a, device=device)  # noqa: E731
+    T = torch.tensor
+    for name, kw in (("mm", {"mat2": m.T}), ("matmul", {"other": m.T}), ("mv", {"vec": v})):
+        got = getattr(pg, name)(input=P(m), **{k: P(a) for k, a in kw.items()})
+        want = getattr(torch, name)(input=T(m), **{k: T(a) for k, a in kw.items()})
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), err_msg=name)
+    assert pg.dot(input=P(v), tensor=P(v)).item() == torch.dot(input=T(v), tensor=T(v)).item()
+    assert tuple(pg.outer(input=P(v), vec2=P(v)).shape) == (3, 3)
+    assert tuple(pg.bmm(input=P(m[None]), mat2=P(m.T[None])).shape) == (1, 2, 2)
