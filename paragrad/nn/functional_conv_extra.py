@@ -231,22 +231,23 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 # ---- pixel and channel shuffles -----------------------------------------------------------------
-def _factor(v, name, op):
+def _shuffle_factor(input, v, name, op):
+    """The pixel (un)shuffle preamble: input a Tensor of at least 3 dims, v a positive int."""
+    _check_tensor(input, "input", op)
     if as_int(v) is None:
         raise TypeError(f"{op}(): argument '{name}' must be int, not {type(v).__name__}")
     if v <= 0:
         raise RuntimeError(f"{op} expects {name} to be greater than zero, but got {v}")
+    if input.ndim < 3:
+        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
     return as_int(v)
 
 
 def pixel_shuffle(input, upscale_factor):
     """torch.nn.functional.pixel_shuffle: (*, C*r^2, H, W) -> (*, C, H*r, W*r)."""
     op = "pixel_shuffle"
-    _check_tensor(input, "input", op)
-    r = _factor(upscale_factor, "upscale_factor", op)
-    if input.ndim < 3:
-        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input with "
-                           f"{input.ndim} dimension(s)")
+    r = _shuffle_factor(input, upscale_factor, "upscale_factor", op)
     *lead, cr, h, w = input.shape
     if cr % (r * r):
         raise RuntimeError(f"{op} expects its input's 'channel' dimension to be divisible by the "
@@ -261,11 +262,7 @@ def pixel_shuffle(input, upscale_factor):
 def pixel_unshuffle(input, downscale_factor):
     """torch.nn.functional.pixel_unshuffle: (*, C, H*r, W*r) -> (*, C*r^2, H, W)."""
     op = "pixel_unshuffle"
-    _check_tensor(input, "input", op)
-    r = _factor(downscale_factor, "downscale_factor", op)
-    if input.ndim < 3:
-        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input with "
-                           f"{input.ndim} dimension(s)")
+    r = _shuffle_factor(input, downscale_factor, "downscale_factor", op)
     *lead, c, h, w = input.shape
     if h % r:
         raise RuntimeError(f"{op} expects height to be divisible by downscale_factor, but "

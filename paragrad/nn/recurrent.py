@@ -369,20 +369,29 @@ class RNNCellBase(Module):
 
     def _single(self, name, input, hx):
         """The RNNCell / GRUCell preamble: -> (input (N, H_in), hx (N, H), batched)."""
+        input, (hx,), batched = self._cell_inputs(name, input, None if hx is None else (hx,), 1)
+        return input, hx, batched
+
+    def _cell_inputs(self, name, input, states, n_states):
+        """Every cell's preamble: input 1-D or 2-D, `states` (a tuple of n_states hidden tensors, or
+        None for zeros) to match -> (input (N, H_in), states each (N, H), batched)."""
         _not_packed(name, input)
         if input.ndim not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
-        if hx is not None and hx.ndim not in (1, 2):
-            raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {hx.ndim}D instead")
+        for i, state in enumerate(states or ()):
+            if state.ndim not in (1, 2):
+                what = "hidden" if n_states == 1 else f"hx[{i}]"
+                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {state.ndim}D instead")
         batched = input.ndim == 2
         if not batched:
             input = input.unsqueeze(0)
-        if hx is None:
-            hx = zeros((input.shape[0], self.hidden_size), dtype=input.dtype, device=input.device)
-        elif not batched:
-            hx = hx.unsqueeze(0)
-        self._check(input, [hx])
-        return input, hx, batched
+        if states is None:
+            z = zeros((input.shape[0], self.hidden_size), dtype=input.dtype, device=input.device)
+            states = (z,) * n_states
+        else:
+            states = tuple(states) if batched else tuple(state.unsqueeze(0) for state in states)
+        self._check(input, states)
+        return input, states, batched
 
 
 class RNNCell(RNNCellBase):
@@ -422,21 +431,6 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         """input (N, H_in) or (H_in,), hx (h, c) each (N, H) / (H,) or None -> (h', c')."""
-        _not_packed("LSTMCell", input)
-        if input.ndim not in (1, 2):
-            raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.ndim}D instead")
-        if hx is not None:
-            for idx, value in enumerate(hx):
-                if value.ndim not in (1, 2):
-                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got {value.ndim}D instead")
-        batched = input.ndim == 2
-        if not batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            z = zeros((input.shape[0], self.hidden_size), dtype=input.dtype, device=input.device)
-            hx = (z, z)
-        else:
-            hx = tuple(hx) if batched else (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        self._check(input, hx)
+        input, hx, batched = self._cell_inputs("LSTMCell", input, hx, 2)
         h, c = _lstm_step(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
