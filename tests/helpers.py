@@ -191,3 +191,32 @@ def fd_check(fn, shapes, device="cpu", low=-2.0, high=2.0, inputs=None, eps=1e-6
         analytic = _np(x.grad) if x.grad is not None else np.zeros_like(a)
         np.testing.assert_allclose(analytic, numeric, atol=atol, rtol=rtol,
                                    err_msg=f"finite-difference gradient of input {i}")
+
+
+def _builtin_base(exc_type):
+    """The first built-in exception class in exc_type's MRO (torch's own classes, such as
+    torch.AcceleratorError, derive from the built-in ones users catch)."""
+    import builtins
+    return next(c for c in exc_type.__mro__ if getattr(builtins, c.__name__, None) is c)
+
+
+def check_raises(fn, match=None):
+    """Run fn(torch) and fn(pg): both must raise, paragrad an exception of torch's (built-in)
+    type; `match` is a regex paragrad's message must contain. -> (torch's, paragrad's) exception.
+
+        check_raises(lambda lib: lib.cat([]), match="non-empty")
+    """
+    with pytest.raises(Exception) as t_info:
+        fn(torch)
+    want = _builtin_base(t_info.type)
+    try:
+        fn(pg)
+    except Exception as e:  # noqa: BLE001 — compared with torch's type below
+        p_exc = e
+    else:
+        raise AssertionError(f"paragrad raised nothing; torch raised {t_info.type.__name__}: {t_info.value}")
+    assert isinstance(p_exc, want), (f"paragrad raised {type(p_exc).__name__}: {p_exc}; torch raised "
+                                     f"{t_info.type.__name__}: {t_info.value}")
+    if match is not None:
+        assert re.search(match, str(p_exc)), f"paragrad's message {str(p_exc)!r} does not match {match!r}"
+    return t_info.value, p_exc

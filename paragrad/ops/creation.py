@@ -9,6 +9,7 @@ from .. import dtypes as dt
 from ..backends import CPU, as_device, backend_for
 from ..random import default_generator
 from ..tensor import Tensor, _wrap
+from .python_data import nested_data_array
 
 
 def _dtype(dtype, op, default=None):
@@ -58,15 +59,22 @@ def _infer_dtype(arr, data):
 def _to_array(data):
     if isinstance(data, Tensor):
         return data._backend.to_numpy(data._data)
-    if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in data):
-        return np.array([_to_array(v) for v in data])
     try:
-        arr = np.asarray(data)
+        if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in data):
+            arr = np.array([_to_array(v) for v in data])
+        else:
+            arr = np.asarray(data)
     except ValueError as e:
-        raise ValueError(f"tensor(): nested sequences must be rectangular: {e}") from None
-    if arr.dtype == object:
-        raise TypeError(f"tensor(): could not convert data of type {type(data).__name__} to a tensor")
-    return arr
+        arr, numpy_error = None, e
+    if isinstance(data, (np.ndarray, np.generic)) or arr is not None and arr.dtype.kind not in "OUSV":
+        return arr
+    # NumPy couldn't read it as numbers: torch's rules say what is wrong (or that it is empty)
+    empty = nested_data_array(data)
+    if empty is not None:
+        return empty
+    if arr is None:
+        raise ValueError(f"tensor(): nested sequences must be rectangular: {numpy_error}") from None
+    raise TypeError(f"tensor(): could not convert data of type {type(data).__name__} to a tensor")
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):

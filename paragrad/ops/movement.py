@@ -381,8 +381,8 @@ def cat(tensors, dim=0):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"cat(): argument 'tensors' must be a tuple or list of Tensors, got "
                         f"{type(tensors).__name__}")
-    if not tensors:
-        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    if not tensors:     # (a ValueError in torch's cat, a RuntimeError in the stacks)
+        raise ValueError("cat(): expected a non-empty list of Tensors")
     for t in tensors:
         check_tensor(t, "cat", "tensors")
     # PyTorch's legacy rule: 1-D empty tensors are skipped
@@ -408,9 +408,14 @@ def cat(tensors, dim=0):
     return out
 
 
-def stack(tensors, dim=0):
+def nonempty(tensors, op):
+    """torch's check that stack and its variants got at least one tensor."""
     if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
+
+
+def stack(tensors, dim=0):
+    nonempty(tensors, "stack")
     for t in tensors:
         check_tensor(t, "stack", "tensors")
     shape = tensors[0].shape
@@ -423,10 +428,12 @@ def stack(tensors, dim=0):
 
 
 def hstack(tensors):
+    nonempty(tensors, "hstack")
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
+    nonempty(tensors, "vstack")
     return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
 
 

@@ -407,12 +407,14 @@ def block_diag(*tensors):
 
 
 def column_stack(tensors):
-    from .movement import cat
+    from .movement import cat, nonempty
+    nonempty(tensors, "column_stack")
     return cat([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors], 1)
 
 
 def dstack(tensors):
-    from .movement import cat
+    from .movement import cat, nonempty
+    nonempty(tensors, "dstack")
     return cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(tensors[0])], 2)
 
 
