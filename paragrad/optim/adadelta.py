@@ -8,9 +8,7 @@ from .optimizer import SingleTensorOptimizer, _cpu_step, check_hyper, zeros_like
 class Adadelta(SingleTensorOptimizer):
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
-        check_hyper("Adadelta", lr=lr, eps=eps, weight_decay=weight_decay)
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Adadelta: Invalid rho value: {rho}")
+        check_hyper("Adadelta", lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
         self._check_implementation(foreach, None, differentiable)
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, foreach=foreach,
                                       capturable=capturable, maximize=maximize,

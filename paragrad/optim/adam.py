@@ -8,7 +8,7 @@ from .. import capture
 from .. import dtypes as dt
 from ..autograd import no_grad
 from ..tensor import Tensor, _wrap, bump_version
-from .optimizer import Optimizer, zeros_like_buf
+from .optimizer import Optimizer, check_hyper, zeros_like_buf
 
 
 class Adam(Optimizer):
@@ -20,14 +20,7 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
-        if lr < 0.0:
-            raise ValueError(f"{type(self).__name__}: Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"{type(self).__name__}: Invalid epsilon value: {eps}")
-        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
-            raise ValueError(f"{type(self).__name__}: Invalid beta parameters: {betas}")
-        if weight_decay < 0.0:
-            raise ValueError(f"{type(self).__name__}: Invalid weight_decay value: {weight_decay}")
+        check_hyper(type(self).__name__, lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         self._check_implementation(foreach, fused, differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize, foreach=foreach,

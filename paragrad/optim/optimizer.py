@@ -258,10 +258,17 @@ def _cpu_step(n=0.0):
     return tensor(float(n), dtype=dt.float32, device="cpu")
 
 
-def check_hyper(name, **values):
-    """PyTorch's argument checks: each value >= 0 (betas: each in [0, 1))."""
+def check_hyper(name, *, nan_ok=False, **values):
+    """torch's checks of an optimizer's hyper-parameters, in the order given: each value >= 0,
+    betas each in [0, 1), rho in [0, 1]. Written as torch's `not 0.0 <= v`, so nan is refused
+    and inf accepted; nan_ok=True is SGD's `v < 0.0`, which lets nan through (as torch's SGD)."""
     for key, v in values.items():
-        bad = not (0.0 <= v[0] < 1.0 and 0.0 <= v[1] < 1.0) if key == "betas" else v < 0.0
+        if key == "betas":
+            for i, b in enumerate(v):
+                if not 0.0 <= b < 1.0:
+                    raise ValueError(f"{name}: Invalid beta parameter at index {i}: {b}")
+            continue
+        bad = not 0.0 <= v <= 1.0 if key == "rho" else v < 0.0 if nan_ok else not 0.0 <= v
         if bad:
-            label = {"lr": "learning rate", "eps": "epsilon value", "betas": "beta parameters"}.get(key, f"{key} value")
+            label = {"lr": "learning rate", "eps": "epsilon value"}.get(key, f"{key} value")
             raise ValueError(f"{name}: Invalid {label}: {v}")

@@ -3,18 +3,14 @@ from __future__ import annotations
 
 from ..autograd import no_grad
 from ..tensor import bump_version
-from .optimizer import Optimizer, required, zeros_like_buf
+from .optimizer import Optimizer, check_hyper, required, zeros_like_buf
 
 
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False, fused=None):
-        if lr is not required and lr < 0.0:
-            raise ValueError(f"SGD: Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"SGD: Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"SGD: Invalid weight_decay value: {weight_decay}")
+        check_hyper("SGD", nan_ok=True, **({} if lr is required else {"lr": lr}), momentum=momentum,
+                    weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
         self._check_implementation(foreach, fused, differentiable)
