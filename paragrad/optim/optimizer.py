@@ -159,27 +159,47 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
+        """Load what state_dict() gave (parameters matched by their order in the groups).
+
+        Differs from PyTorch: state tensors are checked here, so a bad file fails at load and
+        not at a later step(): each (but the 0-d step counts) must have its parameter's shape,
+        and state must belong to a parameter of the groups; else a ValueError names the
+        parameter's index, its group and the shapes. Nothing changes when it raises."""
+        name = type(self).__name__
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
-            raise ValueError(f"loaded state dict has {len(groups)} parameter groups, the optimizer has "
-                             f"{len(self.param_groups)}")
-        for mine, theirs in zip(self.param_groups, groups):
+            raise ValueError(f"loaded state dict has a different number of parameter groups "
+                             f"({len(groups)}; {name} has {len(self.param_groups)})")
+        for gi, (mine, theirs) in enumerate(zip(self.param_groups, groups)):
             if len(mine["params"]) != len(theirs["params"]):
-                raise ValueError("loaded state dict contains a parameter group that doesn't match the "
-                                 "size of optimizer's group")
-        by_index = {}
-        for mine, theirs in zip(self.param_groups, groups):
+                raise ValueError(f"loaded state dict contains a parameter group that doesn't match the "
+                                 f"size of optimizer's group (group {gi}: {len(theirs['params'])} "
+                                 f"parameters; {name} has {len(mine['params'])})")
+        by_index = {}       # saved index -> (parameter, its group's number)
+        for gi, (mine, theirs) in enumerate(zip(self.param_groups, groups)):
             for p, i in zip(mine["params"], theirs["params"]):
-                by_index[i] = p
-        self.state = {}
+                by_index[i] = (p, gi)
+        state = {}          # built whole before anything is replaced
         for i, st in state_dict["state"].items():
-            p = by_index[int(i)]
-            self.state[p] = {k: (v.to(device=self._state_device(k, p)).clone() if isinstance(v, Tensor) else v)
-                             for k, v in st.items()}
+            if int(i) not in by_index:
+                raise ValueError(f"{name}.load_state_dict: the state dict has state for parameter {i}, "
+                                 f"which none of its parameter groups lists")
+            p, gi = by_index[int(i)]
+            for k, v in st.items():
+                if isinstance(v, Tensor) and k not in self._scalar_state and v.shape != p.shape:
+                    raise ValueError(f"{name}.load_state_dict: state '{k}' of parameter {i} (group {gi}) "
+                                     f"has shape {tuple(v.shape)}, but the parameter has shape "
+                                     f"{tuple(p.shape)}")
+            state[p] = {k: (v.to(device=self._state_device(k, p)).clone() if isinstance(v, Tensor) else v)
+                        for k, v in st.items()}
+        self.state = state
         for mine, theirs in zip(self.param_groups, groups):
             for k, v in theirs.items():
                 if k != "params":
                     mine[k] = v
+
+    # per-parameter state that is a count, not shaped like the parameter
+    _scalar_state = ("step", "mu_product")
 
     def _state_device(self, key, p):
         """Where a loaded state tensor lives: with its parameter (step counts too: SGD's and
@@ -243,7 +263,7 @@ class SingleTensorOptimizer(Optimizer):
         return grad.add(p, alpha=wd)
 
     def _state_device(self, key, p):
-        return "cpu" if key in ("step", "mu_product") else p.device      # (host-read scalars)
+        return "cpu" if key in self._scalar_state else p.device      # (host-read scalars)
 
     def _init_state(self, p, group):
         raise NotImplementedError
