@@ -13,28 +13,16 @@ Differences from PyTorch:
 """
 from __future__ import annotations
 
-import _compat_pickle
+import io
 import os
 import pickle
+from functools import partial
 
-from .tensor import _rebuild as _rebuild_tensor
 from .backends import as_device, device as _device
+from .safe_unpickler import SafeUnpickler, _MapLocationError
+from .tensor import _rebuild as _rebuild_tensor
 
 DEFAULT_PROTOCOL = 2        # torch.serialization.DEFAULT_PROTOCOL
-
-# what weights_only=True may unpickle besides tensors: containers and plain values, paragrad's
-# dtypes, and the NumPy pieces (ml_dtypes' too, for bfloat16) a tensor's bytes travel in
-_SAFE = {
-    ("collections", "OrderedDict"), ("builtins", "set"), ("builtins", "frozenset"),
-    ("builtins", "slice"), ("builtins", "complex"), ("builtins", "bytearray"),
-    ("_codecs", "encode"), ("numpy", "dtype"), ("numpy", "ndarray"),
-    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-    ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),
-    ("paragrad.tensor", "Tensor"), ("paragrad.nn.parameter", "Parameter"),
-    ("paragrad.dtypes", "get_dtype"),
-}
-
 
 def save(obj, f, pickle_protocol=DEFAULT_PROTOCOL):
     """Write obj to f: a path (str or os.PathLike) or a binary file object with write()."""
@@ -55,47 +43,72 @@ def load(f, map_location=None, *, weights_only=True):
     tensor there; a dict maps saved device strings to new ones ({'cuda:0': 'cpu'}); a callable
     (tensor on the CPU, saved device string) -> tensor decides per tensor.
     weights_only (True by default, as torch >= 2.6): unpickle only tensors, containers and
-    plain values; anything else raises pickle.UnpicklingError naming it. False trusts the file
-    completely (it can run any code): only for files you made."""
+    plain values (paragrad.safe_unpickler says exactly what); anything else, and any malformed
+    file, raises pickle.UnpicklingError naming it (EOFError for an empty file), and no code the
+    file names runs. False trusts the file completely (it can run any code): only for files
+    you made."""
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return _Unpickler(fh, map_location, weights_only).load()
+            return _load(fh, os.fspath(f), map_location, weights_only)
     if hasattr(f, "read"):
-        return _Unpickler(f, map_location, weights_only).load()
+        return _load(f, getattr(f, "name", "the file object"), map_location, weights_only)
     raise TypeError(f"load: expected a path or a readable binary file object for f, got {type(f).__name__}")
 
 
+def _load(fh, name, map_location, weights_only):
+    # read to the end, then give back what follows this object (a stream may hold several)
+    start = fh.tell() if _seekable(fh) else None
+    data = fh.read()
+    if weights_only:
+        unpickler = SafeUnpickler(data, partial(_rebuild_at, map_location))
+        try:
+            obj = unpickler.load()
+        except _MapLocationError as e:
+            raise e.__cause__ from None
+        end = unpickler.pos
+    else:
+        buf = io.BytesIO(data)
+        obj = _Unpickler(buf, map_location).load()
+        end = buf.tell()
+    if start is not None:
+        fh.seek(start + end)
+    return obj
+
+
+def _seekable(fh):
+    try:
+        return fh.seekable()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _rebuild_at(map_location, cls, arr, dtype_name, saved, requires_grad, attrs):
+    """Tensor unpickling with map_location applied (see load)."""
+    where = map_location
+    if callable(where) and not isinstance(where, (str, _device)):
+        t = _rebuild_tensor(cls, arr, dtype_name, "cpu", requires_grad, attrs)
+        return where(t, saved)
+    if isinstance(where, dict):
+        target = where.get(saved, saved)
+    else:
+        target = saved if where is None else where
+    target = str(as_device(target))
+    if target != "cpu":
+        from . import cuda
+        if not cuda.is_available():
+            raise RuntimeError(f"load: a tensor was saved on {saved}, and this machine has no "
+                               f"CUDA device; pass map_location='cpu' to load it on the CPU")
+    return _rebuild_tensor(cls, arr, dtype_name, target, requires_grad, attrs)
+
+
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, fh, map_location, weights_only):
+    """weights_only=False: Python's own unpickler, trusting the file, with map_location."""
+
+    def __init__(self, fh, map_location):
         super().__init__(fh)
-        self.map_location, self.weights_only = map_location, weights_only
+        self.map_location = map_location
 
     def find_class(self, module, name):
-        # protocol 2 pickles name Python 2 modules (__builtin__.set): rename them as pickle does
-        module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
-        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         if (module, name) == ("paragrad.tensor", "_rebuild"):
-            return self._rebuild
-        if self.weights_only and (module, name) not in _SAFE and not module.startswith("ml_dtypes"):
-            raise pickle.UnpicklingError(
-                f"load: weights_only=True refuses {module}.{name} (only tensors, containers and "
-                f"plain values are loaded); pass weights_only=False if you trust this file")
+            return partial(_rebuild_at, self.map_location)
         return super().find_class(module, name)
-
-    def _rebuild(self, cls, arr, dtype_name, saved, requires_grad, attrs):
-        where = self.map_location
-        if callable(where) and not isinstance(where, (str, _device)):
-            t = _rebuild_tensor(cls, arr, dtype_name, "cpu", requires_grad, attrs)
-            return where(t, saved)
-        if isinstance(where, dict):
-            target = where.get(saved, saved)
-        else:
-            target = saved if where is None else where
-        target = str(as_device(target))
-        if target != "cpu":
-            from . import cuda
-            if not cuda.is_available():
-                raise RuntimeError(f"load: a tensor was saved on {saved}, and this machine has no "
-                                   f"CUDA device; pass map_location='cpu' to load it on the CPU")
-        return _rebuild_tensor(cls, arr, dtype_name, target, requires_grad, attrs)
-
