@@ -4,7 +4,7 @@ An object (a state_dict, an optimizer's state_dict, a dict of them with step cou
 weights_only=False any picklable object, whole modules included) is pickled. Tensors pickle by
 value through NumPy (Tensor.__reduce_ex__): dtype, device, requires_grad and Parameter-ness
 are kept, and the graph is not. The file is paragrad's own, so torch.load can't read it and pg.load
-can't read torch's .pt files (use safetensors for either way: paragrad.safetensors).
+can't read torch's .pt files (it says so, and how to convert them: safetensors goes either way).
 
 Differences from PyTorch:
 - Tensors that shared storage when saved (views of one another) load as separate tensors.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import zipfile
 from functools import partial
 
 from .backends import as_device, device as _device
@@ -46,7 +47,7 @@ def load(f, map_location=None, *, weights_only=True):
     plain values (paragrad.safe_unpickler says exactly what); anything else, and any malformed
     file, raises pickle.UnpicklingError naming it (EOFError for an empty file), and no code the
     file names runs. False trusts the file completely (it can run any code): only for files
-    you made."""
+    you made. A PyTorch .pt file raises UnpicklingError saying how to convert it."""
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             return _load(fh, os.fspath(f), map_location, weights_only)
@@ -59,6 +60,7 @@ def _load(fh, name, map_location, weights_only):
     # read to the end, then give back what follows this object (a stream may hold several)
     start = fh.tell() if _seekable(fh) else None
     data = fh.read()
+    _refuse_foreign_formats(data, name)
     if weights_only:
         unpickler = SafeUnpickler(data, partial(_rebuild_at, map_location))
         try:
@@ -80,6 +82,39 @@ def _seekable(fh):
         return fh.seekable()
     except (AttributeError, ValueError):
         return False
+
+
+_TORCH_LEGACY_MAGIC = 0x1950a86a20f9469cfc6c     # torch.serialization.MAGIC_NUMBER
+_CONVERT = ("convert it once in PyTorch with the safetensors package: `from safetensors.torch "
+            "import save_file; save_file(torch.load(path, map_location='cpu'), 'model.safetensors')` "
+            "(for a state_dict: a flat dict of tensors), then in paragrad: `from paragrad.checkpoint "
+            "import load_weights; weights, _ = load_weights('model.safetensors'); "
+            "model.load_state_dict(weights)`")
+
+
+def _refuse_foreign_formats(data, name):
+    """torch.save's and safetensors' files fail in the unpickler with obscure messages: say what
+    the file is and how to read it instead."""
+    if data[:4] == b"PK\x03\x04":
+        try:
+            names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+        except Exception:               # not a readable zip either: let the unpickler say so
+            names = []
+        if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
+            raise pickle.UnpicklingError(f"load: {name} is a PyTorch file (torch.save's zip "
+                                         f"format), not one written by pg.save; {_CONVERT}")
+    elif data[:1] == b"\x80":
+        try:
+            first = SafeUnpickler(data[:64]).load()
+        except Exception:
+            first = None
+        if type(first) is int and first == _TORCH_LEGACY_MAGIC:
+            raise pickle.UnpicklingError(f"load: {name} is a PyTorch file (torch.save's legacy "
+                                         f"format), not one written by pg.save; {_CONVERT}")
+    elif len(data) > 9 and data[8:10] == b'{"' and int.from_bytes(data[:8], "little") < len(data):
+        raise pickle.UnpicklingError(
+            f"load: {name} is a safetensors file, not one written by pg.save; read it with "
+            f"`from paragrad.checkpoint import load_weights; weights, metadata = load_weights(path)`")
 
 
 def _rebuild_at(map_location, cls, arr, dtype_name, saved, requires_grad, attrs):

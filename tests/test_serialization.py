@@ -118,3 +118,38 @@ def test_bad_arguments():
         pg.load(3)
     with pytest.raises(FileNotFoundError):
         pg.load("/nonexistent/dir/ckpt.pt")
+
+
+@pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])
+@pytest.mark.parametrize("weights_only", [True, False])
+def test_pytorch_file_is_named_with_how_to_convert(tmp_path, zip_format, weights_only):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "model.pt"
+    torch.save(torch.nn.Linear(2, 2).state_dict(), path, _use_new_zipfile_serialization=zip_format)
+    fmt = "zip" if zip_format else "legacy"
+    with pytest.raises(pickle.UnpicklingError, match=f"model.pt is a PyTorch file \\(torch.save's {fmt} "
+                       "format\\).*safetensors.torch import save_file.*from paragrad.checkpoint import load_weights"):
+        pg.load(path, weights_only=weights_only)
+
+
+def test_pytorch_conversion_route_in_the_message_works(tmp_path):
+    torch = pytest.importorskip("torch")
+    st = pytest.importorskip("safetensors.torch")
+    tm = torch.nn.Linear(3, 2)
+    torch.save(tm.state_dict(), tmp_path / "model.pt")
+    st.save_file(torch.load(tmp_path / "model.pt", map_location="cpu"), tmp_path / "model.safetensors")
+    m = pg.nn.Linear(3, 2)
+    from paragrad.checkpoint import load_weights
+    weights, _ = load_weights(tmp_path / "model.safetensors")
+    m.load_state_dict(weights)
+    assert np.allclose(m.weight.detach().numpy(), tm.weight.detach().numpy())
+    with pytest.raises(pickle.UnpicklingError, match="is a safetensors file.*load_weights"):
+        pg.load(tmp_path / "model.safetensors")
+
+
+def test_zip_that_is_not_from_pytorch_is_malformed(tmp_path):
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "a.zip", "w") as z:
+        z.writestr("readme.txt", "hi")
+    with pytest.raises(pickle.UnpicklingError, match="malformed pickle|unsupported pickle opcode"):
+        pg.load(tmp_path / "a.zip")
