@@ -69,3 +69,37 @@ def test_good_data_still_converts():
 @pytest.mark.parametrize("empty", [[], ()])
 def test_joining_no_tensors_raises_as_torch(op, empty):
     check_raises(lambda lib: getattr(lib, op)(empty), match="non-empty")
+
+
+LOSSES = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"]
+
+
+def _size_warnings(fn):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [w for w in caught if "target size" in str(w.message)]
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("shapes", [((3, 1), (3,)), ((2, 3), (3,)), ((3,), (1,))])
+def test_loss_with_broadcast_target_warns_as_torch(loss, shapes, device):
+    import torch
+    (si, st) = shapes
+    t_warn = _size_warnings(lambda: getattr(torch.nn.functional, loss)(torch.zeros(si), torch.zeros(st)))
+    assert len(t_warn) == 1 and t_warn[0].category is UserWarning
+    x, y = pg.zeros(si, device=device), pg.zeros(st, device=device)
+    p_warn = _size_warnings(lambda: getattr(pg.nn.functional, loss)(x, y))
+    assert len(p_warn) == 1 and p_warn[0].category is UserWarning
+    assert str(p_warn[0].message) == str(t_warn[0].message).replace("torch.Size", "paragrad.Size")
+    assert p_warn[0].filename == __file__, "the warning points at the caller of the loss"
+    module = {"mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss",
+              "huber_loss": "HuberLoss"}[loss]
+    assert len(_size_warnings(lambda: getattr(pg.nn, module)()(x, y))) == 1
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_loss_with_same_shapes_does_not_warn(loss, device):
+    x = pg.zeros(3, 1, device=device)
+    assert _size_warnings(lambda: getattr(pg.nn.functional, loss)(x, x + 1)) == []

@@ -12,6 +12,7 @@ from ..ops.attention import scaled_dot_product_attention  # noqa: F401  (F.scale
 from ..ops.creation import zeros
 from ..ops.embedding import embedding  # noqa: F401  (F.embedding)
 from .functional_extra import _legacy_reduction  # noqa: F401  (also the loss modules')
+from .functional_extra import _warn_target_size
 from .functional_extra import (cosine_similarity, group_norm, huber_loss, interpolate, kl_div,  # noqa: F401
                                normalize, pairwise_distance, rms_norm, smooth_l1_loss)
 from .functional_losses import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,  # noqa: F401
@@ -249,12 +250,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error; with weight (input's shape), each term weighted and the mean taken
     over the total weight, as PyTorch."""
+    _warn_target_size(input, target)
     d = input - target
     return _pointwise_loss("mse_loss", d * d, weight, input, _legacy_reduction(size_average, reduce, reduction))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error; weight as in mse_loss."""
+    _warn_target_size(input, target)
     return _pointwise_loss("l1_loss", (input - target).abs(), weight, input,
                            _legacy_reduction(size_average, reduce, reduction))
 

@@ -3,6 +3,7 @@ similarities and distances, and RMS / group normalization."""
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import dtypes as dt
 from ..ops import where
@@ -29,8 +30,18 @@ def _reduce(loss, reduction, op):
     raise ValueError(f"{op}: {reduction} is not a valid value for reduction")
 
 
+def _warn_target_size(input, target):
+    """torch's warning for the pointwise regression losses, whose target broadcasts silently:
+    a (N, 1) prediction against an (N,) target averages an N x N grid."""
+    if input.shape != target.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+                      f"Please ensure they have the same size.", stacklevel=3)
+
+
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta = 0: the L1 loss)."""
+    _warn_target_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = (input - target).abs()
@@ -40,6 +51,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    _warn_target_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = (input - target).abs()
