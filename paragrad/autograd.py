@@ -113,7 +113,8 @@ RELEASED = object()   # marks saved tensors freed after a backward pass without 
 class Node:
     """One recorded op. Subclasses implement `backward(grad)` (one output) returning the
     gradient for each input, a single value when the op has one input. They keep tensors
-    needed for backward in `self.saved` (freed after backward unless retain_graph)."""
+    needed for backward in `self.saved`; that and any other tensor or buffer attribute is
+    freed after backward unless retain_graph (`release_variables`)."""
 
     n_outputs = 1
     saved = None
@@ -126,6 +127,19 @@ class Node:
     def backward(self, *grads):
         raise NotImplementedError(f"{type(self).__name__} has no backward")
 
+    def release_variables(self):
+        """Drop every tensor and buffer the node holds for its formula, `saved` and its inputs
+        alike, after a backward without retain_graph (torch's `release_variables`). A node
+        that held any is marked released, so another backward through it raises; one that
+        held only shapes and flags stays usable, as torch's AddBackward0 does."""
+        held = False
+        d = self.__dict__
+        for k in [k for k, v in d.items() if k not in _STRUCTURAL and _holds_buffer(v)]:
+            del d[k]
+            held = True
+        if held:
+            self.saved, self.versions = RELEASED, ()
+
     def name(self):
         return type(self).__name__
 
@@ -135,6 +149,22 @@ class Node:
     @property
     def next_functions(self):
         return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+
+
+# node fields that are the graph itself, never released
+_STRUCTURAL = frozenset(("next_edges", "n_outputs", "out_hooks", "retained", "versions", "name"))
+
+
+def _holds_buffer(v, depth=0):
+    """Does v hold device memory: a tensor or a backend array (NumPy's or CuPy's ndarray),
+    possibly inside tuples, lists or dicts? Shapes, dtypes, numbers and functions don't."""
+    if isinstance(v, (tuple, list)):
+        return depth < 3 and any(_holds_buffer(e, depth + 1) for e in v)
+    if isinstance(v, dict):
+        return depth < 3 and any(_holds_buffer(e, depth + 1) for e in v.values())
+    if isinstance(v, type):
+        return False
+    return hasattr(v, "_data") and hasattr(v, "grad_fn") or type(v).__name__ == "ndarray"
 
 
 class AccumulateGrad(Node):
@@ -315,7 +345,8 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
         if grads.count(None) == len(grads):      # nothing flows here: skip the formula
             in_grads = (None,) * len(node.next_edges)
         else:
-            if node.saved is RELEASED:
+            # a custom Function raises only if its backward reads ctx.saved_tensors, as torch
+            if node.saved is RELEASED and not node.user_code:
                 raise _freed_error(node)
             if node.versions:
                 _check_versions(node)
@@ -324,8 +355,8 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
                 in_grads = (in_grads,)
             if node.user_code:      # a custom Function may return tensors the user keeps
                 claimed.update(id(g) for g in in_grads)
-            if not retain_graph and node.saved is not None:
-                node.saved = RELEASED
+        if not retain_graph and node.saved is not RELEASED:
+            node.release_variables()
 
         for e, g in zip(node.next_edges, in_grads):
             if e is None:
@@ -401,6 +432,11 @@ class FunctionCtx(Node):
 
     def save_for_backward(self, *tensors):
         self.saved = tensors
+
+    def release_variables(self):
+        """Only what save_for_backward kept: fields the user set on ctx stay, as in torch."""
+        if self.saved is not None:
+            self.saved, self.versions = RELEASED, ()
 
     @property
     def saved_tensors(self):

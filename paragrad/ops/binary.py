@@ -121,18 +121,35 @@ def _binary(op, a, b, node_cls=None, compute=None, out_dtype=None, save=None, na
 
 def _g(g, t):
     """Gradient for operand t, or None for a Python scalar / a tensor not requiring grad."""
-    if isinstance(t, Tensor) and t._requires_grad:
+    if isinstance(t, (Tensor, _Operand)) and t._requires_grad:
         return grad_for(g, t)
     return None
 
 
+class _Operand:
+    """What add/sub backward needs of an operand: its flag, shape and dtype, not its values."""
+    __slots__ = ("_requires_grad", "shape", "dtype")
+
+    def __init__(self, t):
+        self._requires_grad, self.shape, self.dtype = t._requires_grad, t.shape, t.dtype
+
+
+class _ShapesOnly(Node):
+    """A node whose formula reads no operand values: torch's AddBackward0 saves no tensor, so
+    after backward it keeps just the operands' metadata and allows another backward."""
+
+    def release_variables(self):
+        self.a, self.b = (_Operand(t) if isinstance(t, Tensor) else t for t in (self.a, self.b))
+        super().release_variables()
+
+
 # ---- arithmetic ------------------------------------------------------------------------------
-class AddBackward(Node):
+class AddBackward(_ShapesOnly):
     def backward(self, g):
         return _g(g, self.a), _g(g, self.b)
 
 
-class SubBackward(Node):
+class SubBackward(_ShapesOnly):
     def backward(self, g):
         gb = _g(g, self.b)
         return _g(g, self.a), (-gb if gb is not None else None)
