@@ -40,6 +40,9 @@ _PARAGRAD_DTYPES = {d.name: d for d in vars(dt).values() if isinstance(d, dt.DTy
 # dtypes NumPy arrays and scalars may have: plain numbers, and ml_dtypes' types paragrad uses
 _ML_TYPES = {d.np.type for d in _PARAGRAD_DTYPES.values()
              if d.np is not None and d.np.type.__module__ == "ml_dtypes"}
+# tuples and frozensets nest at most this deep: hashing a deeper one (a dict key) recurses in C
+# without a guard and overflows the stack
+MAX_NESTING = 100
 _NUMPY_CODES = {"b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"}
 
 
@@ -104,8 +107,9 @@ class SafeUnpickler:
         self.data, self.pos, self.rebuild = bytes(data), 0, rebuild
         self.stack, self.marks, self.memo, self.proto = [], [], {}, 0
         self.fresh_arrays = {}              # id -> array made by _reconstruct, awaiting its BUILD
+        self.depths = {}                    # id -> (depth, tuple or frozenset), see MAX_NESTING
         self.calls = {collections.OrderedDict: self._ordered_dict, set: self._set,
-                      frozenset: self._set, slice: self._slice, complex: self._complex,
+                      frozenset: self._frozenset, slice: self._slice, complex: self._complex,
                       bytearray: self._bytearray, _codecs.encode: self._encode, np.dtype: self._dtype,
                       _multiarray._reconstruct: self._reconstruct, _multiarray.scalar: self._scalar,
                       _numeric._frombuffer: self._frombuffer, _rebuild: self._tensor,
@@ -122,11 +126,20 @@ class SafeUnpickler:
 
     def readline(self):
         end = self.data.find(b"\n", self.pos)
-        _expect(end >= 0, f"a text argument at offset {self.pos} has no end of line")
+        if end < 0:
+            raise UnpicklingError(f"load: pickle data was truncated (a text argument at offset "
+                                  f"{self.pos} has no end of line)")
         return self.read(end + 1 - self.pos)[:-1]
 
     def unpack(self, fmt):
         return struct.unpack(fmt, self.read(struct.calcsize(fmt)))[0]
+
+    def hashable_container(self, kind, items):
+        depth = 1 + max((self.depths[id(i)][0] for i in items if id(i) in self.depths), default=0)
+        _expect(depth <= MAX_NESTING, f"{kind.__name__}s nested more than {MAX_NESTING} deep")
+        obj = kind(items)
+        self.depths[id(obj)] = (depth, obj)
+        return obj
 
     def pop_mark(self):
         _expect(self.marks, "MARK expected")
@@ -178,6 +191,10 @@ class SafeUnpickler:
     def _set(self, items=()):
         _expect(type(items) in (list, tuple), "set(items) takes a list")
         return set(items)
+
+    def _frozenset(self, items=()):
+        _expect(type(items) in (list, tuple), "frozenset(items) takes a list")
+        return self.hashable_container(frozenset, items)
 
     def _slice(self, *args):
         _expect(1 <= len(args) <= 3 and all(a is None or type(a) is int for a in args), "slice args")
@@ -344,7 +361,7 @@ _op(pickle.DUP)(lambda u: u.stack.append(u.stack[-1]))
 @_op(pickle.TUPLE)
 def _tuple(u):
     items = u.pop_mark()            # before touching u.stack: this replaces it
-    u.stack.append(tuple(items))
+    u.stack.append(u.hashable_container(tuple, items))
 
 
 @_op(pickle.LIST)
@@ -405,7 +422,7 @@ def _pop(u):
 def _tuple_of(n):
     def load_tuple(u):
         _expect(len(u.stack) >= n, f"TUPLE{n} with too few items")
-        u.stack[-n:] = [tuple(u.stack[-n:])]
+        u.stack[-n:] = [u.hashable_container(tuple, u.stack[-n:])]
     return load_tuple
 
 
@@ -463,7 +480,7 @@ def _additems(u):
 @_op(pickle.FROZENSET)
 def _frozenset(u):
     items = u.pop_mark()
-    u.stack.append(frozenset(items))
+    u.stack.append(u.hashable_container(frozenset, items))
 
 
 @_op(pickle.READONLY_BUFFER)

@@ -273,3 +273,12 @@ def test_map_location_errors_are_not_disguised():
     buf.seek(0)
     with pytest.raises(ZeroDivisionError):
         pg.load(buf, map_location=lambda t, where: 1 / 0)
+
+
+@pytest.mark.parametrize("container", ["tuple", "frozenset"])
+def test_deeply_nested_keys_are_refused_not_a_stack_overflow(container):
+    # hashing a tuple nested 200,000 deep (a dict key) overflows the C stack: a segfault
+    depth = 200_000
+    nested = b")" + b"\x85" * depth if container == "tuple" else b"(" * depth + b"\x91" * depth
+    with pytest.raises(pickle.UnpicklingError, match="nested more than 100 deep"):
+        pg.load(io.BytesIO(_p(b"}" + nested + _i(1) + b"s")))
