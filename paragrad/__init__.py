@@ -21,6 +21,7 @@ from .ops import (abs, all, any, max, min, pow, round, sum)  # noqa: A004  (torc
 from . import cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401  (torch.save / torch.load)
+from .dlpack import from_dlpack  # noqa: E402,F401
 from .repr import set_printoptions  # noqa: E402,F401
 from .nn.functional import (  # noqa: E402,F401  (the nn.functional forms torch also has at top level)
     adaptive_avg_pool1d, alpha_dropout, avg_pool1d, bilinear, celu, celu_, channel_shuffle, conv1d,

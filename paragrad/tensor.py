@@ -173,6 +173,16 @@ class Tensor:
         a = self._host("numpy.asarray(Tensor)")
         return a.astype(dtype) if dtype is not None else a
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (for np.from_dlpack, torch.from_dlpack,
+        cupy.from_dlpack, ...); see paragrad/dlpack.py."""
+        from .dlpack import to_dlpack
+        return to_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        from .dlpack import dlpack_device
+        return dlpack_device(self)
+
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"item(): a Tensor with {self.numel()} elements cannot be "

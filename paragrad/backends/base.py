@@ -309,6 +309,17 @@ class Backend(ABC):
     def nonzero(self, x):
         """Indices of non-zero elements, an int64 buffer of shape (n, ndim) (synchronizes)."""
 
+    # ---- DLPack (paragrad/dlpack.py) ----------------------------------------------------------
+    def to_dlpack(self, buf, **kwargs):
+        """A DLPack capsule sharing buf's memory: the array API's `buf.__dlpack__(**kwargs)`
+        (stream, max_version, dl_device, copy), which NumPy and CuPy arrays implement."""
+        return buf.__dlpack__(**kwargs)
+
+    def from_dlpack(self, producer, device_index=0):
+        """A buffer sharing the memory of `producer` (an object with __dlpack__ and
+        __dlpack_device__ whose memory is on this backend's device)."""
+        raise NotImplementedError(f"the {self.device_type} backend has no DLPack import")
+
     # ---- bookkeeping ------------------------------------------------------------------------
     def owns_memory(self, buf):
         """True if buf is not a view of another buffer (the engine may then keep it as a

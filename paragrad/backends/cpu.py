@@ -73,6 +73,9 @@ class CPUBackend(Backend):
         np.copyto(dst, src, casting="unsafe")
         return dst
 
+    def from_dlpack(self, producer, device_index=0):
+        return np.from_dlpack(producer)
+
     # ---- random -----------------------------------------------------------------------------
     def generator(self, seed, device_index=0):
         return np.random.Generator(np.random.PCG64(seed))

@@ -1,2 +1,3 @@
-"""PyTorch-style import paths: `paragrad.utils.data` is `paragrad.data`."""
-from . import data  # noqa: F401
+"""PyTorch-style import paths: `paragrad.utils.data` is `paragrad.data`, `paragrad.utils.dlpack`
+has torch.utils.dlpack's from_dlpack / to_dlpack."""
+from . import data, dlpack  # noqa: F401

@@ -97,6 +97,10 @@ class CUDABackend(Backend):
         cupy.copyto(dst, src, casting="unsafe")
         return dst
 
+    def from_dlpack(self, producer, device_index=0):
+        with self._on(device_index):        # (CuPy passes its current stream to the producer)
+            return cupy.from_dlpack(producer)
+
     def data_ptr(self, buf):
         return buf.data.ptr
 
