@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 import numpy as np
 
 from . import dtypes as dt
+from .atomic_write import atomic_write
 
 _CODES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
           "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL"}
@@ -25,7 +25,8 @@ class SafetensorsError(RuntimeError):
 
 
 def save_file(arrays: dict, path, metadata: dict | None = None):
-    """Write {name: (np.ndarray, DType)} atomically (temp file in the same folder + rename)."""
+    """Write {name: (np.ndarray, DType)} atomically (paragrad.atomic_write: a temp file in the
+    same folder, renamed into place, with the umask's permissions)."""
     header, blobs, offset = {}, [], 0
     for name, (arr, dtype) in arrays.items():
         raw = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
@@ -38,24 +39,6 @@ def save_file(arrays: dict, path, metadata: dict | None = None):
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
     atomic_write(path, [len(text).to_bytes(8, "little"), text, *blobs])
-
-
-def atomic_write(path, chunks):
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for c in chunks:
-                f.write(c)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def load_file(path):

@@ -117,3 +117,31 @@ def test_rng_state_is_restored(tmp_path):
     pg.manual_seed(99)
     checkpoint.load(tmp_path / "r.safetensors", _model())
     assert pg.rand(4).tolist() == expected
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_files_get_the_umask_permissions_like_open(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        checkpoint.save(tmp_path / "ck.safetensors", _model(), optim.SGD(_model().parameters()))
+        with open(tmp_path / "plain", "w"):
+            pass
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "plain").st_mode & 0o777 == mode
+    for name in ["ck.safetensors", "ck.safetensors.train.safetensors"]:
+        assert os.stat(tmp_path / name).st_mode & 0o777 == mode, name
+
+
+def test_a_stale_temp_file_of_a_killed_save_is_removed_by_the_next_save(tmp_path):
+    # a kill -9 mid-save can't clean up: plant what it leaves, from a writer process now gone
+    import subprocess
+    import sys
+
+    from paragrad.atomic_write import temp_name
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    stale = temp_name(tmp_path / "a.safetensors").replace(f"-{os.getpid()}-", f"-{dead}-")
+    open(stale, "wb").close()
+    checkpoint.save(tmp_path / "b.safetensors", _model())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.safetensors", "b.safetensors.train.safetensors"]
