@@ -26,10 +26,15 @@ from .tensor import _rebuild as _rebuild_tensor
 DEFAULT_PROTOCOL = 2        # torch.serialization.DEFAULT_PROTOCOL
 
 def save(obj, f, pickle_protocol=DEFAULT_PROTOCOL):
-    """Write obj to f: a path (str or os.PathLike) or a binary file object with write()."""
+    """Write obj to f: a path (str or os.PathLike) or a binary file object with write().
+
+    To a path, the object is pickled in memory first, so one that can't be pickled leaves an
+    existing file as it was (torch truncates it). The write itself is a plain one, as torch's;
+    paragrad.checkpoint writes atomically."""
     if isinstance(f, (str, os.PathLike)):
+        data = pickle.dumps(obj, protocol=pickle_protocol)
         with open(f, "wb") as fh:
-            pickle.dump(obj, fh, protocol=pickle_protocol)
+            fh.write(data)
     elif hasattr(f, "write"):
         pickle.dump(obj, f, protocol=pickle_protocol)
     else:

@@ -153,3 +153,11 @@ def test_zip_that_is_not_from_pytorch_is_malformed(tmp_path):
         z.writestr("readme.txt", "hi")
     with pytest.raises(pickle.UnpicklingError, match="malformed pickle|unsupported pickle opcode"):
         pg.load(tmp_path / "a.zip")
+
+
+def test_failed_save_leaves_the_existing_file_as_it_was(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    pg.save({"w": pg.ones(2)}, path)
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        pg.save({"w": pg.zeros(2), "f": lambda: 0}, path)
+    assert pg.load(path)["w"].tolist() == [1.0, 1.0]
