@@ -15,7 +15,15 @@ with grad mode off.
 from __future__ import annotations
 
 import functools
+import sys
 import weakref
+
+from . import anomaly_mode
+from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                           set_detect_anomaly)
+
+# torch's module path, torch.autograd.anomaly_mode, for `import paragrad.autograd.anomaly_mode`
+sys.modules[__name__ + ".anomaly_mode"] = anomaly_mode
 
 # ---- grad mode -----------------------------------------------------------------------------
 _grad_enabled = True
@@ -132,16 +140,30 @@ class Node:
         alike, after a backward without retain_graph (torch's `release_variables`). A node
         that held any is marked released, so another backward through it raises; one that
         held only shapes and flags stays usable, as torch's AddBackward0 does."""
-        held = False
         d = self.__dict__
-        for k in [k for k, v in d.items() if k not in _STRUCTURAL and _holds_buffer(v)]:
-            del d[k]
-            held = True
+        held = None
+        for k, v in d.items():
+            kind = _kinds.get(type(v))      # _holds_buffer inlined for the usual plain fields
+            if kind is False or k in _STRUCTURAL:
+                continue
+            if kind is True or _holds_buffer(v):
+                held = [k] if held is None else held + [k]
         if held:
+            for k in held:
+                del d[k]
             self.saved, self.versions = RELEASED, ()
 
     def name(self):
         return type(self).__name__
+
+    @property
+    def metadata(self) -> dict:
+        """A dict kept with the node (torch's); anomaly mode stores the forward traceback
+        under "traceback_"."""
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self._metadata = {}
+        return d
 
     def __repr__(self):
         return f"<{self.name()} object at {id(self):#x}>"
@@ -152,19 +174,37 @@ class Node:
 
 
 # node fields that are the graph itself, never released
-_STRUCTURAL = frozenset(("next_edges", "n_outputs", "out_hooks", "retained", "versions", "name"))
+_STRUCTURAL = frozenset(("next_edges", "n_outputs", "out_hooks", "retained", "versions", "name",
+                         "_metadata"))
 
 
 def _holds_buffer(v, depth=0):
     """Does v hold device memory: a tensor or a backend array (NumPy's or CuPy's ndarray),
     possibly inside tuples, lists or dicts? Shapes, dtypes, numbers and functions don't."""
-    if isinstance(v, (tuple, list)):
-        return depth < 3 and any(_holds_buffer(e, depth + 1) for e in v)
-    if isinstance(v, dict):
-        return depth < 3 and any(_holds_buffer(e, depth + 1) for e in v.values())
-    if isinstance(v, type):
+    kind = _kinds.get(type(v))
+    if kind is None:
+        kind = _kinds[type(v)] = _kind(type(v))
+    if kind is True or kind is False:
+        return kind
+    if depth < 3:
+        for e in (v.values() if kind == "map" else v):
+            k = _kinds.get(type(e))         # inline for the usual tensors, numbers and None
+            if k is True or (k is not False and _holds_buffer(e, depth + 1)):
+                return True
+    return False
+
+
+_kinds = {}     # type -> True (a buffer), False, "seq" or "map" (look inside): once per type
+
+
+def _kind(tp):
+    if issubclass(tp, (tuple, list)):
+        return "seq"
+    if issubclass(tp, dict):
+        return "map"
+    if issubclass(tp, type):        # a class object, e.g. Tensor itself
         return False
-    return hasattr(v, "_data") and hasattr(v, "grad_fn") or type(v).__name__ == "ndarray"
+    return (hasattr(tp, "_data") and hasattr(tp, "grad_fn")) or tp.__name__ == "ndarray"
 
 
 class AccumulateGrad(Node):
@@ -203,6 +243,8 @@ def record(node, inputs, out):
     node.next_edges = tuple(edge(t) if t is not None else None for t in inputs)
     if node.saved:
         node.versions = _versions(node.saved)
+    if anomaly_mode._enabled:
+        node.metadata["traceback_"] = anomaly_mode.forward_traceback()
     out.grad_fn = node
     out._requires_grad = True
     return out
@@ -239,6 +281,17 @@ def _freed_error(node):
         f"after they have already been freed) at {node.name()}. Saved intermediate values of the "
         f"graph are freed when you call .backward() or autograd.grad(). Specify "
         f"retain_graph=True if you need to backward through the graph a second time.")
+
+
+def _call(node, grads):
+    """One node's backward formula: the gradients for its inputs, as a tuple."""
+    # a custom Function raises only if its backward reads ctx.saved_tensors, as torch
+    if node.saved is RELEASED and not node.user_code:
+        raise _freed_error(node)
+    if node.versions:
+        _check_versions(node)
+    in_grads = node.backward(*grads)
+    return in_grads if isinstance(in_grads, tuple) else (in_grads,)
 
 
 def _add(a, b):
@@ -311,6 +364,7 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
                 wanted.setdefault((e[0], e[1]), []).append(i)
         results = [None] * len(capture)
 
+    anomaly = anomaly_mode._enabled
     ready = [n for n in dict.fromkeys(start) if deps.get(n, 0) == 0]
     while ready:
         node = ready.pop()
@@ -345,14 +399,7 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
         if grads.count(None) == len(grads):      # nothing flows here: skip the formula
             in_grads = (None,) * len(node.next_edges)
         else:
-            # a custom Function raises only if its backward reads ctx.saved_tensors, as torch
-            if node.saved is RELEASED and not node.user_code:
-                raise _freed_error(node)
-            if node.versions:
-                _check_versions(node)
-            in_grads = node.backward(*grads)
-            if not isinstance(in_grads, tuple):
-                in_grads = (in_grads,)
+            in_grads = anomaly_mode.checked_call(_call, node, grads) if anomaly else _call(node, grads)
             if node.user_code:      # a custom Function may return tensors the user keeps
                 claimed.update(id(g) for g in in_grads)
         if not retain_graph and node.saved is not RELEASED:
@@ -531,6 +578,8 @@ class Function:
             ctx.next_edges = tuple(edge(a) if a is not None else None for a in tensor_args)
             if ctx.saved:
                 ctx.versions = _versions(ctx.saved)
+            if anomaly_mode._enabled:
+                ctx.metadata["traceback_"] = anomaly_mode.forward_traceback()
             ctx._in_meta = tuple((a.shape, a.dtype) if a is not None else None for a in tensor_args)
             ctx.n_outputs = len(fixed)
             for i, o in enumerate(fixed):

@@ -131,16 +131,17 @@ class _Operand:
     __slots__ = ("_requires_grad", "shape", "dtype")
 
     def __init__(self, t):
-        self._requires_grad, self.shape, self.dtype = t._requires_grad, t.shape, t.dtype
+        self._requires_grad, self.shape, self.dtype = t._requires_grad, t._data.shape, t.dtype
 
 
 class _ShapesOnly(Node):
     """A node whose formula reads no operand values: torch's AddBackward0 saves no tensor, so
     after backward it keeps just the operands' metadata and allows another backward."""
 
-    def release_variables(self):
-        self.a, self.b = (_Operand(t) if isinstance(t, Tensor) else t for t in (self.a, self.b))
-        super().release_variables()
+    def release_variables(self):       # a and b (set in _binary) are all such a node holds
+        a, b = self.a, self.b
+        self.a = _Operand(a) if isinstance(a, Tensor) else a
+        self.b = _Operand(b) if isinstance(b, Tensor) else b
 
 
 # ---- arithmetic ------------------------------------------------------------------------------
