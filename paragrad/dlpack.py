@@ -5,7 +5,9 @@ library speaking the array API's `__dlpack__` / `__dlpack_device__` protocol).
 another library (`np.from_dlpack(t)`, `torch.from_dlpack(t)`, `cupy.from_dlpack(t)`); a write on
 one side is seen on the other. The backends move the capsules (a NumPy array on the CPU, a CuPy
 array on CUDA, both producers and consumers already); this file adds what those lack: bfloat16,
-which NumPy's DLPack refuses, travels as int16 with its DLPack type code rewritten in the capsule.
+which NumPy's DLPack refuses, travels as int16 with its DLPack type code rewritten in the capsule
+(so torch and CuPy read paragrad's CPU bfloat16 and back). NumPy as the consumer still refuses a
+bfloat16 capsule ("Unsupported dtype"); np.asarray(t) shares a CPU tensor's memory instead.
 """
 from __future__ import annotations
 
