@@ -4,7 +4,9 @@ Each differentiable op that sees an input requiring grad records a `Node` as its
 `grad_fn`. A node knows, for each input, the edge `(node, output_index)` its gradient flows
 to: the input's own `grad_fn`, or an `AccumulateGrad` node for a leaf. `run_backward` walks
 those edges in topological order with an explicit queue (no recursion, so chains of any length
-work) and writes `.grad` on leaves.
+work) and writes `.grad` on leaves. Without retain_graph, each node then releases every
+tensor and buffer it held (`Node.release_variables`), so activations die at backward, not
+when the output does. Anomaly mode (`anomaly_mode.py`) adds forward tracebacks and NaN checks.
 
 This module never imports `tensor.py`: it sees tensors only through the attributes
 `grad_fn`, `_output_nr`, `requires_grad`, `_grad` (`.grad` without the setter's checks),
