@@ -59,8 +59,8 @@ def test_bad_arguments_one_line_error_no_traceback(tmp_path):
                  ["evaluate", str(tmp_path / "missing.safetensors")], ["train", "cifar"]):
         r = _run(*args)
         assert r.returncode != 0, args
-        assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
-        assert r.stderr.startswith("paragrad: error:"), r.stderr
+        assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith(f"paragrad {args[0]}: error:"), r.stderr
 
 
 def test_corrupt_checkpoint_evaluate_error(tmp_path):
@@ -68,13 +68,13 @@ def test_corrupt_checkpoint_evaluate_error(tmp_path):
     ck = tmp_path / "run" / "epoch1.safetensors"
     ck.write_bytes(ck.read_bytes()[:100])
     r = _run("evaluate", str(ck), "--data-dir", str(mnist_root()))
-    assert r.returncode == 1 and "epoch1.safetensors" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "epoch1.safetensors" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_train_mnist_cnn_and_evaluate(tmp_path, capsys):
     out = tmp_path / "cnn"
     assert main(["train", "mnist", "--model", "cnn", "--data-dir", str(mnist_root()), "--out", str(out),
-                 "--limit", "600", "--epochs", "1"]) == 0
+                 "--limit", "600", "--test-limit", "100", "--epochs", "1"]) == 0
     text = capsys.readouterr().out
     assert "training cnn (" in text and "done: 1 epochs" in text
     rec = json.loads((out / "metrics.jsonl").read_text())
@@ -131,12 +131,12 @@ def test_bad_model_dataset_combinations_one_line_error(tmp_path):
                  ["train", "cifar10", "--weight-decay", "-1", "--data-dir", str(tmp_path)]):
         r = _run(*args, "--out", str(tmp_path / "o"))
         assert r.returncode != 0, args
-        assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
-        assert r.stderr.startswith("paragrad: error:"), r.stderr
+        assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith(f"paragrad {args[0]}: error:"), r.stderr
     r = _run("train", "mnist", "--model", "resnet18")
     assert "mnist models: mlp, cnn" in r.stderr
     r = _run("train", "cifar10", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"))
-    assert r.returncode == 1 and "cifar10" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "cifar10" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_info_lists_backends():

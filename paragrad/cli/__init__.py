@@ -1,57 +1,86 @@
-"""The `paragrad` command line: info, train, evaluate."""
+"""The `paragrad` command line: info, train, evaluate.
+
+Exit codes: 0 done; 2 the input was refused (a flag, file or folder, named in one line on
+stderr, before anything was written); 1 a run that started failed (e.g. the loss diverged).
+"""
 from __future__ import annotations
 
 import argparse
 import sys
+
+from .. import __version__
+from .arguments import (UsageError, layer_sizes, nonnegative_float, positive_float, positive_int,
+                        usable_device)
 
 
 class _Parser(argparse.ArgumentParser):
     """Bad arguments: one clear line and exit code 2, no usage dump."""
 
     def error(self, message):
-        self.exit(2, f"paragrad: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser():
     p = _Parser(prog="paragrad", description="paragrad: train and evaluate models.")
+    p.add_argument("--version", action="version", version=f"paragrad {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("info", help="version, backends, devices and library versions")
 
+    # defaults of None are filled in by train.resolve: from the dataset and model, or from the
+    # checkpoint being resumed, so that a flag given explicitly can be told from a default
     t = sub.add_parser("train", help="train a model")
     t.add_argument("dataset", choices=["mnist", "cifar10"])
     t.add_argument("--model", default=None, choices=["mlp", "cnn", "resnet18"],
                    help="mnist: mlp (default) or cnn; cifar10: resnet18 (default, CIFAR stem)")
-    t.add_argument("--hidden", default="256,128", help="mlp hidden layer sizes, comma separated")
-    t.add_argument("--epochs", type=int, default=None, help="default: 5 for the mnist cnn, else 3")
-    t.add_argument("--batch-size", type=int, default=64)
+    t.add_argument("--hidden", type=layer_sizes, default=None,
+                   help="mlp hidden layer sizes, comma separated (default 256,128)")
+    t.add_argument("--epochs", type=positive_int, default=None,
+                   help="total epochs of the run, counting those a --resume checkpoint has done "
+                        "(default: 5 for the mnist cnn, else 3; with --resume, the run's own)")
+    t.add_argument("--batch-size", type=positive_int, default=None, help="default 64")
     t.add_argument("--optimizer", default=None, choices=["adam", "adamw", "sgd"],
                    help="default: adam for mnist, sgd (momentum 0.9) for cifar10")
-    t.add_argument("--lr", type=float, default=None, help="default: 0.1 for sgd on cifar10, else 1e-3")
-    t.add_argument("--weight-decay", type=float, default=None,
+    t.add_argument("--lr", type=positive_float, default=None,
+                   help="default: 0.1 for sgd on cifar10, else 1e-3")
+    t.add_argument("--weight-decay", type=nonnegative_float, default=None,
                    help="default: 5e-4 for cifar10, 0 for mnist")
-    t.add_argument("--schedule", default="cosine", choices=["cosine", "none"],
-                   help="learning-rate schedule over the run (default: cosine decay to 0)")
-    t.add_argument("--device", default="cpu")
+    t.add_argument("--schedule", default=None, choices=["cosine", "none"],
+                   help="learning-rate schedule over the run's --epochs (default: cosine decay to 0)")
+    t.add_argument("--device", type=usable_device, default="cpu")
     t.add_argument("--no-jit", dest="jit", action="store_false",
                    help="on cuda, run each step eagerly instead of as one captured CUDA graph")
-    t.add_argument("--data-dir", default=None, help="folder holding mnist/ or cifar10/ (default "
-                                                    "$PARAGRAD_DATA or ~/.cache/paragrad)")
-    t.add_argument("--out", default=None, help="output folder for metrics, plot, checkpoints "
-                                               "(default runs/DATASET)")
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--resume", default=None, help="checkpoint to continue from")
-    t.add_argument("--limit", type=int, default=None, help="train on the first N images only (quick runs)")
+    t.add_argument("--data-dir", default=None, help="an existing folder holding mnist/ or cifar10/ "
+                                                    "(default $PARAGRAD_DATA or ~/.cache/paragrad)")
+    t.add_argument("--out", default=None,
+                   help="output folder for metrics, plot, checkpoints (default runs/DATASET-MODEL; "
+                        "with --resume, the checkpoint's folder)")
+    t.add_argument("--overwrite", action="store_true",
+                   help="replace the checkpoints, metrics and plot of an earlier run in --out")
+    t.add_argument("--seed", type=int, default=None, help="default 0")
+    t.add_argument("--resume", default=None,
+                   help="checkpoint to continue from; flags left out take the run's own values")
+    t.add_argument("--limit", type=positive_int, default=None,
+                   help="train on the first N training images only (default: all)")
+    t.add_argument("--test-limit", type=positive_int, default=None,
+                   help="test each epoch on the first N test images only (default: all)")
 
     e = sub.add_parser("evaluate", help="test accuracy of a saved checkpoint")
     e.add_argument("checkpoint")
-    e.add_argument("--data-dir", default=None)
-    e.add_argument("--limit", type=int, default=None, help="evaluate on the first N test images only")
-    e.add_argument("--device", default="cpu")
-    return p
+    e.add_argument("--data-dir", default=None, help="an existing folder holding mnist/ or cifar10/ "
+                                                    "(default $PARAGRAD_DATA, else the folder the "
+                                                    "checkpoint was trained from)")
+    e.add_argument("--limit", type=positive_int, default=None,
+                   help="evaluate on the first N test images only")
+    e.add_argument("--device", type=usable_device, default="cpu")
+    return p, sub.choices
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser, commands = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    command = commands[args.command]
+    if unknown:     # reported by the subcommand, whose --help lists what it takes
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
     from ..data import DataError
     from ..safetensors import SafetensorsError
     try:
@@ -63,9 +92,16 @@ def main(argv=None):
             return train(args)
         from .evaluate import evaluate_checkpoint
         return evaluate_checkpoint(args)
-    except (DataError, SafetensorsError, ValueError, RuntimeError, OSError) as e:
-        print(f"paragrad: error: {e}", file=sys.stderr)
-        return 1
+    except (UsageError, DataError) as e:     # a missing or corrupt dataset file is bad input too
+        return _fail(command, e, 2)
+    except (SafetensorsError, ValueError, RuntimeError, OSError) as e:
+        return _fail(command, e, 1)
     except KeyboardInterrupt:
         print("paragrad: interrupted", file=sys.stderr)
         return 130
+
+
+def _fail(command, error, code):
+    """One line on stderr, however many the message had (a load_state_dict report has several)."""
+    print(f"{command.prog}: error: {' '.join(str(error).split())}", file=sys.stderr)
+    return code

@@ -1,30 +1,27 @@
-"""`paragrad evaluate CHECKPOINT`: test accuracy of a saved model on its dataset's test split."""
+"""`paragrad evaluate CHECKPOINT`: test accuracy of a saved model on its dataset's test split
+(only that split is read), from the data folder the checkpoint was trained on unless
+--data-dir or $PARAGRAD_DATA say otherwise."""
 from __future__ import annotations
 
-import json
-import os
-
 from .. import checkpoint
-from ..safetensors import SafetensorsError, load_file
-from .train import DATASET_NAMES, build_model, evaluate, load_dataset
+from ..safetensors import SafetensorsError
+from .arguments import UsageError
+from .run_config import DATASET_NAMES, data_folder, read_train_state, recorded_run
+from .train import build_model, evaluate, load_test_split
 
 
 def evaluate_checkpoint(args):
-    tpath = checkpoint.train_state_path(args.checkpoint)
-    if not os.path.exists(args.checkpoint):
-        raise SafetensorsError(f"checkpoint file not found: {args.checkpoint}")
-    if not os.path.exists(tpath):
-        raise SafetensorsError(f"{args.checkpoint}: no model configuration found (expected {tpath} "
-                               f"written by paragrad train)")
-    _, meta = load_file(tpath)
-    config = json.loads(meta["paragrad_train_state"])["extra"]["config"]
-    model = build_model(config)
-    checkpoint.load(args.checkpoint, model)
+    state = read_train_state(args.checkpoint, "checkpoint")
+    run = recorded_run(state)
+    data_dir = data_folder(args.data_dir, run.get("data_dir"))
+    try:
+        model = build_model(state["extra"]["config"])
+        checkpoint.load(args.checkpoint, model)
+    except (SafetensorsError, KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise UsageError(f"checkpoint {args.checkpoint}: can't load it ({type(e).__name__}: {e})") from None
     model.to(args.device)
-    dataset = config.get("dataset", "mnist")
-    if args.limit is not None and args.limit <= 0:
-        raise ValueError(f"--limit must be positive, got {args.limit}")
-    _, test = load_dataset(dataset, args.data_dir)
+    dataset = run.get("dataset", "mnist")
+    test = load_test_split(dataset, data_dir)
     if args.limit:
         test.subset(args.limit)
     acc = evaluate(model, test, args.device)

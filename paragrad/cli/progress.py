@@ -14,12 +14,16 @@ class Progress:
         self.every = 0.1 if self.tty else 10.0      # seconds between redraws
         self.n = 0
 
+    def due(self, n_steps):
+        """Whether update(n_steps, ...) would redraw: ask first, so that the fields (a loss read
+        from the device, a host synchronization) are computed only for the redraws."""
+        return n_steps >= self.total or time.perf_counter() - self.last >= self.every
+
     def update(self, n_steps, samples, **fields):
         self.n = n_steps
-        now = time.perf_counter()
-        if now - self.last < self.every and n_steps < self.total:
+        if not self.due(n_steps):
             return
-        self.last = now
+        self.last = now = time.perf_counter()
         self._draw(samples / max(now - self.start, 1e-9), fields)
 
     def _draw(self, rate, fields):

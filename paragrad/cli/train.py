@@ -3,23 +3,24 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from .. import checkpoint, nn, optim
 from ..autograd import no_grad
 from ..jit import jit
-from ..ops.creation import tensor, zeros
+from ..ops.creation import tensor
 from ..data import CIFAR10, MNIST, DataLoader
 from ..data.transforms import Compose, RandomCrop, RandomHorizontalFlip
 from ..models import MLP, MNISTCNN, resnet18
 from ..random import Generator, manual_seed
+from ..safetensors import SafetensorsError
+from . import out_folder
+from .arguments import UsageError
+from .divergence import Diverged, LossWatch, kept, weights_finite
+from .out_folder import checkpoint_path, default_out
 from .plot import plot_curves
 from .progress import Progress
-
-
-# which models each dataset can train; the first is the default
-MODELS = {"mnist": ("mlp", "cnn"), "cifar10": ("resnet18",)}
-DATASET_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
+from .run_config import (DATASET_NAMES, MODELS, data_folder, model_config, recorded_run, resolve,
+                         run_record)
 
 
 def build_model(config):
@@ -53,15 +54,6 @@ def build_optimizer(name, params, lr, weight_decay=0.0):
     raise ValueError(f"unknown optimizer {name!r}; expected adam, adamw or sgd")
 
 
-def load_dataset(name, data_dir, limit=None):
-    cls = {"mnist": MNIST, "cifar10": CIFAR10}[name]
-    train, test = cls(data_dir, train=True), cls(data_dir, train=False)
-    if limit:
-        train.subset(limit)
-        test.subset(max(limit // 6, 1))
-    return train, test
-
-
 def on_device(dataset, device):
     """A dataset's (images, labels) as two tensors on `device` (one copy; views on the CPU)."""
     images, labels = dataset.get_batch(slice(None))
@@ -81,9 +73,9 @@ def evaluate(model, dataset, device, batch_size=500, tensors=None):
     return int(correct) / len(dataset)
 
 
-def make_step(model, opt, images, labels, augment, loss_sum):
-    """One optimization step on the batch images[idx], labels[idx] (an on-device gather), adding
-    its summed loss to the device scalar loss_sum: nothing here reads the device on the host,
+def make_step(model, opt, images, labels, augment, watch):
+    """One optimization step on the batch images[idx], labels[idx] (an on-device gather),
+    recording its loss in `watch` (a LossWatch): nothing here reads the device on the host,
     so pg.jit can capture it whole."""
     def train_step(idx):
         x, y = images[idx], labels[idx]
@@ -93,51 +85,59 @@ def make_step(model, opt, images, labels, augment, loss_sum):
         opt.zero_grad()
         loss.backward()
         opt.step()
-        loss_sum.add_(loss.detach() * x.shape[0])
+        watch.record(loss, x.shape[0])
         return loss
     return train_step
 
 
-def _defaults(args):
-    """Fill the flags whose default depends on the dataset (and the optimizer)."""
-    if args.model is None:
-        args.model = MODELS[args.dataset][0]
-    if args.model not in MODELS[args.dataset]:
-        raise ValueError(f"--model {args.model} does not train on {args.dataset}; {args.dataset} "
-                         f"models: {', '.join(MODELS[args.dataset])}")
-    cifar = args.dataset == "cifar10"
-    if args.epochs is None:     # the CNN needs 4-5 epochs to pass 99 %
-        args.epochs = 5 if args.model == "cnn" else 3
-    if args.optimizer is None:
-        args.optimizer = "sgd" if cifar else "adam"
-    if args.lr is None:
-        args.lr = 0.1 if cifar and args.optimizer == "sgd" else 1e-3
-    if args.weight_decay is None:
-        args.weight_decay = 5e-4 if cifar else 0.0
-    if args.out is None:
-        args.out = f"runs/{args.dataset}"
+def load_splits(name, data_dir, limit=None, test_limit=None):
+    """The training and test splits, cut to their first `limit` / `test_limit` samples."""
+    cls = {"mnist": MNIST, "cifar10": CIFAR10}[name]
+    train, test = cls(data_dir, train=True), load_test_split(name, data_dir)
+    if limit:
+        train.subset(limit)
+    if test_limit:
+        test.subset(test_limit)
+    return train, test
+
+
+def load_test_split(name, data_dir):
+    return {"mnist": MNIST, "cifar10": CIFAR10}[name](data_dir, train=False)
+
+
+def _follow_new_length(sched, total_steps):
+    """A resumed cosine schedule planned for fewer (or more) epochs: continue from the current
+    step along the cosine over the new total, instead of climbing back up past the old end."""
+    if sched is None or sched.T_max == total_steps:
+        return
+    sched.T_max = total_steps
+    lrs = sched._get_closed_form_lr()       # at sched.last_epoch = the steps already taken
+    for g, lr in zip(sched.optimizer.param_groups, lrs):
+        g["lr"] = lr
+    sched._last_lr = lrs
+
+
+def _restore(args, model, opt, sched, generators):
+    try:
+        return checkpoint.load(args.resume, model, opt, sched, generators=generators)
+    except (SafetensorsError, KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise UsageError(f"--resume {args.resume}: can't restore it ({type(e).__name__}: {e})") from None
 
 
 def train(args):
-    _defaults(args)
-    config = {"model": args.model, "dataset": args.dataset}
-    if args.model == "mlp":
-        config.update(hidden=[int(h) for h in args.hidden.split(",") if h], activation="relu")
-        if not config["hidden"] or min(config["hidden"]) <= 0:
-            raise ValueError(f"--hidden must list positive layer sizes, got {args.hidden!r}")
-    elif args.model == "resnet18":
-        config.update(num_classes=10, stem="cifar")
-    for name in ("epochs", "batch_size"):
-        if getattr(args, name) <= 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
-    if args.lr <= 0:
-        raise ValueError(f"--lr must be positive, got {args.lr}")
-    if args.weight_decay < 0:
-        raise ValueError(f"--weight-decay must be non-negative, got {args.weight_decay}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    # every check that can refuse the command comes before anything is written
+    state = resolve(args)
+    data_dir = data_folder(args.data_dir, state and recorded_run(state).get("data_dir"))
+    if state is not None and state["epoch"] >= args.epochs:
+        print(f"nothing left to train: {args.resume} has trained all {args.epochs} epochs of its run "
+              f"(--epochs counts the run's total: pass more than {state['epoch']} to train further)")
+        return 0
+    if args.out is None:
+        args.out = default_out(args)
+    out, stale = out_folder.check(args, state["epoch"] if state else 0)
+    config = model_config(args)
     manual_seed(args.seed)
-    train_ds, test_ds = load_dataset(args.dataset, args.data_dir, args.limit)
+    train_ds, test_ds = load_splits(args.dataset, data_dir, args.limit, args.test_limit)
     model = build_model(config).to(args.device)
     opt = build_optimizer(args.optimizer, model.parameters(), args.lr, args.weight_decay)
     shuffle_gen = Generator().manual_seed(args.seed)
@@ -150,15 +150,19 @@ def train(args):
         generators.append(aug_gen)
     # the loader only draws each epoch's order: batches are gathered from tensors on the device
     loader = DataLoader(train_ds, batch_size=args.batch_size, shuffle=True, generator=shuffle_gen)
+    total_steps = args.epochs * len(loader)
     # cosine decay to zero over the whole run, stepped every batch
-    sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs * len(loader)) \
+    sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total_steps) \
         if args.schedule == "cosine" else None
-    records, start_epoch = [], 0
-    if args.resume:
-        state = checkpoint.load(args.resume, model, opt, sched, generators=generators)
-        start_epoch = state["epoch"]
-        records = state["extra"].get("records", [])[:start_epoch]
+    records, start_epoch, ckpt = [], 0, None
+    if state is not None:
+        start_epoch = _restore(args, model, opt, sched, generators)["epoch"]
+        _follow_new_length(sched, total_steps)
+        records, ckpt = state["extra"].get("records", [])[:start_epoch], args.resume
         print(f"resumed from {args.resume} at epoch {start_epoch}")
+    out.mkdir(parents=True, exist_ok=True)
+    out_folder.remove(stale)
+    run = run_record(args, data_dir)
     n_params = sum(p.numel() for p in model.parameters())
     jitted = args.jit and args.device != "cpu"
     print(f"training {describe(config)} ({n_params:,} parameters) on {len(train_ds):,} "
@@ -166,35 +170,41 @@ def train(args):
           f"{', one CUDA graph per step (pg.jit)' if jitted else ''}")
     images, labels = on_device(train_ds, args.device)
     test_tensors = on_device(test_ds, args.device)
-    loss_sum = zeros((), device=args.device)
-    train_step = make_step(model, opt, images, labels, augment, loss_sum)
+    watch = LossWatch(args.device)
+    train_step = make_step(model, opt, images, labels, augment, watch)
     if jitted:
         train_step = jit(train_step)
     for epoch in range(start_epoch, args.epochs):
         model.train()
         bar = Progress(len(loader), desc=f"epoch {epoch + 1}/{args.epochs}")
         t0, seen = time.perf_counter(), 0
-        loss_sum.zero_()
+        watch.new_epoch()
         order = tensor(loader._order(), device=args.device)        # (N,) this epoch's order
-        for step, start in enumerate(range(0, len(order), args.batch_size), 1):
-            train_step(order[start:start + args.batch_size])
-            if sched is not None:
-                sched.step()
-            seen = min(start + args.batch_size, len(order))
-            if bar.tty or step == len(loader) or step % 100 == 0:
-                bar.update(step, seen, loss=float(loss_sum) / seen)
-        bar.close()
+        try:
+            for step, start in enumerate(range(0, len(order), args.batch_size), 1):
+                train_step(order[start:start + args.batch_size])
+                if sched is not None:
+                    sched.step()
+                seen = min(start + args.batch_size, len(order))
+                if bar.due(step):   # the only host reads of the loop: a few per second at most
+                    bar.update(step, seen, loss=watch.checked_loss(seen, epoch, len(loader), ckpt))
+        finally:    # an error then starts on a line of its own
+            bar.close()
         train_seconds = time.perf_counter() - t0
+        train_loss = watch.checked_loss(seen, epoch, len(loader), ckpt)
+        if not weights_finite(model):
+            raise Diverged(f"the weights became non-finite in epoch {epoch + 1} (after its last "
+                           f"step); stopped without saving it, {kept(ckpt)}")
         acc = evaluate(model, test_ds, args.device, tensors=test_tensors)
-        rec = {"epoch": epoch + 1, "train_loss": float(loss_sum) / seen, "test_accuracy": acc,
+        rec = {"epoch": epoch + 1, "train_loss": train_loss, "test_accuracy": acc,
                "seconds": round(time.perf_counter() - t0, 3), "train_seconds": round(train_seconds, 3),
                "samples_per_second": round(seen / train_seconds, 1)}
         records.append(rec)
         print(f"epoch {epoch + 1}: train loss {rec['train_loss']:.4f}, test accuracy {100 * acc:.2f}%, "
               f"{rec['seconds']:.1f}s")
-        ckpt = out / f"epoch{epoch + 1}.safetensors"
+        ckpt = checkpoint_path(out, epoch + 1)
         checkpoint.save(ckpt, model, opt, sched, step=(epoch + 1) * len(loader), epoch=epoch + 1,
-                        extra={"config": config, "records": records}, generators=generators)
+                        extra={"config": config, "run": run, "records": records}, generators=generators)
         with open(out / "metrics.jsonl", "w") as f:
             for r in records:
                 f.write(json.dumps(r) + "\n")

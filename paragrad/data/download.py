@@ -30,8 +30,8 @@ def sha256_of(path) -> str:
 
 def download(urls, dest: Path, sha256: str, timeout=30):
     """Fetch dest from the first mirror that answers with the right sha256 (atomic write).
-    Returns True on success, False when no mirror could be reached."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    Returns True on success, False when no mirror could be reached (and then creates nothing:
+    a mistyped data folder is not left behind)."""
     for url in urls:
         try:
             with urllib.request.urlopen(url, timeout=timeout) as r:
@@ -40,6 +40,7 @@ def download(urls, dest: Path, sha256: str, timeout=30):
             continue
         if hashlib.sha256(data).hexdigest() != sha256:
             continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name, suffix=".part")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
