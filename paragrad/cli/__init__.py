@@ -21,7 +21,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser():
-    p = _Parser(prog="paragrad", description="paragrad: train and evaluate models.")
+    p = _Parser(prog="paragrad", description="paragrad: train and evaluate models.",
+                epilog="exit codes: 0 done; 2 input refused (nothing written); 1 a started run failed")
     p.add_argument("--version", action="version", version=f"paragrad {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("info", help="version, backends, devices and library versions")
@@ -46,11 +47,12 @@ def build_parser():
                    help="default: 5e-4 for cifar10, 0 for mnist")
     t.add_argument("--schedule", default=None, choices=["cosine", "none"],
                    help="learning-rate schedule over the run's --epochs (default: cosine decay to 0)")
-    t.add_argument("--device", type=usable_device, default="cpu")
+    t.add_argument("--device", type=usable_device, default="cpu", help="cpu (default), cuda or cuda:N")
     t.add_argument("--no-jit", dest="jit", action="store_false",
                    help="on cuda, run each step eagerly instead of as one captured CUDA graph")
-    t.add_argument("--data-dir", default=None, help="an existing folder holding mnist/ or cifar10/ "
-                                                    "(default $PARAGRAD_DATA or ~/.cache/paragrad)")
+    t.add_argument("--data-dir", default=None,
+                   help="an existing folder holding mnist/ or cifar10/ (default $PARAGRAD_DATA, else, "
+                        "with --resume, the run's own, else ~/.cache/paragrad)")
     t.add_argument("--out", default=None,
                    help="output folder for metrics, plot, checkpoints (default runs/DATASET-MODEL; "
                         "with --resume, the checkpoint's folder)")
@@ -71,7 +73,7 @@ def build_parser():
                                                     "checkpoint was trained from)")
     e.add_argument("--limit", type=positive_int, default=None,
                    help="evaluate on the first N test images only")
-    e.add_argument("--device", type=usable_device, default="cpu")
+    e.add_argument("--device", type=usable_device, default="cpu", help="cpu (default), cuda or cuda:N")
     return p, sub.choices
 
 

@@ -57,10 +57,15 @@ def usable_device(text):
     """A device string whose backend can run here ('cpu', 'cuda', 'cuda:1')."""
     from ..backends import device, is_available
     try:
-        kind = device(text).type
+        dev = device(text)
     except RuntimeError as e:
         raise argparse.ArgumentTypeError(str(e).removeprefix("device: ")) from None
-    ok, why = is_available(kind)
+    ok, why = is_available(dev.type)
     if not ok:
         raise argparse.ArgumentTypeError(f"{text!r} is not usable here: {' '.join(why.split())}")
+    if dev.type == "cuda":
+        from .. import cuda
+        if dev.index >= cuda.device_count():
+            raise argparse.ArgumentTypeError(f"{text!r}: there is no CUDA device {dev.index} here "
+                                             f"({cuda.device_count()} found)")
     return text
