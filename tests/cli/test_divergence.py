@@ -24,10 +24,10 @@ def _nan_loss_at(monkeypatch, call):
     monkeypatch.setattr(pg.nn.functional, "cross_entropy", poisoned)
 
 
-def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(tmp_path, capsys, monkeypatch):
-    _nan_loss_at(monkeypatch, 15)      # epoch 2, batch 5 of 10
+def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(tmp_path, capsys, monkeypatch, device):
+    _nan_loss_at(monkeypatch, 15)      # epoch 2, batch 5 of 10 (--no-jit: a replayed graph would not call it)
     out = tmp_path / "run"
-    assert train_mnist(out, "--epochs", "3") == 1
+    assert train_mnist(out, "--epochs", "3", "--device", device, "--no-jit") == 1
     err = capsys.readouterr().err.splitlines()[-1]      # (after the progress bar's lines)
     assert err.startswith("paragrad train: error: the loss became nan at step 15 (epoch 2, batch 5 of 10)"), err
     assert f"the last good checkpoint is {out / 'epoch1.safetensors'}" in err
@@ -37,7 +37,7 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_checkpoint(tmp_path, 
     assert all(np.isfinite(w.numpy()).all() for w in weights.values())
 
 
-def test_weights_broken_by_the_last_step_are_not_saved(tmp_path, capsys, monkeypatch):
+def test_weights_broken_by_the_last_step_are_not_saved(tmp_path, capsys, monkeypatch, device):
     # the 10th update (the epoch's last) makes a weight NaN while every loss stays finite
     real, calls = pg.optim.Adam.step, []
 
@@ -50,15 +50,17 @@ def test_weights_broken_by_the_last_step_are_not_saved(tmp_path, capsys, monkeyp
         return out
     monkeypatch.setattr(pg.optim.Adam, "step", step)
     out = tmp_path / "run"
-    assert train_mnist(out, "--epochs", "2") == 1
+    assert train_mnist(out, "--epochs", "2", "--device", device, "--no-jit") == 1
     err = capsys.readouterr().err
     assert "the weights became non-finite in epoch 1" in err and "no checkpoint was written" in err, err
     assert not (out / "epoch1.safetensors").exists()
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")    # NumPy's overflow warnings on the way
-def test_a_diverging_lr_stops_the_run(tmp_path, capsys):
-    assert train_mnist(tmp_path / "run", "--epochs", "1", "--optimizer", "sgd", "--lr", "1e30") == 1
+def test_a_diverging_lr_stops_the_run(tmp_path, capsys, device):
+    # (on cuda the step runs as one captured graph: the watch works inside it)
+    assert train_mnist(tmp_path / "run", "--epochs", "1", "--optimizer", "sgd", "--lr", "1e30",
+                       "--device", device) == 1
     err = capsys.readouterr().err
     assert "paragrad train: error: the loss became" in err and "at step" in err, err
     assert not (tmp_path / "run" / "epoch1.safetensors").exists()
