@@ -9,6 +9,7 @@ import numpy as np
 from .. import dtypes as _dtypes
 
 from .base import Backend, int_pow
+from .quiet_numpy import ERRSTATE, IGNORE, quiet
 
 _UNARY = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
@@ -26,7 +27,6 @@ _BINARY = {
 }
 _BITWISE = {"and": (np.logical_and, np.bitwise_and), "or": (np.logical_or, np.bitwise_or),
             "xor": (np.logical_xor, np.bitwise_xor)}
-_DOMAIN_OPS = {"log", "sqrt", "rsqrt", "reciprocal", "log1p", "div", "pow", "floordiv", "mod"}
 # half-precision float dtypes, summed with a float32 accumulator (compared as dtypes: the
 # .name property of a NumPy dtype is slow enough to show in per-op overhead)
 _HALF = tuple(d for d in (np.dtype(np.float16), _dtypes.bfloat16.np) if d is not None)
@@ -54,9 +54,12 @@ def _erf(x, out=None):
 
 
 class CPUBackend(Backend):
+    """Every primitive that computes is @quiet: inf and nan are values, never NumPy warnings
+    (torch raises no warning for exp(1000) or 0/0). Pure movement and indexing need no wrapper."""
     device_type = "cpu"
 
     # ---- transfer / creation -------------------------------------------------------------
+    @quiet
     def from_numpy(self, array, dtype, device_index=0):
         return np.array(array, dtype=dtype.to_numpy(), copy=True)
 
@@ -66,9 +69,11 @@ class CPUBackend(Backend):
     def empty(self, shape, dtype, device_index=0):
         return np.empty(shape, dtype=dtype.to_numpy())
 
+    @quiet
     def full(self, shape, value, dtype, device_index=0):
         return np.full(shape, value, dtype=dtype.to_numpy())
 
+    @quiet
     def copy_(self, dst, src):
         np.copyto(dst, src, casting="unsafe")
         return dst
@@ -87,6 +92,7 @@ class CPUBackend(Backend):
         gen.bit_generator.state = state
         return gen
 
+    @quiet
     def uniform(self, gen, shape, low, high, dtype, device_index=0):
         if dtype.name == "float32":
             r = gen.random(shape, dtype=np.float32)
@@ -96,6 +102,7 @@ class CPUBackend(Backend):
             r = r * (high - low) + low
         return r.astype(dtype.to_numpy(), copy=False)
 
+    @quiet
     def normal(self, gen, shape, mean, std, dtype, device_index=0):
         if dtype.name == "float32":
             r = gen.standard_normal(shape, dtype=np.float32)
@@ -110,13 +117,14 @@ class CPUBackend(Backend):
 
     # ---- elementwise --------------------------------------------------------------------------
     def unary(self, op, x, out=None):
-        if out is not None and op in _UNARY:   # the optimizers' in-place hot path
-            return _UNARY[op](x, out=out)
-        # NumPy ufuncs turn 0-d results into NumPy scalars; buffers must stay writable arrays
-        if op in _DOMAIN_OPS:   # log(0), 1/0: inf/nan are values, not warnings (as in torch)
-            with np.errstate(all="ignore"):
-                return np.asarray(self._unary(op, x, out))
-        return np.asarray(self._unary(op, x, out))
+        token = ERRSTATE.set(IGNORE)        # @quiet inlined: the hottest primitives
+        try:
+            if out is not None and op in _UNARY:   # the optimizers' in-place hot path
+                return _UNARY[op](x, out=out)
+            # NumPy ufuncs turn 0-d results into NumPy scalars; buffers must stay writable arrays
+            return np.asarray(self._unary(op, x, out))
+        finally:
+            ERRSTATE.reset(token)
 
     def _unary(self, op, x, out):
         f = _UNARY.get(op)
@@ -144,14 +152,15 @@ class CPUBackend(Backend):
         raise ValueError(f"cpu backend: unknown unary op {op!r}")
 
     def binary(self, op, a, b, out=None):
-        if out is not None:                 # the optimizers' in-place hot path
-            f = _BINARY.get(op)
-            if f is not None:
-                return f(a, b, out=out)
-        if op in _DOMAIN_OPS:               # as in unary (errstate costs ~1 us: only here)
-            with np.errstate(all="ignore"):
-                return np.asarray(self._binary(op, a, b, out))
-        return np.asarray(self._binary(op, a, b, out))
+        token = ERRSTATE.set(IGNORE)
+        try:
+            if out is not None:                 # the optimizers' in-place hot path
+                f = _BINARY.get(op)
+                if f is not None:
+                    return f(a, b, out=out)
+            return np.asarray(self._binary(op, a, b, out))
+        finally:
+            ERRSTATE.reset(token)
 
     def _binary(self, op, a, b, out):
         f = _BINARY.get(op)
@@ -172,10 +181,12 @@ class CPUBackend(Backend):
     def where(self, cond, a, b):
         return np.where(cond, a, b)
 
+    @quiet
     def cast(self, x, dtype):
         return x.astype(dtype.to_numpy())
 
     # ---- reduce -------------------------------------------------------------------------------
+    @quiet
     def reduce(self, op, x, axes, keepdims):
         if op == "sum" and x.dtype in _HALF:   # accumulate in float32, as PyTorch
             return np.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
@@ -199,7 +210,11 @@ class CPUBackend(Backend):
 
     # ---- linear algebra -----------------------------------------------------------------------
     def matmul(self, a, b, out=None):
-        return np.matmul(a, b, out=out)
+        token = ERRSTATE.set(IGNORE)
+        try:
+            return np.matmul(a, b, out=out)
+        finally:
+            ERRSTATE.reset(token)
 
     # ---- movement ------------------------------------------------------------------------------
     def reshape(self, x, shape):
@@ -233,10 +248,12 @@ class CPUBackend(Backend):
     def gather(self, x, index, axis):
         return np.take_along_axis(x, index, axis=axis)
 
+    @quiet
     def scatter_add(self, base, index, src, axis):
         np.add.at(base, _scatter_coords(index, axis), src)
         return base
 
+    @quiet
     def scatter(self, base, index, src, axis):
         base[_scatter_coords(index, axis)] = src
         return base
@@ -245,6 +262,7 @@ class CPUBackend(Backend):
         return np.stack(np.nonzero(x), axis=-1).astype(np.int64).reshape(-1, x.ndim)
 
     # ---- fast paths -----------------------------------------------------------------------------
+    @quiet
     def fast_linear_act(self, x, w, b, act):
         """act(x @ w.T + b) with the bias and activation applied in place on the GEMM output.
         aux (what the backward needs) is the output for relu, the pre-activation for gelu."""
@@ -256,6 +274,7 @@ class CPUBackend(Backend):
         y = z * (1 + np.tanh(0.7978845608028654 * (z + 0.044715 * z * z * z))) * 0.5
         return y.astype(z.dtype, copy=False), z
 
+    @quiet
     def fast_linear_act_backward(self, g, x, w, aux, act, need_dx, need_dw, need_db):
         if act == "relu":
             dz = g * (aux > 0)
@@ -269,6 +288,7 @@ class CPUBackend(Backend):
         db = dz2.sum(0) if need_db else None
         return dx, dw, db
 
+    @quiet
     def fast_softmax(self, x, axis):
         """Fused softmax: three passes, one temporary."""
         y = x - x.max(axis=axis, keepdims=True)
@@ -276,33 +296,37 @@ class CPUBackend(Backend):
         y /= y.sum(axis=axis, keepdims=True)
         return y
 
+    @quiet
     def fast_softmax_backward(self, y, g, axis):
         """dx = y * (g - sum(g * y)); y is the softmax output."""
         gy = g * y
         gy -= y * gy.sum(axis=axis, keepdims=True)
         return gy
 
+    @quiet
     def fast_log_softmax(self, x, axis):
         y = x - x.max(axis=axis, keepdims=True)
         y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
         return y
 
+    @quiet
     def fast_log_softmax_backward(self, y, g, axis):
         """dx = g - exp(y) * sum(g); y is the log-softmax output."""
         return g - np.exp(y) * g.sum(axis=axis, keepdims=True)
 
+    @quiet
     def fast_layer_norm(self, x, w, b, n_norm, eps):
         """Rows of the (M, N) view: x - mean is written into the output and normalized in
         place there; the variance is an einsum row dot product (no squared temporary)."""
-        with np.errstate(all="ignore"):     # eps=0 on a constant row: inf/nan, as torch
-            return _layer_norm(x, w, b, n_norm, eps)
+        return _layer_norm(x, w, b, n_norm, eps)
 
+    @quiet
     def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm, need_dw, need_db):
         """One (M, N) temporary (g * w, none without a weight): xhat is computed in dx's
         buffer and turned into dx in place."""
-        with np.errstate(all="ignore"):
-            return _layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db)
+        return _layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db)
 
+    @quiet
     def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):
         """im2col through one as_strided view of the padded input, copied once into a
         (groups, K, N*Ho*Wo) column matrix, then one GEMM per group (float32 for half types).
@@ -316,6 +340,7 @@ class CPUBackend(Backend):
             y += b.reshape(groups, cout // groups, 1).astype(ct, copy=False)
         return np.ascontiguousarray(y.reshape(cout, n, ho, wo).transpose(1, 0, 2, 3), dtype=x.dtype)
 
+    @quiet
     def fast_conv2d_backward(self, g, x, w, stride, padding, dilation, groups, need_dx, need_dw,
                              need_db):
         """dW: one GEMM per group of the output gradient with the recomputed columns. dX for
@@ -354,27 +379,35 @@ class CPUBackend(Backend):
         return dx, dw, db
 
     # decompositions (ops/linalg_decompositions.py; signatures in base.py's FAST_PATHS comments)
+    @quiet
     def fast_linalg_inv(self, a):
         return np.linalg.inv(a)
 
+    @quiet
     def fast_linalg_solve(self, a, b):
         return np.linalg.solve(a, b)
 
+    @quiet
     def fast_linalg_det(self, a):
         return np.asarray(np.linalg.det(a))     # (a NumPy scalar for one matrix)
 
+    @quiet
     def fast_linalg_slogdet(self, a):
         return tuple(np.asarray(r) for r in np.linalg.slogdet(a))
 
+    @quiet
     def fast_linalg_cholesky(self, a):
         return np.linalg.cholesky(a)
 
+    @quiet
     def fast_linalg_qr(self, a, mode):
         return (None, np.linalg.qr(a, "r")) if mode == "r" else tuple(np.linalg.qr(a, mode))
 
+    @quiet
     def fast_linalg_eigh(self, a, uplo):
         return tuple(np.linalg.eigh(a, UPLO=uplo))
 
+    @quiet
     def fast_linalg_svd(self, a, full_matrices):
         return tuple(np.linalg.svd(a, full_matrices=full_matrices))
 

@@ -56,7 +56,6 @@ def test_weights_broken_by_the_last_step_are_not_saved(tmp_path, capsys, monkeyp
     assert not (out / "epoch1.safetensors").exists()
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")    # NumPy's overflow warnings on the way
 def test_a_diverging_lr_stops_the_run(tmp_path, capsys, device):
     # (on cuda the step runs as one captured graph: the watch works inside it)
     assert train_mnist(tmp_path / "run", "--epochs", "1", "--optimizer", "sgd", "--lr", "1e30",
