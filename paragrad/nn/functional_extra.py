@@ -7,7 +7,10 @@ import warnings
 
 from .. import dtypes as dt
 from ..ops import where
+from ..ops.vector_norm import vector_norm
 from ..tensor import Tensor
+
+_norm = vector_norm     # (the name functional_losses imports)
 
 
 def _legacy_reduction(size_average, reduce, reduction):
@@ -74,17 +77,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction, "kl_div")
 
 
-def _norm(x, p, dim, keepdim):
-    a = x.abs()
-    if p == math.inf:
-        return a.amax(dim, keepdim=keepdim)
-    return (a ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
-
-
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p along dim, eps); written into `out` if given (out's old value
     must not be needed by a recorded graph, as for torch's out=)."""
-    result = input / _norm(input, p, dim, True).clamp(min=eps)
+    result = input / vector_norm(input, p, dim, True).clamp(min=eps)
     return result if out is None else out.copy_(result)
 
 
@@ -97,7 +93,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p over the last dim."""
-    return _norm(x1 - x2 + eps, p, -1, keepdim)
+    return vector_norm(x1 - x2 + eps, p, -1, keepdim)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..autograd import no_grad
 from ..ops import argmax, cat, softmax, triu_indices
 from ..ops.creation import rand_like, zeros, zeros_like
-from ..ops.linalg_extra import vector_norm
+from ..ops.vector_norm import distance
 
 __all__ = ["instance_norm", "local_response_norm", "bilinear", "gumbel_softmax", "pdist"]
 
@@ -113,4 +113,4 @@ def pdist(input, p=2):
     if n < 2:
         return zeros((0,), dtype=input.dtype, device=input.device)
     idx = triu_indices(n, n, 1, device=input.device)                           # (2, N(N-1)/2)
-    return vector_norm(input[idx[0]] - input[idx[1]], p, dim=-1)
+    return distance(input[idx[0]] - input[idx[1]], p)

@@ -13,6 +13,7 @@ from ._common import alias, check_tensor, dim_arg, dims_arg, same_device, snapsh
 from .binary import maximum
 from .creation import eye, ones_like, zeros
 from .movement import cat
+from .vector_norm import norm_dtype, vector_norm
 from .shape_extra import cross as _cross, diagonal as _diagonal, tensordot
 from .linalg_decompositions import (_check_matrix, _eye, _svd, _tname, cholesky, cholesky_inverse,
                                     cholesky_solve, det, eigh, eigvalsh, inv, logdet, lstsq_result,
@@ -21,47 +22,6 @@ from .linalg_decompositions import (_check_matrix, _eye, _svd, _tname, cholesky,
 
 
 # ---- norms, rank, pseudo-inverse, least squares --------------------------------------------
-def _norm_dtype(x, dtype, op):
-    if dtype is None:
-        return x
-    dtype = dt.get_dtype(dtype)
-    if dt.promote_types(x.dtype, dtype) is not dtype:
-        raise RuntimeError(f"{op}: the dtype of the input ({_tname(x.dtype)}) should be convertible "
-                           f"without narrowing to the specified dtype ({_tname(dtype)})")
-    return x.to(dtype)
-
-
-def _root(s, p):
-    """s ** (1 / p) with a zero (not NaN) gradient where s == 0, as torch's norms."""
-    zero = s == 0
-    return s.masked_fill(zero, 1).pow(1.0 / p).masked_fill(zero, 0)
-
-
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """(sum |x|^ord)^(1/ord) over dim (all dims when None); inf / -inf: max / min |x|; 0: the
-    count of nonzeros."""
-    op = "linalg.vector_norm"
-    check_tensor(x, op, "x")
-    if not x.dtype.is_floating_point:
-        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_tname(x.dtype)}")
-    x = _norm_dtype(x, dtype, op)
-    axes = tuple(range(x.ndim)) if dim is None else dims_arg(dim, x.ndim, op)
-    a = x.abs()
-    if ord in (math.inf, -math.inf):
-        if any(x.shape[d] == 0 for d in axes) or (x.ndim and x.numel() == 0 and dim is None):
-            raise RuntimeError(f"{op} cannot compute the {ord} norm on an empty tensor because the "
-                               f"operation does not have an identity")
-        return a.amax(axes, keepdim) if ord > 0 else a.amin(axes, keepdim)
-    if ord == 0:                      # (a zero gradient, as torch's, through the masked_fill)
-        nonzero = (x != 0).to(x.dtype) + a.masked_fill(ones_like(x, dtype=dt.bool_), 0)
-        return nonzero.sum(axes, keepdim)
-    if ord == 1:
-        return a.sum(axes, keepdim)
-    if ord == 2:
-        return _root((a * a).sum(axes, keepdim), 2)
-    return _root((a ** ord).sum(axes, keepdim), ord)
-
-
 def _matrix_dims(A, dim, op):
     if not (isinstance(dim, (tuple, list)) and len(dim) == 2):
         raise RuntimeError(f"{op}: dim must be a 2-tuple. Got {dim}")
@@ -84,7 +44,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     d0, d1 = _matrix_dims(A, dim, op)
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
-    A = _norm_dtype(A, dtype, op)
+    A = norm_dtype(A, dtype, op)
     if ord in ("nuc", 2, -2):
         s = _svd(A.movedim((d0, d1), (-2, -1)), False, op).S
         r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))

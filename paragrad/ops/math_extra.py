@@ -8,6 +8,7 @@ import math
 from .. import dtypes as dt
 from ..tensor import Tensor
 from .binary import where
+from .vector_norm import vector_norm
 
 
 
@@ -133,24 +134,13 @@ def nanmean(input, dim=None, keepdim=False):
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """The p-norm over dim (all elements when None); 'fro' is the 2-norm, inf/-inf the largest
-    / smallest magnitude, 0 the count of nonzeros."""
-    x = _float(input.to(dtype) if dtype is not None else input)
-    a = x.abs()
-    if p in ("fro", 2, 2.0):
-        s = (a * a).sum() if dim is None else (a * a).sum(dim, keepdim=keepdim)
-        return s.sqrt()
-    if p == math.inf:
-        return a.amax() if dim is None else a.amax(dim, keepdim=keepdim)
-    if p == -math.inf:
-        return a.amin() if dim is None else a.amin(dim, keepdim=keepdim)
-    if p == 0:
-        nz = (a != 0).to(x.dtype)
-        return nz.sum() if dim is None else nz.sum(dim, keepdim=keepdim)
-    if isinstance(p, str):
-        raise RuntimeError(f"norm: unsupported norm type {p!r}")
-    s = (a ** p).sum() if dim is None else (a ** p).sum(dim, keepdim=keepdim)
-    return s ** (1.0 / p)
+    """torch.norm: 'fro' (or None) is the vector 2-norm over dim (all elements when None, a
+    matrix norm for other strings); a number p, linalg.vector_norm's p."""
+    if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
+        from .linalg_extra import matrix_norm
+        return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim,
+                           dtype=dtype)
+    return vector_norm(input, 2 if p in ("fro", None) else p, dim, keepdim, dtype=dtype)
 
 
 def atan2(input, other):

@@ -454,15 +454,14 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 
 def cdist(x1, x2, p=2.0):
     """Pairwise p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M)."""
-    diff_ = x1.unsqueeze(-2) - x2.unsqueeze(-3)                      # (..., P, R, M)
-    a = diff_.abs()
-    if p == float("inf"):
-        return a.amax(-1)
-    if p == 0:
-        return (a != 0).to(x1.dtype).sum(-1)
-    if p == 2:
-        return (a * a).sum(-1).sqrt()
-    return (a ** p).sum(-1) ** (1.0 / p)
+    from .linalg_decompositions import _tname
+    from .vector_norm import distance
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_tname(t.dtype)}")
+    return distance(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)         # (..., P, R)
 
 
 def unfold(input, dimension, size, step):

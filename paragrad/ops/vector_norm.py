@@ -1,0 +1,108 @@
+"""linalg.vector_norm, the one p-norm every norm-like op computes through (linalg.norm,
+Tensor.norm, dist, cdist, pdist, F.normalize, F.pairwise_distance), with torch's backward:
+the gradient is 0, not NaN, where the norm is 0 (a zero vector, coincident points) and where
+an element is 0 for p < 1; for p = +-inf it is shared among the extreme elements, NaNs
+included.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import autograd
+from .. import dtypes as dt
+from ..autograd import Node, record
+from ._common import alias, check_tensor, dims_arg, snapshot
+from .creation import zeros_like
+from .linalg_decompositions import _tname
+
+
+def _keep(t, shape, axes, keepdim):
+    """A reduced tensor with its reduced axes back as size 1 (it broadcasts against x)."""
+    if keepdim or not axes:
+        return t
+    return t.reshape(tuple(1 if i in axes else s for i, s in enumerate(shape)))
+
+
+class LinalgVectorNormBackward0(Node):
+    """torch's norm_backward, term for term (FunctionsManual.cpp)."""
+
+    def backward(self, g):
+        p, axes = self.p, self.axes
+        x, out = self.saved
+        if p == 0:      # torch's norm has no gradient here (x.grad stays None), cdist a zero one
+            return zeros_like(x) if self.distance else None
+        if autograd._grad_enabled:      # create_graph: out as a function of x, for 2nd order
+            out = _p_norm(x, p, axes, True, self.distance)
+        g, out = _keep(g, x.shape, axes, self.keepdim), _keep(out, x.shape, axes, self.keepdim)
+        if p == 1:
+            return x.sign() * g
+        if p == 2:
+            return g * (x / out).masked_fill(out == 0, 0)
+        if math.isinf(p):
+            a = x.abs()
+            mask = ((a == out) | a.isnan()).to(x.dtype)     # (x's shape) the arg-extremes
+            # a norm shares g among tied extremes; a distance (cdist, pdist) gives each all of g
+            return x.sign() * (g * mask if self.distance else g / mask.sum(axes, keepdim=True) * mask)
+        if p < 1:
+            scaled = x.sign() * x.abs().pow(p - 1).masked_fill(x == 0, 0)
+            return scaled * g * out.pow(1 - p)
+        scaled = x.sign() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
+        return scaled * (g / out.pow(p - 1)).masked_fill(out == 0, 0)
+
+
+def _p_norm(x, p, axes, keepdim, distance=False):
+    """(sum |x|^p)^(1/p) over `axes` (+-inf: the largest / smallest |x|, 0: the count of
+    nonzeros), one node."""
+    with autograd.no_grad():
+        a = x.abs()
+        if p == 0:
+            out = (x != 0).to(x.dtype).sum(axes, keepdim)
+        elif p == math.inf:
+            out = a.amax(axes, keepdim)
+        elif p == -math.inf:
+            out = a.amin(axes, keepdim)
+        elif p == 1:
+            out = a.sum(axes, keepdim)
+        elif p == 2:
+            out = (a * a).sum(axes, keepdim).sqrt()
+        else:
+            out = (a ** p).sum(axes, keepdim) ** (1.0 / p)
+    if x._requires_grad and autograd._grad_enabled:
+        node = LinalgVectorNormBackward0()
+        node.p, node.axes, node.keepdim, node.distance = float(p), axes, keepdim, distance
+        node.saved = (snapshot(x), alias(out))
+        record(node, (x,), out)
+    return out
+
+
+def norm_dtype(x, dtype, op):
+    """x converted to the dtype= of a norm, which may widen it but never narrow it."""
+    if dtype is None:
+        return x
+    dtype = dt.get_dtype(dtype)
+    if dt.promote_types(x.dtype, dtype) is not dtype:
+        raise RuntimeError(f"{op}: the dtype of the input ({_tname(x.dtype)}) should be convertible "
+                           f"without narrowing to the specified dtype ({_tname(dtype)})")
+    return x.to(dtype)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """(sum |x|^ord)^(1/ord) over dim (all dims when None); inf / -inf: max / min |x|; 0: the
+    count of nonzeros."""
+    op = "linalg.vector_norm"
+    check_tensor(x, op, "x")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_tname(x.dtype)}")
+    x = norm_dtype(x, dtype, op)
+    axes = tuple(range(x.ndim)) if dim is None else dims_arg(dim, x.ndim, op)
+    if ord in (math.inf, -math.inf):
+        if any(x.shape[d] == 0 for d in axes) or (x.ndim and x.numel() == 0 and dim is None):
+            raise RuntimeError(f"{op} cannot compute the {ord} norm on an empty tensor because the "
+                               f"operation does not have an identity")
+    return _p_norm(x, ord, axes, keepdim)
+
+
+def distance(diff, p):
+    """The p-norm over diff's last dim with cdist's and pdist's gradient: at p = inf every
+    element tied for the largest |diff| gets the whole gradient, at p = 0 it is zero."""
+    return _p_norm(diff, p, (diff.ndim - 1,), False, distance=True)
