@@ -105,6 +105,13 @@ import builtins as _builtins  # noqa: E402
 builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _builtins.bool
 
 
+def opmath(dtype):
+    """The dtype an op computes in: float16/bfloat16 accumulate (sums, means, variances,
+    norms, softmax, normalization statistics) in float32 and round once at the end, as
+    PyTorch's opmath_type; every other dtype computes in itself."""
+    return float32 if dtype is float16 or dtype is bfloat16 else dtype
+
+
 def promote_types(a: DType, b: DType) -> DType:
     """The smallest dtype both convert to safely (torch.promote_types)."""
     if a is b:

@@ -1,6 +1,7 @@
 """The NumPy backend: every primitive of base.py on ndarrays, plus a few fused fast paths."""
 from __future__ import annotations
 
+import functools
 import math
 import threading
 
@@ -30,6 +31,21 @@ _BITWISE = {"and": (np.logical_and, np.bitwise_and), "or": (np.logical_or, np.bi
 # half-precision float dtypes, summed with a float32 accumulator (compared as dtypes: the
 # .name property of a NumPy dtype is slow enough to show in per-op overhead)
 _HALF = tuple(d for d in (np.dtype(np.float16), _dtypes.bfloat16.np) if d is not None)
+
+
+def _in_float32(fn):
+    """Run a fused op on float16/bfloat16 arrays in float32 and round its result once, as
+    PyTorch's opmath (bfloat16 arrays would otherwise sum in bfloat16)."""
+    @functools.wraps(fn)
+    def widened(self, *args):
+        dtype = args[0].dtype
+        if dtype not in _HALF:
+            return fn(self, *args)
+        wide = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args]
+        return fn(self, *wide).astype(dtype)
+    return widened
+
+
 _REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 
 _erf64 = np.frompyfunc(math.erf, 1, 1)
@@ -289,6 +305,7 @@ class CPUBackend(Backend):
         return dx, dw, db
 
     @quiet
+    @_in_float32
     def fast_softmax(self, x, axis):
         """Fused softmax: three passes, one temporary."""
         y = x - x.max(axis=axis, keepdims=True)
@@ -297,6 +314,7 @@ class CPUBackend(Backend):
         return y
 
     @quiet
+    @_in_float32
     def fast_softmax_backward(self, y, g, axis):
         """dx = y * (g - sum(g * y)); y is the softmax output."""
         gy = g * y
@@ -304,12 +322,14 @@ class CPUBackend(Backend):
         return gy
 
     @quiet
+    @_in_float32
     def fast_log_softmax(self, x, axis):
         y = x - x.max(axis=axis, keepdims=True)
         y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
         return y
 
     @quiet
+    @_in_float32
     def fast_log_softmax_backward(self, y, g, axis):
         """dx = g - exp(y) * sum(g); y is the log-softmax output."""
         return g - np.exp(y) * g.sum(axis=axis, keepdims=True)

@@ -29,7 +29,7 @@ from .shape_extra import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadc
                           cartesian_prod, cdist, column_stack, dstack, meshgrid, searchsorted,
                           tensordot)
 from .shape_extra import (bincount, cross, cumprod, cumsum, diag, diagonal, diff, fliplr, flipud,
-                          index_add, index_copy, index_fill, logcumsumexp, median, ravel,
+                          index_add, index_copy, index_fill, logcumsumexp, ravel,
                           repeat_interleave, roll, select, take, take_along_dim, tensor_split,
                           tile, trace, tril, triu, unfold, unique)
 from .conversion import clone, contiguous, to
@@ -265,7 +265,7 @@ _METHODS = {
     "arctanh": atanh, "atan2": atan2, "arctan2": atan2, "absolute": abs, "sgn": sign,
     "erfc": erfc, "logit": logit, "nan_to_num": nan_to_num, "fmax": fmax, "fmin": fmin, "fmod": fmod,
     "heaviside": heaviside, "float_power": float_power, "addmm": addmm, "baddbmm": baddbmm,
-    "dist": dist, "cross": cross, "aminmax": aminmax, "median": median, "get_device": get_device,
+    "dist": dist, "cross": cross, "aminmax": aminmax, "get_device": get_device,
     "is_complex": lambda self: False,
     "square": square, "tan": tan, "sinh": sinh, "cosh": cosh, "log2": log2, "log10": log10,
     "exp2": exp2, "deg2rad": deg2rad, "rad2deg": rad2deg, "frac": frac, "fix": trunc,

@@ -8,10 +8,11 @@ included); otherwise the op composes primitives on buffers."""
 from __future__ import annotations
 
 from .. import autograd
+from .. import dtypes as dt
 from ..autograd import Node, no_grad, record
 from ..tensor import _wrap, bump_version
 from ._common import check_tensor, same_device
-from .norm import _centered_grad, _compute_dtype
+from .norm import _centered_grad
 
 
 def _geometry(x):
@@ -54,7 +55,7 @@ def _param(b, p, shape, ct, dtype):
 def _forward_composite(b, x, w, bias, rm, rv, training, eps, dtype):
     """(y, mean, rstd, var); mean/rstd are (1, C, 1, ...) in the compute dtype, var is the
     biased batch variance (training only, else None)."""
-    ct = _compute_dtype(dtype)
+    ct = dt.opmath(dtype)
     axes, shape, n = _geometry(x)
     xf = x if ct is dtype else b.cast(x, ct)
     var = None
@@ -80,7 +81,7 @@ def _forward_composite(b, x, w, bias, rm, rv, training, eps, dtype):
 def _backward_composite(b, g, x, w, mean, rstd, training, dtype, need_dx, need_dw, need_db):
     """Training: dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat)), means over (N, *);
     eval: dx = w * rstd * g. Both: dw = sum of g * xhat, db = sum of g (per channel)."""
-    ct = _compute_dtype(dtype)
+    ct = dt.opmath(dtype)
     axes, shape, n = _geometry(x)
     gf = g if ct is dtype else b.cast(g, ct)
     xhat = b.binary("sub", x if ct is dtype else b.cast(x, ct), mean)    # a fresh buffer
@@ -106,7 +107,7 @@ def _backward_tensors(g, x, w, mean, rstd, training, eps, need_dx, need_dw, need
     """The same formulas with differentiable Tensor ops; training mode recomputes the batch
     statistics from x so that create_graph gives correct second derivatives."""
     dtype = x.dtype
-    ct = _compute_dtype(dtype)
+    ct = dt.opmath(dtype)
     axes, shape, _ = _geometry(x)
     xf, gf = x.to(ct), g.to(ct)
     if training:
@@ -203,7 +204,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                                                 x.dtype)
         if update:
             _update_running(b, rm, rv, mean, var, float(momentum), _geometry(x)[2],
-                            _compute_dtype(x.dtype))
+                            dt.opmath(x.dtype))
     out = _wrap(y, x.dtype, x._device)
     if autograd.needs_grad(x, weight, bias):
         node = BatchNormBackward()

@@ -261,15 +261,16 @@ def pow(input, exponent):
 
 
 class MaximumBackward(Node):
+    """torch's: a tie splits g in halves; each side gets g unless it lost, so where a NaN
+    makes both comparisons false both sides get all of g."""
     op = "maximum"
 
     def backward(self, g):
         a, b = self.saved
-        a_wins = (a > b) if self.op == "maximum" else (a < b)
-        tie = a == b
-        half = g * 0.5
-        ga = where(tie, half, where(a_wins, g, 0.0)) if a._requires_grad else None
-        gb = where(tie, half, where(a_wins, 0.0, g)) if b._requires_grad else None
+        a_lost, b_lost = (a < b, a > b) if self.op == "maximum" else (a > b, a < b)
+        shared = where(a == b, g * 0.5, g)
+        ga = where(a_lost, 0.0, shared) if a._requires_grad else None
+        gb = where(b_lost, 0.0, shared) if b._requires_grad else None
         return (_g(ga, a) if ga is not None else None), (_g(gb, b) if gb is not None else None)
 
 

@@ -172,12 +172,14 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 
 def fmax(input, other):
-    """maximum ignoring NaN (NaN only where both are)."""
-    return where(input.isnan(), other, where(other.isnan(), input, input.maximum(other)))
+    """maximum ignoring NaN (NaN only where both are). The gradient goes to input where
+    input >= other or other is NaN, else to other (ties: all to input), as torch's."""
+    return where((input >= other) | other.isnan(), input, other)
 
 
 def fmin(input, other):
-    return where(input.isnan(), other, where(other.isnan(), input, input.minimum(other)))
+    """minimum ignoring NaN, its gradient as fmax's."""
+    return where((input <= other) | other.isnan(), input, other)
 
 
 def fmod(input, other):

@@ -21,10 +21,12 @@ class SoftmaxBackward(Node):
             fast = g._backend.fast("log_softmax_backward" if self.log else "softmax_backward")
             if fast is not None:
                 return _wrap(fast(y._data, g._data, self.dim), g.dtype, g._device)
+        dtype = g.dtype                         # float16/bfloat16: computed in float32
+        g, y = g.to(dt.opmath(dtype)), y.to(dt.opmath(dtype))
         if self.log:
-            return g - y.exp() * g.sum(self.dim, keepdim=True)
+            return (g - y.exp() * g.sum(self.dim, keepdim=True)).to(dtype)
         gy = g * y
-        return gy - y * gy.sum(self.dim, keepdim=True)
+        return (gy - y * gy.sum(self.dim, keepdim=True)).to(dtype)
 
 
 class LogSoftmaxBackward(SoftmaxBackward):
@@ -49,12 +51,14 @@ def _softmax(name, x, dim, dtype, log):
             out = _wrap(fast(x._data, d), x.dtype, x._device)
         else:
             with autograd.no_grad():
-                shifted = x - x.amax(d, keepdim=True)
+                wide = x.to(dt.opmath(x.dtype))      # float16/bfloat16: computed in float32
+                shifted = wide - wide.amax(d, keepdim=True)
                 if log:
                     out = shifted - shifted.exp().sum(d, keepdim=True).log()
                 else:
                     e = shifted.exp()
                     out = e / e.sum(d, keepdim=True)
+                out = out.to(x.dtype)
     if x._requires_grad and autograd._grad_enabled:
         node = LogSoftmaxBackward() if log else SoftmaxBackward()
         node.dim, node.saved, node.x = d, (alias(out),), x

@@ -9,14 +9,6 @@ from ..autograd import Node, record
 from ..tensor import _wrap
 from ._common import check_tensor, same_device
 
-_HALF = (dt.float16, dt.bfloat16)
-
-
-def _compute_dtype(dtype):
-    """Statistics of half-precision inputs are computed in float32 (as PyTorch's opmath)."""
-    return dt.float32 if dtype in _HALF else dtype
-
-
 class LayerNormBackward(Node):
     def backward(self, g):
         x, w, mean, rstd = self.saved
@@ -41,7 +33,7 @@ class LayerNormBackward(Node):
 
 def _forward_composite(b, x, w, bias, nd, eps, dtype):
     """(y, mean, rstd) from primitives; mean/rstd keep dims: x.shape[:-nd] + (1,) * nd."""
-    ct = _compute_dtype(dtype)
+    ct = dt.opmath(dtype)
     axes = tuple(range(x.ndim - nd, x.ndim))
     n = 1
     for a in axes:
@@ -75,7 +67,7 @@ def _centered_grad(b, h, xhat, axes, n):
 def _backward_composite(b, g, x, w, mean, rstd, nd, dtype, need_dx, need_dw, need_db):
     """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, over the normalized
     dims; dw = sum over the leading dims of g * xhat; db = sum of g."""
-    ct = _compute_dtype(dtype)
+    ct = dt.opmath(dtype)
     lead = tuple(range(x.ndim - nd))
     axes = tuple(range(x.ndim - nd, x.ndim))
     n = 1
@@ -102,7 +94,7 @@ def _backward_tensors(g, x, w, nd, eps, need_dx, need_dw, need_db):
     """The same formulas with differentiable Tensor ops (recomputing the statistics from x),
     so that create_graph gives correct second derivatives."""
     dtype = x.dtype
-    ct = _compute_dtype(dtype)
+    ct = dt.opmath(dtype)
     axes = tuple(range(x.ndim - nd, x.ndim))
     lead = tuple(range(x.ndim - nd))
     xf, gf = x.to(ct), g.to(ct)

@@ -24,10 +24,6 @@ from ..autograd import Node, record
 from ..tensor import _wrap
 from ._common import check_tensor, as_int
 
-_HALF = ("float16", "bfloat16")
-
-
-
 
 def _pair(v, name, op, default=None):
     if v is None or (isinstance(v, (tuple, list)) and len(v) == 0):
@@ -227,10 +223,6 @@ def _avg_matrices(g, count_include_pad, divisor_override, np_dtype):
     return [m.astype(np_dtype) for m in mats]
 
 
-def _compute_dtype(dtype):
-    return dt.float32 if dtype.name in _HALF else dtype
-
-
 class AvgPool2DBackward(Node):
     def backward(self, gy):
         g = self.geom
@@ -239,7 +231,7 @@ class AvgPool2DBackward(Node):
             ah, aw = (_wrap(b.from_numpy(m, gy.dtype, dev), gy.dtype, gy._device)
                       for m in _avg_matrices(g, self.cip, self.dov, np.float64))
             return ah.mT @ gy @ aw
-        cd = _compute_dtype(gy.dtype)
+        cd = dt.opmath(gy.dtype)
         gd = b.cast(gy._data, cd) if cd is not gy.dtype else gy._data
         if not g.batched:
             gd = b.reshape(gd, (1,) + tuple(gd.shape))
@@ -270,7 +262,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     dw, _, _ = _avg_divisor(g.w, g.wo, g.k[1], g.s[1], g.p[1], count_include_pad)
     divisor = (np.full((g.ho, g.wo), divisor_override, np.float64) if divisor_override
                else (dh[:, None] * dw[None, :]).astype(np.float64))     # (Ho, Wo)
-    cd = _compute_dtype(x.dtype)
+    cd = dt.opmath(x.dtype)
     xd = x._data if g.batched else b.reshape(x._data, (1,) + tuple(x.shape))
     if cd is not x.dtype:
         xd = b.cast(xd, cd)
@@ -349,7 +341,7 @@ def adaptive_avg_pool2d(input, output_size):
     if ho and wo and h % ho == 0 and w % wo == 0:    # equal windows (global pooling too): a mean
         return x.reshape(*shape[:-2], ho, h // ho, wo, w // wo).mean((-3, -1))   # (.., Ho, Wo)
     b, dev = x._backend, x._device.index
-    cd = _compute_dtype(x.dtype)
+    cd = dt.opmath(x.dtype)
     ah = b.from_numpy(_adaptive_matrix(shape[-2], ho, np.float64), cd, dev)     # (Ho, H)
     aw = b.from_numpy(_adaptive_matrix(shape[-1], wo, np.float64), cd, dev)     # (Wo, W)
     xd = b.cast(x._data, cd) if cd is not x.dtype else x._data

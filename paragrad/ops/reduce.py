@@ -78,6 +78,9 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {x.dtype}")
+    wide = dt.opmath(x.dtype)
+    if wide is not x.dtype:      # float16/bfloat16: sum and divide in float32, round once
+        return mean(x.to(wide), dim, keepdim).to(x.dtype)
     axes = _axes(dim, x, "mean")
     n = 1
     for a in axes:
@@ -93,6 +96,8 @@ def _var(x, dim, unbiased, keepdim, correction, name):
         correction = 0 if unbiased is False else 1
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}(): std and var only support floating point dtypes, got {x.dtype}")
+    if dt.opmath(x.dtype) is not x.dtype:    # float16/bfloat16: sum the squares in float32
+        x = x.to(dt.opmath(x.dtype))          # (and return float32: std roots it before rounding)
     axes = _axes(dim, x, name)
     n = 1
     for a in axes:
@@ -108,7 +113,7 @@ def _var(x, dim, unbiased, keepdim, correction, name):
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance with `correction` (default 1, Bessel); `unbiased=False` means correction=0."""
     x = input
-    return _var(x, dim, unbiased, keepdim, correction, "var")
+    return _var(x, dim, unbiased, keepdim, correction, "var").to(x.dtype)
 
 
 class StdBackward(Node):
@@ -121,13 +126,13 @@ class StdBackward(Node):
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     x = input
-    v = _var(x, dim, unbiased, keepdim, correction, "std")
+    v = _var(x, dim, unbiased, keepdim, correction, "std")    # float32 for float16/bfloat16
     out = _wrap(v._backend.unary("sqrt", v._data), v.dtype, v._device)
     if v._requires_grad and autograd._grad_enabled:
         node = StdBackward()
         node.saved = (alias(out),)
         record(node, (v,), out)
-    return out
+    return out.to(x.dtype)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -136,25 +141,38 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 class EvenlyBackward(Node):
-    """amax/amin/max(): the gradient is shared equally among the tied extreme elements."""
+    """amax/amin, max(), min(), median(): the gradient is shared equally among the elements
+    equal to the result. With `nan_ties` (max()/min()/median() over the whole tensor, torch's
+    evenly_distribute_backward) a NaN result shares it among the NaNs; amax/amin then give
+    NaN gradients, as torch's do."""
+    nan_ties = False
 
     def backward(self, g):
         x, out = self.saved
-        keep = _keep_shape(x.shape, self.axes)
-        mask = (x == out.reshape(keep)).to(g.dtype)
+        out = out.reshape(_keep_shape(x.shape, self.axes))
+        mask = x == out
+        if self.nan_ties:
+            mask = mask | (x.isnan() & out.isnan())
+        mask = mask.to(g.dtype)
         return _expand_back(g, x.shape, self.axes, self.keepdim) * mask / mask.sum(self.axes, keepdim=True)
 
 
-def _extreme(op, x, dim, keepdim, name):
+def shared_among_ties(x, out, axes, keepdim, nan_ties):
+    """Record out (x reduced over axes) with EvenlyBackward's gradient; returns out."""
+    if x._requires_grad and autograd._grad_enabled:
+        node = EvenlyBackward()
+        node.axes, node.keepdim, node.nan_ties = axes, keepdim, nan_ties
+        node.saved = (snapshot(x), alias(out))
+        record(node, (x,), out)
+    return out
+
+
+def _extreme(op, x, dim, keepdim, name, nan_ties=False):
     check_tensor(x, name)
     axes = _axes(dim, x, name)
     _check_nonempty(x, axes, None if dim is None or dim in ((), []) else dim, name)
     out = _wrap(x._backend.reduce(op, x._data, axes, keepdim), x.dtype, x._device)
-    if x._requires_grad and autograd._grad_enabled:
-        node = EvenlyBackward()
-        node.axes, node.keepdim, node.saved = axes, keepdim, (snapshot(x), alias(out))
-        record(node, (x,), out)
-    return out
+    return shared_among_ties(x, out, axes, keepdim, nan_ties)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -170,7 +188,7 @@ def amin(input, dim=(), keepdim=False):
 def _max_min(op, x, dim, keepdim, name):
     check_tensor(x, name)
     if dim is None:
-        return _extreme(op, x, None, False, name)
+        return _extreme(op, x, None, False, name, nan_ties=True)
     if isinstance(dim, Tensor):          # max(a, b) is maximum(a, b)
         from .binary import maximum, minimum
         return (maximum if op == "max" else minimum)(x, dim)

@@ -1,9 +1,9 @@
 """PyTorch reductions and indexed updates composed from other paragrad ops: running extremes
-(cummax/cummin), quantiles, mode, nanmedian, histc, scatter_reduce, masked_scatter, put and
+(cummax/cummin), quantiles, mode, median/nanmedian, histc, scatter_reduce, masked_scatter, put and
 index_put. Values are picked with gather/where/scatter, so gradients come from autograd; the
-two reductions whose PyTorch gradient splits evenly among ties (scatter_reduce amax/amin and
-nanmedian without dim) have a small backward node of their own, itself written with Tensor
-ops. Nothing here loops over elements: scans take log2(n) rounds (Hillis-Steele)."""
+reductions whose PyTorch gradient splits evenly among ties (scatter_reduce amax/amin, and
+median/nanmedian without dim) have a small backward node, itself written with Tensor ops.
+Nothing here loops over elements: scans take log2(n) rounds (Hillis-Steele)."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,10 +17,10 @@ from .binary import maximum, minimum, where
 from .creation import arange, tensor, zeros
 from .indexing import _check_gather_shapes, _index_tensor, getitem
 from .movement import cat
-from .reduce import values_indices
+from .reduce import shared_among_ties, values_indices
 from .sorting import argsort, sort
 
-__all__ = ["cummax", "cummin", "quantile", "nanquantile", "mode", "nanmedian", "histc",
+__all__ = ["cummax", "cummin", "quantile", "nanquantile", "mode", "median", "nanmedian", "histc",
            "scatter_reduce", "masked_scatter", "put", "index_put", "index_put_"]
 
 
@@ -192,48 +192,57 @@ def mode(input, dim=-1, keepdim=False):
     return values_indices(values, idx)
 
 
-class _EvenlyBackward(Node):
-    """PyTorch's median()/nanmedian() gradient: shared equally among the elements equal to
-    the result (among the NaNs when the result is NaN)."""
-
-    def backward(self, g):
-        x, out = self.saved
-        mask = (x == out) | (x.isnan() & out.isnan())
-        return mask.to(g.dtype) * (g / mask.sum().to(g.dtype))
-
-
-def nanmedian(input, dim=None, keepdim=False):
-    """The lower median of the non-NaN values (NaN if there are none). With dim, (values,
-    indices): the index is that of the value's place in a stable ascending order, as on
-    PyTorch's CPU (a row of only NaNs gives index 0 there, where PyTorch's is arbitrary)."""
-    check_tensor(input, "nanmedian")
+def _median(input, dim, keepdim, op, skip_nan):
+    """The lower median along dim (all elements when None) as torch's CPU: median() is NaN
+    where a NaN is present (with dim, the index of the first NaN), nanmedian() the median of
+    the non-NaN values (NaN if there are none). The index is the value's place in a stable
+    ascending order."""
+    check_tensor(input, op)
     if dim is None:
         if keepdim:
-            raise TypeError("nanmedian(): keepdim needs a dim (nanmedian(input, dim, keepdim))")
+            raise TypeError(f"{op}(): keepdim needs a dim ({op}(input, dim, keepdim))")
         flat = input.reshape(-1)
         with autograd.no_grad():
             if flat.numel() == 0:
                 out = tensor(float("nan"), dtype=input.dtype, device=input.device)
             else:
-                sv = sort(flat.detach()).values
-                k = (((~sv.isnan()).sum() - 1) // 2).clamp(min=0)
-                out = sv.gather(0, k.reshape(1)).reshape(())
-        if autograd.needs_grad(input) and flat.numel():
-            node = _EvenlyBackward()
-            node.saved = (snapshot(input), alias(out))
-            record(node, (input,), out)
-        return out
-    d, trivial = _reduce_dim(input, dim, keepdim, "nanmedian")
+                out = flat.gather(0, _median_index(flat, 0, skip_nan)).reshape(())
+        # the gradient is shared among the elements equal to the median (the NaNs for a NaN)
+        return out if flat.numel() == 0 else shared_among_ties(input, out, tuple(range(input.ndim)),
+                                                                False, nan_ties=True)
+    d, trivial = _reduce_dim(input, dim, keepdim, op)
     if trivial is not None:
         return trivial
     with autograd.no_grad():
-        sv, si = sort(input.detach(), d)                         # NaN last
-        k = (((~sv.isnan()).sum(d, keepdim=True) - 1) // 2).clamp(min=0)
-        idx = si.gather(d, k)
+        idx = _median_index(input, d, skip_nan)
     values = input.gather(d, idx)
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return values_indices(values, idx)
+
+
+def _median_index(x, d, skip_nan):
+    """(x's shape, 1 along d) int64: where along d the median lies."""
+    sv, si = sort(x.detach(), d)                                     # stable, NaNs last
+    n = x.shape[d]
+    counted = (~sv.isnan()).sum(d, keepdim=True)                     # the non-NaN values
+    if skip_nan:
+        k = ((counted - 1) // 2).clamp(min=0)
+    else:                                        # a NaN present: the first NaN's place
+        k = where(counted < n, counted, (n - 1) // 2)
+    return si.gather(d, k)
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (the smaller middle value for even counts), NaN where a NaN is
+    present; with dim, (values, indices)."""
+    return _median(input, dim, keepdim, "median", skip_nan=False)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """The lower median of the non-NaN values (NaN if there are none); with dim, (values,
+    indices). A row of only NaNs gives index 0, where PyTorch's is arbitrary."""
+    return _median(input, dim, keepdim, "nanmedian", skip_nan=True)
 
 
 # ---- histc --------------------------------------------------------------------------------------
@@ -489,7 +498,7 @@ index_put_ = _inplace(index_put)
 
 METHODS = {
     "cummax": cummax, "cummin": cummin, "quantile": quantile, "nanquantile": nanquantile,
-    "mode": mode, "nanmedian": nanmedian, "histc": histc, "scatter_reduce": scatter_reduce,
+    "mode": mode, "median": median, "nanmedian": nanmedian, "histc": histc, "scatter_reduce": scatter_reduce,
     "masked_scatter": masked_scatter, "put": put, "index_put": index_put,
     "scatter_reduce_": _inplace(scatter_reduce), "masked_scatter_": _inplace(masked_scatter),
     "put_": _inplace(put), "index_put_": index_put_,

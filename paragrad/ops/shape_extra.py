@@ -325,17 +325,6 @@ def cross(input, other, dim=None):
     return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], d)
 
 
-def median(input, dim=None, keepdim=False):
-    """The lower median (PyTorch's: the smaller middle value for even counts); with dim, the
-    values and their indices."""
-    from .sorting import kthvalue
-    if dim is None:
-        flat = input.reshape(-1)
-        return kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
-    d = dim_arg(dim, input.ndim, "median")
-    return kthvalue(input, (input.shape[d] + 1) // 2, d, keepdim)
-
-
 # ---- combining and broadcasting tensors -----------------------------------------------------
 def atleast_1d(*tensors):
     out = [t.reshape(1) if t.ndim == 0 else t for t in _flat_args(tensors)]

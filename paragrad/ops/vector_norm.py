@@ -52,9 +52,9 @@ class LinalgVectorNormBackward0(Node):
 
 def _p_norm(x, p, axes, keepdim, distance=False):
     """(sum |x|^p)^(1/p) over `axes` (+-inf: the largest / smallest |x|, 0: the count of
-    nonzeros), one node."""
+    nonzeros), one node. float16/bfloat16 sum their powers in float32 and round the norm once."""
     with autograd.no_grad():
-        a = x.abs()
+        a = x.to(dt.opmath(x.dtype)).abs()
         if p == 0:
             out = (x != 0).to(x.dtype).sum(axes, keepdim)
         elif p == math.inf:
@@ -67,6 +67,7 @@ def _p_norm(x, p, axes, keepdim, distance=False):
             out = (a * a).sum(axes, keepdim).sqrt()
         else:
             out = (a ** p).sum(axes, keepdim) ** (1.0 / p)
+        out = out.to(x.dtype)
     if x._requires_grad and autograd._grad_enabled:
         node = LinalgVectorNormBackward0()
         node.p, node.axes, node.keepdim, node.distance = float(p), axes, keepdim, distance
