@@ -40,6 +40,10 @@ def test_mixing_devices_is_a_clear_error():
     with pytest.raises(RuntimeError, match="same device"):
         pg.ones(3, device="cuda") + pg.ones(3)
     assert (pg.ones(3, device="cuda") + pg.tensor(2.0)).tolist() == [3.0, 3.0, 3.0]   # 0-d CPU joins
+    logits, target = pg.zeros(2, 3, device="cuda"), pg.tensor([0, 1])
+    for loss in (pg.nn.functional.cross_entropy, pg.nn.functional.nll_loss):
+        with pytest.raises(RuntimeError, match="same device"):
+            loss(logits, target)
 
 
 def test_moves_between_devices_keep_values_and_gradients():

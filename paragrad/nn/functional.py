@@ -26,6 +26,7 @@ from .functional_activation import (celu, celu_, elu, elu_, gelu, glu, hardshrin
                                     softplus, softshrink, softsign, tanhshrink, threshold,
                                     threshold_)
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
+from ..ops._common import same_device
 from ..ops.nn import cross_entropy_indices
 from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)
 from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,  # noqa: F401
@@ -169,6 +170,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """Negative log-likelihood of class indices: input (N, C, ...) or (C,) log-probabilities."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
+    same_device("nll_loss", input, target, weight)
     if target.dtype.is_floating_point:
         raise RuntimeError(f"nll_loss: expected target of integer (class index) dtype, got {target.dtype}")
     if input.ndim == 1:
@@ -205,6 +207,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     probabilities, with PyTorch's weighting, ignore_index and label smoothing rules."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "cross_entropy")
+    same_device("cross_entropy", input, target, weight)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     if (input.ndim == 2 and weight is None and label_smoothing == 0.0 and reduction != "none"

@@ -16,6 +16,7 @@ from ... import capture
 from ...dtypes import bfloat16 as _bf16
 
 from ..base import Backend, int_pow
+from ..quiet_numpy import quiet
 from . import batchnorm, dnn, fused, gemm, graphs, lt, memory, pool
 from .kernels import kernel, launch
 
@@ -87,6 +88,7 @@ class CUDABackend(Backend):
         with self._on(device_index):
             return cupy.empty(shape, dtype=_dt(dtype))
 
+    @quiet      # the fill value becomes a NumPy scalar of dtype on the host: 1e30 -> inf silently
     def full(self, shape, value, dtype, device_index=0):
         with self._on(device_index):
             return cupy.full(shape, value, dtype=_dt(dtype))
