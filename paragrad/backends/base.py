@@ -73,7 +73,7 @@ FAST_PATHS = (
 # cross_entropy (ops/nn.py, logits (N, C), int64 targets (N,), mean a bool):
 #   fast_cross_entropy(x, target, ignore_index, mean) -> (loss () of x's dtype: the sum over
 #     counted rows, or that sum / count for a mean; count () of counted rows, any float dtype;
-#     lse (N,)); it raises IndexError for an out-of-range target (or yields NaN where it can't)
+#     lse (N,)); targets arrive checked (ops/nn.py), an out-of-range one may give NaN
 #   fast_cross_entropy_backward(x, target, lse, g, count, mean, ignore_index) -> dx
 #     = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) if mean else g), g and
 #     count the 0-d buffers (g of x's dtype).

@@ -13,6 +13,7 @@ class Progress:
         self.start = self.last = time.perf_counter()
         self.every = 0.1 if self.tty else 10.0      # seconds between redraws
         self.n = 0
+        self.last_samples = 0
 
     def due(self, n_steps):
         """Whether update(n_steps, ...) would redraw: ask first, so that the fields (a loss read
@@ -23,8 +24,13 @@ class Progress:
         self.n = n_steps
         if not self.due(n_steps):
             return
-        self.last = now = time.perf_counter()
-        self._draw(samples / max(now - self.start, 1e-9), fields)
+        # the rate since the previous redraw: each redraw reads the loss, so the device has
+        # caught up with the host there and the interval times real work (the first interval
+        # holds the warm-up: compiles, plans, a graph capture)
+        now = time.perf_counter()
+        rate = (samples - self.last_samples) / max(now - self.last, 1e-9)
+        self.last, self.last_samples = now, samples
+        self._draw(rate, fields)
 
     def _draw(self, rate, fields):
         done = int(self.width * self.n / max(self.total, 1))

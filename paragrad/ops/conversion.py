@@ -7,6 +7,7 @@ from ..autograd import Node, record
 from ..backends import as_device, backend_for, device as Device
 from ..tensor import Tensor, _wrap
 from ._common import check_tensor
+from .index_bounds import remember_host_values
 
 
 class ToCopyBackward(Node):
@@ -28,6 +29,8 @@ def _convert(x, dtype, dev, copy):
         b = x._backend
         data = b.copy_(b.empty(tuple(x.shape), dtype, dev.index), data)
     out = _wrap(data, dtype, dev)
+    if not same_dev and not dtype.is_floating_point:
+        remember_host_values(out, arr)          # integers: index bounds known without a host read
     if x._requires_grad and autograd._grad_enabled and dtype.is_floating_point:
         node = ToCopyBackward()
         node.dtype, node.device = x.dtype, x._device

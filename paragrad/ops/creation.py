@@ -9,6 +9,7 @@ from .. import dtypes as dt
 from ..backends import CPU, as_device, backend_for
 from ..random import default_generator
 from ..tensor import Tensor, _wrap
+from .index_bounds import remember, remember_host_values
 from .python_data import nested_data_array
 
 
@@ -92,7 +93,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if not isinstance(data, (np.ndarray, np.generic, Tensor)) and arr.size and \
             arr.dtype.kind in "iuf" and not dtype.is_floating_point and dtype is not dt.bool_:
         _check_range(arr, dtype)
-    return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
+    t = _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
+    return remember_host_values(t, arr) if not dtype.is_floating_point else t
 
 
 def _check_range(arr, dtype):
@@ -242,7 +244,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     else:
         # as PyTorch: start and step are converted to the integer type before stepping
         arr = int(start) + int(step) * np.arange(n, dtype=np.int64)
-    return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
+    t = _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
+    return remember_host_values(t, arr) if not dtype.is_floating_point else t
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
@@ -323,7 +326,8 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None, 
     u = b.uniform(g._state, _shape(tuple(size), "randint"), 0.0, 1.0, dt.float64, dev.index)
     r = b.unary("floor", b.binary("add", b.binary("mul", u, float(high - low)), float(low)))
     r = b.binary("minimum", r, float(high - 1))
-    return _finish(b.cast(r, dtype), dtype, dev, requires_grad)
+    t = _finish(b.cast(r, dtype), dtype, dev, requires_grad)
+    return remember(t, low, high - 1) if not dtype.is_floating_point and math.prod(size) else t
 
 
 def randperm(n, generator=None, dtype=None, device=None):

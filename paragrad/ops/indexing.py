@@ -15,6 +15,7 @@ from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, bump_version, rebind
 from ._common import check_tensor, dim_arg, same_device
+from .index_bounds import inherit, out_of_range
 
 
 # ---- take / gather / scatter as differentiable ops -------------------------------------------
@@ -284,9 +285,10 @@ def _plan(x, key):
 
 def _basic(x, starts, stops, steps, out_shape):
     from .movement import slice_op
+    v = x
     if starts != (0,) * x.ndim or stops != tuple(x.shape) or steps != (1,) * x.ndim:
-        x = slice_op(x, starts, stops, steps)
-    return x if tuple(x.shape) == out_shape else x.reshape(out_shape)
+        v = slice_op(v, starts, stops, steps)
+    return inherit(v if tuple(v.shape) == out_shape else v.reshape(out_shape), x)
 
 
 def _advanced(v, adv):
@@ -296,13 +298,12 @@ def _advanced(v, adv):
     bshape = np.broadcast_shapes(*(t.shape for t in idx))
     for p, t in adv:   # bounds, with negative indices allowed down to -size
         size = v.shape[p]
-        if t.numel() and not capture.active():      # (a host sync: skipped inside pg.jit)
-            lo, hi = int(t.min()), int(t.max())
-            if lo < -size or hi >= size:
-                bad = hi if hi >= size else lo
+        if t.numel() and not capture.active():      # (no host reads inside pg.jit)
+            bad = out_of_range(t, -size, size - 1)  # (a host sync unless t's range is known)
+            if bad is not None:
                 raise IndexError(f"index {bad} is out of bounds for dimension {p} with size {size}")
     if len(adv) == 1:
-        return take_along(v, idx[0], positions[0])
+        return inherit(take_along(v, idx[0], positions[0]), v)
     sizes = [v.shape[p] for p in positions]
     lin = None
     for t, size, stride in zip(idx, sizes, _strides(sizes)):

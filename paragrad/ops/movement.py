@@ -11,6 +11,7 @@ from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, view_of
 from ._common import check_tensor, dim_arg, same_device, sum_to
+from .index_bounds import inherit
 
 
 def _sizes(args, op):
@@ -29,10 +30,10 @@ def _sizes(args, op):
 
 def _shared(out, x):
     """Views (not copies) share x's version counter, so in-place writes through either are
-    seen by backward's saved-tensor check."""
+    seen by backward's saved-tensor check. Either way out holds x's values (index_bounds)."""
     if out._data is x._data or not out._backend.owns_memory(out._data):
         view_of(out, x)
-    return out
+    return inherit(out, x)          # the same values: a known index range holds
 
 
 def _track(x):

@@ -7,6 +7,7 @@ from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import _wrap
 from ._common import alias, check_tensor, dim_arg
+from .index_bounds import known, out_of_range
 
 
 class SoftmaxBackward(Node):
@@ -112,27 +113,34 @@ def _softmax_buf(b, x):
     return b.binary("div", e, b.reduce("sum", e, (1,), True), out=e)
 
 
+def _check_targets(target, n, ignore_index):
+    """Every target is a class index in [0, n) or ignore_index, else IndexError: a host read
+    of the targets' range unless it is known (labels uploaded from the host and gathered)."""
+    known_range = known(target)
+    if known_range is not None and 0 <= known_range[0] and known_range[1] < n:
+        return
+    bad = out_of_range(target.masked_fill(target == ignore_index, 0), 0, n - 1)
+    if bad is not None:
+        raise IndexError(f"cross_entropy: Target {bad} is out of bounds for {n} classes")
+
+
 def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
     """Cross-entropy of logits x (N, C) against class indices (N,) as one op: the loss is
     logsumexp(x_i) - x_i[target_i] averaged over non-ignored rows; the backward is one
     softmax pass. (nn.functional.cross_entropy routes its common case here.) A backend's
     `cross_entropy` fast path does the forward in one kernel."""
     b = x._backend
+    n = x.shape[1]
+    if target.numel() and not capture.active():     # (no host reads inside pg.jit)
+        _check_targets(target, n, ignore_index)
     fast = b.fast("cross_entropy")
     mean = reduction == "mean"
     lse_rows = None
     if fast is not None:
         loss, count, lse_rows = fast(x._data, target._data, ignore_index, mean)  # (), (), (N,)
     else:
-        n = x.shape[1]
         valid_b = b.binary("ne", target._data, ignore_index)                   # (N,) bool
         safe_b = b.where(valid_b, target._data, b.full((), 0, target.dtype, x._device.index))
-        if safe_b.size and not capture.active():     # (a host sync: skipped inside pg.jit)
-            lo = b.to_numpy(b.reduce("min", safe_b, (0,), False)).item()
-            hi = b.to_numpy(b.reduce("max", safe_b, (0,), False)).item()
-            if lo < 0 or hi >= n:
-                raise IndexError(f"cross_entropy: Target {hi if hi >= n else lo} is out of bounds "
-                                 f"for {n} classes")
         xd = x._data
         vf = b.cast(valid_b, x.dtype)
         m = b.reduce("max", xd, (1,), True)                                # (N, 1)

@@ -17,7 +17,7 @@ from ...dtypes import bfloat16 as _bf16
 
 from ..base import Backend, int_pow
 from ..quiet_numpy import quiet
-from . import batchnorm, dnn, fused, gemm, graphs, lt, memory, pool
+from . import batchnorm, dnn, fused, gemm, graphs, lt, machine_cache, memory, pool
 from .kernels import kernel, launch
 
 _UNARY = {
@@ -62,6 +62,7 @@ class CUDABackend(Backend):
         if cupy.cuda.runtime.getDeviceCount() == 0:
             raise ImportError("no CUDA device is visible")
         memory.install()
+        machine_cache.use_for_kernels()     # before the first kernel compiles
 
     def describe(self):
         props = cupy.cuda.runtime.getDeviceProperties(0)

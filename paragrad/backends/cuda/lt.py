@@ -16,7 +16,7 @@ import cupy
 from nvmath.linalg.advanced import Matmul, MatmulEpilog as E
 
 from ... import capture
-from . import gemm, small_gemm, timing
+from . import gemm, machine_cache, small_gemm, timing
 
 _plans = {}
 _SUPPORTED = {"float32", "float16", "bfloat16"}
@@ -38,20 +38,44 @@ def supported(x):
 
 def _run(epilog, a, b, inputs=None):
     stream = cupy.cuda.get_current_stream()
-    key = (epilog, a.shape, a.strides, b.shape, b.strides, a.dtype.str, stream.ptr,
-           tuple(sorted(inputs)) if inputs else ())
-    mm = _plans.get(key)
-    if mm is None:
+    geometry = (epilog, a.shape, a.strides, b.shape, b.strides, a.dtype.str,
+                tuple(sorted(inputs)) if inputs else ())
+    key = geometry + (stream.ptr,)
+    plan = _plans.get(key)      # (Matmul, the algorithm it runs)
+    if plan is None:
         mm = Matmul(a, b, stream=stream)
         mm.plan(preferences={"limit": 32}, epilog=epilog, epilog_inputs=inputs, stream=stream)
-        if not capture.active():
-            # time the heuristic's candidates once: for the small GEMMs of small models the
-            # first pick (often split-K plus a separate epilogue kernel) is rarely the fastest
-            mm.autotune(iterations=10, stream=stream)
-        _plans[key] = mm
+        plan = _plans[key] = (mm, _fastest_algorithm(mm, geometry + (_alignment(a), _alignment(b)), stream))
     else:
-        mm.reset_operands_unchecked(a=a, b=b, epilog_inputs=inputs, stream=stream)
-    return mm.execute(stream=stream)
+        plan[0].reset_operands_unchecked(a=a, b=b, epilog_inputs=inputs, stream=stream)
+    return plan[0].execute(algorithm=plan[1], stream=stream)
+
+
+def _alignment(a):
+    """The operand pointer's alignment as cuBLASLt's heuristic sees it (up to 256 bytes): it
+    decides which algorithms are offered."""
+    ptr = a.data.ptr
+    return min(256, ptr & -ptr) if ptr else 256
+
+
+def _fastest_algorithm(mm, key, stream):
+    """The fastest of the heuristic's candidates for this plan: for the small GEMMs of small
+    models its first pick (often split-K plus a separate epilogue kernel) is rarely the fastest.
+    Each candidate is timed once per machine (a few milliseconds in all; nvmath's own autotune
+    flushes the L2 cache from the host between runs, seconds per model) and the choice, its
+    index among the candidates, kept in the machine cache. Inside a capture nothing can be
+    timed: an unknown plan takes the heuristic's first pick."""
+    algorithms = mm.algorithms
+    name = f"lt {key}"
+    known = machine_cache.choices.get(name)
+    if known is not None and known[1] == len(algorithms):
+        return algorithms[known[0]]
+    if capture.active() or len(algorithms) == 1:
+        return algorithms[0]
+    times = [timing.gpu_time(lambda a=a: mm.execute(algorithm=a, stream=stream)) for a in algorithms]
+    best = min(range(len(times)), key=times.__getitem__)
+    machine_cache.choices.put(name, [best, len(algorithms)])
+    return algorithms[best]
 
 
 def linear_act(x, w, b, act):
@@ -178,18 +202,23 @@ _chain_choice = {}
 
 
 def _small_chain(h, layers):
-    """Whether this chain's GEMMs are small_gemm's: decided once per geometry by timing both
-    implementations' forward and backward (inside a capture, where nothing can be timed, an
-    undecided chain takes small_gemm's)."""
+    """Whether this chain's GEMMs are small_gemm's: decided once per geometry and machine (kept
+    in the machine cache) by timing both implementations' forward and backward (inside a
+    capture, where nothing can be timed, an undecided chain takes small_gemm's)."""
     if not all(small_gemm.supported(h, w) for w, _, _ in layers):
         return False
     key = (h.shape, tuple((w.shape, b is not None, act) for w, b, act in layers), cupy.cuda.runtime.getDevice())
     choice = _chain_choice.get(key)
     if choice is None:
-        if capture.active():
-            return True
-        choice = _chain_choice[key] = timing.gpu_time(lambda: _step(h, layers, True)) < timing.gpu_time(
-            lambda: _step(h, layers, False))
+        name = f"small_gemm chain {key[:2]}"
+        choice = machine_cache.choices.get(name)
+        if choice is None:
+            if capture.active():
+                return True
+            choice = timing.gpu_time(lambda: _step(h, layers, True)) < timing.gpu_time(
+                lambda: _step(h, layers, False))
+            machine_cache.choices.put(name, choice)
+        _chain_choice[key] = choice
     return choice
 
 

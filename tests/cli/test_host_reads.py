@@ -1,0 +1,19 @@
+"""`paragrad train` reads no device value on the host per step: the learning-rate schedule,
+the loss sum and the progress bar stay on the device, index and target bounds are known from
+where the indices came from, and the host reads only where the bar redraws and at the end of
+an epoch. Checked on the CPU with a stand-in device: the NumPy backend registered as 'cuda',
+counting its host reads (to_numpy). Training twice as many steps must read exactly as often."""
+from tests.cli.helpers import train_mnist
+from tests.host_reads import counting_device  # noqa: F401  (a fixture)
+
+
+def test_training_loop_reads_the_device_a_fixed_number_of_times_per_epoch(counting_device, tmp_path):
+    """SGD: Adam's fused update (the CUDA backend's, reading step counts on the device) has no
+    stand-in here, and its unfused one reads each step count on the host, as PyTorch's."""
+    reads = []
+    for limit in (500, 1000):       # 10 and 20 steps
+        counting_device.reads = 0
+        assert train_mnist(tmp_path / str(limit), "--device", "cuda", "--no-jit", "--optimizer", "sgd",
+                           "--epochs", "1", "--limit", limit, "--test-limit", "100") == 0
+        reads.append(counting_device.reads)
+    assert reads[0] == reads[1], f"host reads grow with the steps: {reads[0]} for 10 steps, {reads[1]} for 20"

@@ -1,0 +1,51 @@
+"""Index bounds checks on a device read nothing on the host when the indices' range is known
+from where they came from (host data, randint, randperm, arange; slices, reshapes and
+gathers of those), still raise for a bad index, and forget a range once the buffer is written
+in place. Run on the CPU's stand-in device (tests/host_reads.py)."""
+import numpy as np
+import pytest
+
+import paragrad as pg
+import paragrad.nn.functional as F
+from tests.host_reads import counting_device  # noqa: F401  (a fixture)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: pg.tensor([3, 0, 7, 9], device="cuda"),
+    lambda: pg.tensor(np.array([3, 0, 7, 9]), device="cuda"),
+    lambda: pg.tensor([3, 0, 7, 9]).to("cuda"),
+    lambda: pg.randint(0, 10, (4,), device="cuda"),
+    lambda: pg.randperm(10, device="cuda")[2:6],
+    lambda: pg.arange(10, device="cuda").reshape(2, 5)[1, ::2],
+    lambda: pg.tensor([[1, 9], [2, 3]], device="cuda")[pg.tensor([1, 0], device="cuda")],
+], ids=["list", "array", "to", "randint", "randperm slice", "arange view", "gathered"])
+def test_indexing_with_indices_of_known_range_reads_nothing(counting_device, make):
+    x, labels = pg.randn(10, 3, device="cuda"), pg.arange(10, device="cuda")
+    idx = make()
+    counting_device.reads = 0
+    y = x[idx]
+    F.cross_entropy(pg.randn(idx.numel(), 10, device="cuda"), labels[idx.reshape(-1)])
+    assert counting_device.reads == 0
+    assert y.shape == tuple(idx.shape) + (3,)
+
+
+def test_a_bad_index_still_raises(counting_device):
+    x = pg.zeros(5, device="cuda")
+    with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 5"):
+        x[pg.tensor([1, 9], device="cuda")]
+    wide = pg.arange(10, device="cuda")[:4]     # known range 0..9, values 0..3: read, then fine
+    assert x[wide].shape == (4,)
+    with pytest.raises(IndexError, match="Target 12 is out of bounds for 10 classes"):
+        F.cross_entropy(pg.zeros(2, 10, device="cuda"), pg.tensor([1, 12], device="cuda"))
+
+
+def test_an_in_place_write_forgets_the_range(counting_device):
+    x = pg.zeros(5, device="cuda")
+    idx = pg.tensor([0, 1, 2], device="cuda")
+    idx.view(3)[1:].add_(10)            # through a view: the shared buffer now holds 11 and 12
+    with pytest.raises(IndexError, match="index 12 is out of bounds"):
+        x[idx]
+    idx = pg.tensor([0, 1], device="cuda")
+    idx.copy_(pg.tensor([4, 7]))
+    with pytest.raises(IndexError, match="index 7 is out of bounds"):
+        x[idx]
