@@ -10,6 +10,7 @@ from paragrad.backends.cpu import CPUBackend
 class CountingBackend(CPUBackend):
     """A device whose memory is NumPy's; every host read of its buffers is counted."""
     device_type = "cuda"
+    checks_indices = False      # as the CUDA backend's take: the op layer checks
 
     def __init__(self):
         super().__init__()
@@ -25,6 +26,6 @@ def counting_device(monkeypatch):
     device = CountingBackend()
     monkeypatch.setitem(backends._instances, "cuda", device)
     monkeypatch.setattr(paragrad.cuda, "device_count", lambda: 1)
-    # the stand-in's default generator goes when the stand-in does
-    monkeypatch.setattr(paragrad.random, "_defaults", dict(paragrad.random._defaults))
+    # default generators of the stand-in's own (a real GPU's may exist), gone with it
+    monkeypatch.setattr(paragrad.random, "_defaults", {"cpu": paragrad.random.default_generator("cpu")})
     return device

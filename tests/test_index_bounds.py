@@ -37,6 +37,18 @@ def test_a_bad_index_still_raises(counting_device):
     assert x[wide].shape == (4,)
     with pytest.raises(IndexError, match="Target 12 is out of bounds for 10 classes"):
         F.cross_entropy(pg.zeros(2, 10, device="cuda"), pg.tensor([1, 12], device="cuda"))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(pg.tensor([[0, 5]], device="cuda"), pg.zeros(5, 2, device="cuda"))
+    with pytest.raises(IndexError, match="index 5 is out of range for dimension 0"):
+        x.index_select(0, pg.tensor([5], device="cuda"))
+
+
+def test_embedding_of_ids_of_known_range_reads_nothing(counting_device):
+    weight = pg.randn(50, 4, device="cuda", requires_grad=True)
+    tokens = pg.tensor(np.arange(40) % 50, device="cuda")           # a corpus uploaded once
+    counting_device.reads = 0
+    F.embedding(tokens[8:24].reshape(2, 8), weight).sum().backward()
+    assert counting_device.reads == 0
 
 
 def test_an_in_place_write_forgets_the_range(counting_device):

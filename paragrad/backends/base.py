@@ -160,6 +160,10 @@ class Backend(ABC):
     """One device type. `device_type` is 'cpu' or 'cuda'; buffers carry their own device."""
 
     device_type: str = "?"
+    # whether take() raises IndexError for an out-of-range index itself (NumPy's does); a
+    # device's check would read the device on the host at every gather, so the op layer does
+    # it instead (ops/index_bounds.py), reading nothing where the indices' range is known
+    checks_indices: bool = False
 
     def fast(self, name):
         """The fused kernel `name` if this backend has one, else None (compose primitives)."""
@@ -290,7 +294,9 @@ class Backend(ABC):
     def take(self, x, index, axis):
         """x indexed along `axis` by an int64 buffer of any shape:
         out.shape = x.shape[:axis] + index.shape + x.shape[axis+1:]. Negative indices wrap;
-        out-of-range indices raise IndexError."""
+        out-of-range indices raise IndexError where `checks_indices` is true, else the op
+        layer has checked them (without a host read where their range is known) and an
+        out-of-range one may wrap."""
 
     @abstractmethod
     def gather(self, x, index, axis):

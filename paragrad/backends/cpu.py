@@ -73,6 +73,7 @@ class CPUBackend(Backend):
     """Every primitive that computes is @quiet: inf and nan are values, never NumPy warnings
     (torch raises no warning for exp(1000) or 0/0). Pure movement and indexing need no wrapper."""
     device_type = "cpu"
+    checks_indices = True
 
     # ---- transfer / creation -------------------------------------------------------------
     @quiet

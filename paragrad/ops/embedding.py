@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import autograd
+from .. import autograd, capture
 from .. import dtypes as dt
 from ..autograd import Node, no_grad, record
 from ..tensor import Tensor, _wrap
 from ._common import same_device
+from .index_bounds import out_of_range
 
 
 class EmbeddingBackward(Node):
@@ -54,11 +55,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         _renorm_rows(weight, idx, float(max_norm), float(norm_type))
     b = weight._backend
+    out_of_bounds = IndexError(f"embedding: index out of range in self (num_embeddings {v}, "
+                               f"indices of shape {tuple(input.shape)})")
+    # a device's take doesn't check: check here, reading nothing if the ids' range is known
+    if not b.checks_indices and idx.numel() and not capture.active() and out_of_range(idx, 0, v - 1) is not None:
+        raise out_of_bounds
     try:
         data = b.take(weight._data, b.reshape(idx._data, (-1,)), 0)      # (K, D)
     except IndexError:
-        raise IndexError(f"embedding: index out of range in self (num_embeddings {v}, indices of "
-                         f"shape {tuple(input.shape)})") from None
+        raise out_of_bounds from None
     out = _wrap(b.reshape(data, tuple(input.shape) + (weight.shape[1],)), weight.dtype, weight._device)
     if weight._requires_grad and autograd._grad_enabled:
         node = EmbeddingBackward()

@@ -33,10 +33,17 @@ class TakeBackward(Node):
         return _wrap(b.scatter_add(z, idx, b.contiguous(gflat._data), axis), g.dtype, g._device)
 
 
-def take_along(x, index, axis):
-    """x indexed along one axis by an int64 tensor of any shape (numpy.take semantics)."""
+def take_along(x, index, axis, checked=False):
+    """x indexed along one axis by an int64 tensor of any shape (numpy.take semantics);
+    `checked`: the caller has checked the index bounds."""
     if index.dtype is not dt.int64:
         index = index.to(dt.int64)
+    if not (checked or x._backend.checks_indices) and index.numel() and not capture.active():
+        size = x.shape[axis]
+        bad = out_of_range(index, -size, size - 1)      # (a host sync unless the range is known)
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of range for dimension {axis} with size {size} "
+                             f"(input shape {tuple(x.shape)})")
     try:
         data = x._backend.take(x._data, index._data, axis)
     except IndexError as e:
@@ -90,11 +97,11 @@ def _check_gather_shapes(op, x, d, index, src=None):
     if src is not None and any(a > b for a, b in zip(index.shape, src.shape)):
         raise RuntimeError(f"{op}(): Expected index {tuple(index.shape)} to be no larger than src "
                            f"{tuple(src.shape)}")
-    if index.numel() and not capture.active():      # (a host sync: skipped inside pg.jit)
-        lo, hi = int(index.min()), int(index.max())
-        if lo < 0 or hi >= x.shape[d]:
-            raise RuntimeError(f"{op}(): index {hi if hi >= x.shape[d] else lo} is out of bounds for "
-                               f"dimension {d} with size {x.shape[d]}")
+    if index.numel() and not capture.active():      # (no host reads inside pg.jit)
+        bad = out_of_range(index, 0, x.shape[d] - 1)   # (a host sync unless the range is known)
+        if bad is not None:
+            raise RuntimeError(f"{op}(): index {bad} is out of bounds for dimension {d} with size "
+                               f"{x.shape[d]}")
 
 
 def gather(input, dim, index):
@@ -303,7 +310,7 @@ def _advanced(v, adv):
             if bad is not None:
                 raise IndexError(f"index {bad} is out of bounds for dimension {p} with size {size}")
     if len(adv) == 1:
-        return inherit(take_along(v, idx[0], positions[0]), v)
+        return inherit(take_along(v, idx[0], positions[0], checked=True), v)
     sizes = [v.shape[p] for p in positions]
     lin = None
     for t, size, stride in zip(idx, sizes, _strides(sizes)):
@@ -313,7 +320,7 @@ def _advanced(v, adv):
     lin = lin.expand(bshape)
     rest = [p for p in range(v.ndim) if p not in positions]
     moved = v.permute(positions + rest).reshape((math.prod(sizes),) + tuple(v.shape[p] for p in rest))
-    out = take_along(moved, lin, 0)                  # (*bshape, *rest)
+    out = take_along(moved, lin, 0, checked=True)    # (*bshape, *rest)
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
     if adjacent and positions[0] != 0:
         nb, first = len(bshape), positions[0]

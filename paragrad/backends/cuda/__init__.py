@@ -5,6 +5,18 @@ This package imports nothing from CuPy itself, so the switches below can be set 
 machine (`pg.backends.cuda.matmul.allow_tf32 = True`, as PyTorch's). The backend class lives
 in `backend.py` and is imported when a tensor first asks for device 'cuda'.
 """
+import os
+from pathlib import Path
+
+
+def cache_root() -> Path:
+    """Where the CUDA backend keeps what it learns about this machine (machine_cache.py)."""
+    return Path(os.environ.get("PARAGRAD_CACHE") or Path.home() / ".cache" / "paragrad")
+
+
+# CuPy reads its kernel cache folder when it starts: point it at ours before anything imports
+# CuPy, so NVRTC kernels compile once per machine there (an explicit CUPY_CACHE_DIR wins)
+os.environ.setdefault("CUPY_CACHE_DIR", str(cache_root() / "kernels"))
 
 
 class _MatmulFlags:

@@ -17,7 +17,7 @@ from ...dtypes import bfloat16 as _bf16
 
 from ..base import Backend, int_pow
 from ..quiet_numpy import quiet
-from . import batchnorm, dnn, fused, gemm, graphs, lt, machine_cache, memory, pool
+from . import batchnorm, dnn, fused, gemm, graphs, lt, memory, pool
 from .kernels import kernel, launch
 
 _UNARY = {
@@ -62,7 +62,6 @@ class CUDABackend(Backend):
         if cupy.cuda.runtime.getDeviceCount() == 0:
             raise ImportError("no CUDA device is visible")
         memory.install()
-        machine_cache.use_for_kernels()     # before the first kernel compiles
 
     def describe(self):
         props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -243,13 +242,7 @@ class CUDABackend(Backend):
         return cupy.flip(x, axes).copy()    # a copy, as PyTorch's flip
 
     # ---- indexing ----------------------------------------------------------------------------
-    def take(self, x, index, axis):
-        n = x.shape[axis]
-        if index.size and not capture.active():
-            lo, hi = int(index.min()), int(index.max())     # synchronizes, as PyTorch's check
-            if lo < -n or hi >= n:
-                raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis {axis} "
-                                 f"with size {n}")
+    def take(self, x, index, axis):     # (checks_indices is False: the op layer checks them)
         return cupy.take(x, index, axis=axis)
 
     def gather(self, x, index, axis):

@@ -41,14 +41,17 @@ def _run(epilog, a, b, inputs=None):
     geometry = (epilog, a.shape, a.strides, b.shape, b.strides, a.dtype.str,
                 tuple(sorted(inputs)) if inputs else ())
     key = geometry + (stream.ptr,)
-    plan = _plans.get(key)      # (Matmul, the algorithm it runs)
-    if plan is None:
+    mm = _plans.get(key)
+    if mm is None:
         mm = Matmul(a, b, stream=stream)
         mm.plan(preferences={"limit": 32}, epilog=epilog, epilog_inputs=inputs, stream=stream)
-        plan = _plans[key] = (mm, _fastest_algorithm(mm, geometry + (_alignment(a), _alignment(b)), stream))
+        best = _fastest_algorithm(mm, geometry + (_alignment(a), _alignment(b)), stream)
+        if best is not mm.algorithms[0]:    # plan it alone: execute() then runs it by default
+            mm.plan(algorithms=[best], epilog=epilog, epilog_inputs=inputs, stream=stream)
+        _plans[key] = mm
     else:
-        plan[0].reset_operands_unchecked(a=a, b=b, epilog_inputs=inputs, stream=stream)
-    return plan[0].execute(algorithm=plan[1], stream=stream)
+        mm.reset_operands_unchecked(a=a, b=b, epilog_inputs=inputs, stream=stream)
+    return mm.execute(stream=stream)
 
 
 def _alignment(a):

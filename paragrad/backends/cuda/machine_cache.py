@@ -2,8 +2,8 @@
 $PARAGRAD_CACHE (default ~/.cache/paragrad):
 
 - `kernels/`: the NVRTC kernels, compiled once per machine. CuPy keeps compiled modules on
-  disk keyed by source, options, architecture and compiler version; it is pointed here unless
-  the user set CUPY_CACHE_DIR.
+  disk keyed by source, options, architecture and compiler version; `import paragrad` points
+  it here unless the user set CUPY_CACHE_DIR (or imported CuPy first: then CuPy's own folder).
 - `choices/<gpu>-<versions>.json`: timed choices (which cuBLASLt algorithm of a GEMM plan,
   small_gemm or cuBLASLt for an MLP chain), keyed by everything the choice depends on. A
   choice is timed once, read by later processes, and written back when the process exits
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import re
 from pathlib import Path
 
@@ -25,14 +24,7 @@ import cupy
 from ...atomic_write import atomic_write
 
 
-def root() -> Path:
-    return Path(os.environ.get("PARAGRAD_CACHE") or Path.home() / ".cache" / "paragrad")
-
-
-def use_for_kernels():
-    """Point CuPy's kernel cache under root() (before any kernel compiles), unless the user
-    chose a folder for it."""
-    os.environ.setdefault("CUPY_CACHE_DIR", str(root() / "kernels"))
+from . import cache_root
 
 
 class Choices:
@@ -48,7 +40,7 @@ class Choices:
             import nvmath
             tag = (f"{name}-sm{props['major']}{props['minor']}-cuda{cupy.cuda.runtime.runtimeGetVersion()}"
                    f"-cupy{cupy.__version__}-nvmath{getattr(nvmath, '__version__', '')}")
-            self._path = root() / "choices" / (re.sub(r"[^A-Za-z0-9._-]+", "_", tag) + ".json")
+            self._path = cache_root() / "choices" / (re.sub(r"[^A-Za-z0-9._-]+", "_", tag) + ".json")
         return self._path
 
     def _load(self):

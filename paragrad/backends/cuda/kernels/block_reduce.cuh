@@ -1,5 +1,5 @@
-// Block-wide reductions shared by the kernels (#include "block_reduce.cuh"; kernels.py puts this
-// directory on NVRTC's include path). Every thread of the block passes its value and gets the
+// Block-wide reductions shared by the kernels (#include "block_reduce.cuh": kernels.py pastes
+// this file in its place). Every thread of the block passes its value and gets the
 // block's result; shm holds one value per warp. The per-warp partials are combined in a fixed
 // order, so a result doesn't depend on timing.
 #pragma once
