@@ -3,8 +3,10 @@ versions), and PyTorch's whole-step CUDA-graph capture with a node count."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -135,17 +137,23 @@ def capture_torch_step(body, opt, feed, warmup):
     return graph, nodes
 
 
-def per_second(step, sync, batch, steps, warmup):
-    """Training throughput: step(i) for warmup untimed steps, then steps timed between two
-    synchronizations; -> samples (images) per second."""
+def per_second(step, sync, batch, steps, warmup, windows=5):
+    """Training throughput: step(i) for warmup untimed steps, then `windows` windows of `steps`
+    steps, each timed between two synchronizations; -> the median window's samples (images)
+    per second. A garbage collection first, so that objects an earlier measurement left
+    don't get collected inside this one's windows."""
     for i in range(warmup):
         step(i)
-    sync()
-    t0 = time.perf_counter()
-    for i in range(steps):
-        step(i)
-    sync()
-    return batch * steps / (time.perf_counter() - t0)
+    gc.collect()
+    rates = []
+    for _ in range(windows):
+        sync()
+        t0 = time.perf_counter()
+        for i in range(steps):
+            step(i)
+        sync()
+        rates.append(batch * steps / (time.perf_counter() - t0))
+    return statistics.median(rates)
 
 
 def torch_eager_step(model, opt, X, Y, batch, compile_fwd):

@@ -34,7 +34,8 @@ Table 2 (skip with --skip-throughput) is training throughput in samples/s on ran
 on the GPU, Adam lr 1e-3, for 784-256-128-10 (ReLU, 10 classes) and 512-2048-2048-512 (GELU with
 the tanh approximation, cross-entropy over 512 classes), batch 32..512: paragrad jit vs PyTorch
 eager vs PyTorch with the whole step in one CUDA graph (fused capturable Adam). Each number: 20
-warm-up steps, then --tp-steps steps between two synchronizations.
+warm-up steps, then the median of 5 windows of --tp-steps steps, each timed between two
+synchronizations.
 
 Every framework runs inside try/except: one that fails prints an error row and the run goes on.
 """
@@ -504,7 +505,7 @@ def main():
                    "else ../shared/data, else .data)")
     p.add_argument("--skip-throughput", action="store_true", help="only table 1")
     p.add_argument("--limit-steps", type=int, default=None, help="train only N steps per epoch (quick runs)")
-    p.add_argument("--tp-steps", type=int, default=200, help="timed steps per throughput measurement")
+    p.add_argument("--tp-steps", type=int, default=200, help="timed steps per throughput window (5 windows)")
     p.add_argument("--json", default=None, help="also write both tables' numbers to this file")
     p.add_argument("--plot", default=None, help="write a PNG of the epoch times (needs matplotlib)")
     p.add_argument("--plot-from", default=None, metavar="JSON",
