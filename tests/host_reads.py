@@ -26,6 +26,12 @@ def counting_device(monkeypatch):
     device = CountingBackend()
     monkeypatch.setitem(backends._instances, "cuda", device)
     monkeypatch.setattr(paragrad.cuda, "device_count", lambda: 1)
-    # default generators of the stand-in's own (a real GPU's may exist), gone with it
-    monkeypatch.setattr(paragrad.random, "_defaults", {"cpu": paragrad.random.default_generator("cpu")})
-    return device
+    # default generators of the stand-in's own, gone with it (a real GPU's may exist: kept aside;
+    # the dict is shared by name, e.g. by checkpoint.py, so it is emptied and refilled in place)
+    generators = paragrad.random._defaults
+    kept = dict(generators)
+    for name in [n for n in generators if n != "cpu"]:
+        del generators[name]
+    yield device
+    generators.clear()
+    generators.update(kept)
