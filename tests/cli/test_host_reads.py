@@ -3,17 +3,22 @@ the loss sum and the progress bar stay on the device, index and target bounds ar
 where the indices came from, and the host reads only where the bar redraws and at the end of
 an epoch. Checked on the CPU with a stand-in device: the NumPy backend registered as 'cuda',
 counting its host reads (to_numpy). Training twice as many steps must read exactly as often."""
-from tests.cli.helpers import train_mnist
+import pytest
+
+from tests.cli.helpers import run
+from tests.data_paths import mnist_root
 from tests.host_reads import counting_device  # noqa: F401  (a fixture)
 
 
-def test_training_loop_reads_the_device_a_fixed_number_of_times_per_epoch(counting_device, tmp_path):
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_training_loop_reads_the_device_a_fixed_number_of_times_per_epoch(counting_device, tmp_path, model):
     """SGD: Adam's fused update (the CUDA backend's, reading step counts on the device) has no
     stand-in here, and its unfused one reads each step count on the host, as PyTorch's."""
     reads = []
     for limit in (500, 1000):       # 10 and 20 steps
         counting_device.reads = 0
-        assert train_mnist(tmp_path / str(limit), "--device", "cuda", "--no-jit", "--optimizer", "sgd",
-                           "--epochs", "1", "--limit", limit, "--test-limit", "100") == 0
+        assert run("train", "mnist", "--model", model, "--device", "cuda", "--no-jit", "--optimizer", "sgd",
+                   "--batch-size", "50", "--epochs", "1", "--limit", limit, "--test-limit", "100",
+                   "--data-dir", mnist_root(), "--out", tmp_path / str(limit)) == 0
         reads.append(counting_device.reads)
     assert reads[0] == reads[1], f"host reads grow with the steps: {reads[0]} for 10 steps, {reads[1]} for 20"
