@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..ops.binary import where
 from ..ops.creation import arange, rand, randint, tensor
+from ..ops.index_bounds import remember
 from ..ops.indexing import gather
 from ..ops.movement import flip, pad
 from ..tensor import Tensor
@@ -52,6 +53,7 @@ def random_crop(x, size, padding=0, generator=None):
     rows = oy.reshape(n, 1, 1) + arange(th, device=dev).reshape(1, th, 1)        # (N, th, 1)
     cols = ox.reshape(n, 1, 1) + arange(tw, device=dev).reshape(1, 1, tw)        # (N, 1, tw)
     idx = (rows * wp + cols).reshape(n, 1, th * tw).expand(n, c, th * tw)        # (N, C, th*tw)
+    remember(idx, 0, hp * wp - 1)       # in bounds by construction: gather needn't read it back
     out = gather(x.reshape(n, c, hp * wp), 2, idx).reshape(n, c, th, tw)         # (N, C, th, tw)
     return out[0] if single else out
 

@@ -22,3 +22,27 @@ def test_training_loop_reads_the_device_a_fixed_number_of_times_per_epoch(counti
                    "--data-dir", mnist_root(), "--out", tmp_path / str(limit)) == 0
         reads.append(counting_device.reads)
     assert reads[0] == reads[1], f"host reads grow with the steps: {reads[0]} for 10 steps, {reads[1]} for 20"
+
+
+def test_a_cifar10_resnet_step_with_augmentation_reads_nothing(counting_device):
+    """The cifar10 run's step (ResNet-18, BatchNorm, random crop and flip drawn on the device,
+    SGD with momentum and weight decay), run as `paragrad train cifar10` builds it."""
+    import numpy as np
+
+    import paragrad as pg
+    from paragrad.cli.divergence import LossWatch
+    from paragrad.cli.train import build_model, build_optimizer, make_step
+    from paragrad.data.transforms import Compose, RandomCrop, RandomHorizontalFlip
+    from paragrad.random import Generator
+    model = build_model({"model": "resnet18", "dataset": "cifar10"}).to("cuda")
+    opt = build_optimizer("sgd", model.parameters(), 0.1, 5e-4)
+    generator = Generator("cuda").manual_seed(1)
+    augment = Compose([RandomCrop(32, padding=4, generator=generator), RandomHorizontalFlip(generator=generator)])
+    images, labels = pg.randn(16, 3, 32, 32).to("cuda"), pg.tensor(np.arange(16) % 10).to("cuda")
+    order = pg.tensor(np.random.default_rng(0).permutation(16), device="cuda")   # as an epoch's order
+    step = make_step(model, opt, images, labels, augment, LossWatch("cuda"))
+    step(order[:4])                                 # the first step creates the optimizer's state
+    counting_device.reads = 0
+    for start in (4, 8, 12):
+        step(order[start:start + 4])
+    assert counting_device.reads == 0
