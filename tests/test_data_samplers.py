@@ -205,3 +205,34 @@ def test_index_draws_stay_on_the_cpu_under_a_default_device(device):
         pg.set_default_device(None)
     from paragrad.data.sampler import index_device
     assert index_device(None) == "cpu" and index_device(pg.Generator()) == pg.device("cpu")
+
+
+@pytest.mark.parametrize("make", [
+    lambda data: pdata.RandomSampler(data, replacement=True, num_samples=int(1e10)),
+    lambda data: pdata.RandomSampler(data, num_samples=int(1e10)),
+    lambda data: pdata.WeightedRandomSampler([1.0] * len(data), num_samples=int(1e10)),
+], ids=["random with replacement", "random permutations", "weighted"])
+def test_samplers_draw_lazily_as_torch(make):
+    """makemore's RandomSampler(replacement=True, num_samples=int(1e10)): PyTorch draws 32 at a
+    time; nothing proportional to num_samples may be made up front."""
+    import itertools
+    import tracemalloc
+    data = list(range(50))
+    tracemalloc.start()
+    sampler = make(data)
+    loader = pdata.DataLoader(data, batch_size=32, sampler=sampler)
+    batches = list(itertools.islice(iter(loader), 3))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 10 * 2**20, f"{peak / 2**20:.0f} MiB allocated for 3 batches"
+    assert len(sampler) == int(1e10) and len(loader) == -(-int(1e10) // 32)
+    assert [b.shape for b in batches] == [(32,)] * 3
+    assert all(0 <= int(i) < 50 for b in batches for i in b)
+
+
+def test_random_sampler_without_replacement_covers_each_pass():
+    sampler = pdata.RandomSampler(range(10), num_samples=25)
+    order = list(sampler)
+    assert len(order) == 25
+    assert sorted(order[:10]) == list(range(10)) and sorted(order[10:20]) == list(range(10))
+    assert len(set(order[20:])) == 5

@@ -11,6 +11,9 @@ from ..random import Generator
 from ..tensor import Tensor
 
 
+CHUNK = 32      # indices drawn per call by the samplers that draw with replacement (PyTorch's)
+
+
 def index_device(generator):
     """Where index draws happen: the generator's device, else the CPU (not pg.set_default_device's:
     indices are read on the host)."""
@@ -53,13 +56,16 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        n, k = len(self.data_source), self.num_samples
+        """Lazily, as PyTorch: with replacement `CHUNK` draws at a time, else one permutation
+        at a time (more samples than the dataset: whole permutations, then a cut), so that
+        num_samples=int(1e10) costs nothing up front."""
+        n, k, dev = len(self.data_source), self.num_samples, index_device(self.generator)
         if self.replacement:
-            return iter(randint(0, n, (k,), generator=self.generator, device=index_device(self.generator)).tolist())
-        order = []
-        while len(order) < k:       # more samples than the dataset: whole permutations, then a cut
-            order += randperm(n, generator=self.generator, device=index_device(self.generator)).tolist()
-        return iter(order[:k])
+            for start in range(0, k, CHUNK):
+                yield from randint(0, n, (min(CHUNK, k - start),), generator=self.generator, device=dev).tolist()
+            return
+        for start in range(0, k, n):
+            yield from randperm(n, generator=self.generator, device=dev)[:k - start].tolist()
 
     def __len__(self):
         return self.num_samples
@@ -122,8 +128,14 @@ class WeightedRandomSampler(Sampler):
         self.replacement, self.generator = replacement, generator
 
     def __iter__(self):
-        return iter(multinomial(self.weights, self.num_samples, self.replacement,
-                                generator=self.generator).tolist())
+        """Lazily: with replacement CHUNK draws at a time (PyTorch draws all num_samples at
+        once); without, at most len(weights) indices exist anyway."""
+        if not self.replacement:
+            yield from multinomial(self.weights, self.num_samples, False, generator=self.generator).tolist()
+            return
+        for start in range(0, self.num_samples, CHUNK):
+            yield from multinomial(self.weights, min(CHUNK, self.num_samples - start), True,
+                                   generator=self.generator).tolist()
 
     def __len__(self):
         return self.num_samples

@@ -368,6 +368,9 @@ def setitem(x, key, value):
     if not adv and not tracked:
         with autograd.no_grad():
             target = _basic(x, starts, stops, steps, out_shape)
+        if target.numel() == 0:         # y[n:] = v past the end: nothing to write, as torch
+            _broadcast_check(value, target.shape)
+            return
         if not _shares_memory(target, x):
             raise RuntimeError("setitem: this backend could not produce a view for the index")
         _broadcast_check(value, target.shape)

@@ -352,3 +352,31 @@ def test_index_op_errors(device, fn, exc, words):
     for w in words:
         assert w in str(info.value), f"{w!r} not in: {info.value}"
     assert x.grad_fn is None and not x.detach().any().item()
+
+
+EMPTY_KEYS = {   # keys that address no element (makemore's y[len(ix)+1:] = -1 at full length)
+    "slice past the end": (slice(5, None), -1), "empty 2-d slice": ((slice(None), slice(9, None)), -1),
+    "empty range": (slice(4, 2), 1.5), "empty index tensor": ("index", 7),
+    "all-false mask": ("mask", 7), "empty value tensor": (slice(5, 5), "empty"),
+}
+
+
+@pytest.mark.parametrize("name", EMPTY_KEYS)
+@pytest.mark.parametrize("tracked", [False, True], ids=["plain", "in a graph"])
+def test_setitem_of_no_elements_changes_nothing_as_torch(device, name, tracked):
+    key, value = EMPTY_KEYS[name]
+
+    def assign(x):
+        m = lib(x)
+        y = x * 1 if tracked else x.detach().clone()
+        k = {"index": m.tensor([], dtype=m.int64, device=x.device), "mask": y.detach() > 100}.get(key, key) \
+            if isinstance(key, str) else key
+        y[k] = m.zeros(0, 5, device=x.device) if value == "empty" else value
+        return y
+    check_op(assign, [(3, 5)], device=device, grad=tracked)
+
+
+def test_setitem_of_no_elements_still_checks_the_value_shape(device):
+    x = pg.zeros(5, device=device)
+    with pytest.raises(RuntimeError):
+        x[5:] = pg.zeros(3, device=device)
