@@ -19,7 +19,7 @@ from .tensor import Size, Tensor
 from .ops import *  # noqa: F401,F403  (the functional forms: pg.exp, pg.cat, ...)
 from .ops import (abs, all, any, max, min, pow, round, sum)  # noqa: A004  (torch names)
 
-from . import cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
+from . import accelerator, cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401  (torch.save / torch.load)
 from .dlpack import from_dlpack  # noqa: E402,F401

@@ -1,0 +1,23 @@
+"""pg.accelerator answers as torch.accelerator does (here: the CUDA backend, or none)."""
+import pytest
+import torch
+
+import paragrad as pg
+from tests.helpers import check_raises
+
+
+def test_queries_match_torch_on_this_machine():
+    assert pg.accelerator.is_available() == torch.accelerator.is_available()
+    assert pg.accelerator.device_count() == torch.accelerator.device_count()
+    want = torch.accelerator.current_accelerator()
+    got = pg.accelerator.current_accelerator()
+    assert (got is None) == (want is None) and (want is None or got.type == want.type)
+
+
+@pytest.mark.parametrize("call", ["current_device_index", "synchronize"])
+def test_device_calls_answer_or_raise_as_torch(call):
+    """With an accelerator both answer alike; without one both raise."""
+    if torch.accelerator.is_available():
+        assert getattr(pg.accelerator, call)() == getattr(torch.accelerator, call)()
+    else:
+        check_raises(lambda lib: getattr(lib.accelerator, call)(), match="none is available")
