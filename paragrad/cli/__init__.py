@@ -1,4 +1,4 @@
-"""The `paragrad` command line: info, train, evaluate.
+"""The `paragrad` command line: info, train, evaluate, run.
 
 Exit codes: 0 done; 2 the input was refused (a flag, file or folder, named in one line on
 stderr, before anything was written); 1 a run that started failed (e.g. the loss diverged).
@@ -74,6 +74,20 @@ def build_parser():
     e.add_argument("--limit", type=positive_int, default=None,
                    help="evaluate on the first N test images only")
     e.add_argument("--device", type=usable_device, default="cpu", help="cpu (default), cuda or cuda:N")
+
+    r = sub.add_parser(
+        "run", help="run a PyTorch script on paragrad (import torch gives paragrad)",
+        description="Run an unmodified PyTorch script with `import torch` (torch.nn, torch.optim, "
+                    "torch.utils.data, torch.cuda, torch.backends, ...) answered by paragrad. The "
+                    "script runs as `python SCRIPT ARGS` would: as __main__, with sys.argv = "
+                    "[SCRIPT, *ARGS], its folder first on sys.path, and its own exit code. A torch "
+                    "API paragrad lacks fails naming it; torch.utils.tensorboard's SummaryWriter "
+                    "does nothing.",
+        epilog="everything after SCRIPT is the script's, flags included: "
+               "paragrad run train.py --lr 3e-4")
+    r.add_argument("script", help="the Python file to run")
+    r.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments"
+                   ).required = False    # may be empty: a missing SCRIPT alone is the error
     return p, sub.choices
 
 
@@ -83,6 +97,13 @@ def main(argv=None):
     command = commands[args.command]
     if unknown:     # reported by the subcommand, whose --help lists what it takes
         command.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.command == "run":   # the script's own errors keep their traceback: none caught here
+        from .run import prepare, run_script
+        try:
+            script = prepare(args)
+        except UsageError as e:
+            return _fail(command, e, 2)
+        return run_script(script, args.args)
     from ..data import DataError
     from ..safetensors import SafetensorsError
     try:
