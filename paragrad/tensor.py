@@ -192,6 +192,12 @@ class Tensor:
     def tolist(self):
         return self._host("Tensor.tolist()").tolist()
 
+    def __format__(self, spec):
+        """A 0-d tensor formats as its value (f"{loss:.4f}"), as torch's; others as str()."""
+        if self.ndim == 0:
+            return self._scalar("format(Tensor)").__format__(spec)
+        return object.__format__(self, spec)
+
     def __float__(self):
         return float(self._scalar("float(Tensor)"))
 

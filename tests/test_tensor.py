@@ -671,3 +671,12 @@ def test_set_printoptions_matches_torch(opts):
     assert repr(pg.tensor([1e-6, 1.0])) == repr(torch.tensor([1e-6, 1.0]))       # defaults are back
     with pytest.raises(ValueError, match="profile must be one of"):
         pg.set_printoptions(profile="long")
+
+
+def test_format_spec_formats_a_0d_tensor_as_torch():
+    for make in (lambda m: m.tensor(1.5), lambda m: m.tensor(3), lambda m: m.tensor(-0.25, dtype=m.float64)):
+        for spec in ("", "+.2f", ">8", ".3e"):
+            assert format(make(pg), spec) == format(make(torch), spec)
+    with pytest.raises(TypeError):
+        format(pg.tensor([1.0, 2.0]), ".2f")        # as torch: only 0-d tensors take a spec
+    assert format(pg.tensor([1.0, 2.0])) == str(pg.tensor([1.0, 2.0]))

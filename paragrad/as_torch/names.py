@@ -2,7 +2,8 @@
 
 Most torch paths are paragrad's with the first word changed (torch.nn.functional ->
 paragrad.nn.functional). The tables hold the exceptions: where paragrad keeps a thing under
-another name, the stubs `paragrad run` puts in place of logging modules, and names whose paragrad
+another name, the stubs `paragrad run` puts in place of logging modules and of torch.onnx
+(importable, empty), and names whose paragrad
 namesake means something else (paragrad.jit captures CUDA graphs; torch.jit is TorchScript), which
 must fail as missing rather than answer with the wrong thing.
 """
@@ -20,6 +21,7 @@ _RENAMED = {
     "torch.utils.data.distributed": "paragrad.data.sampler",  # DistributedSampler lives there
     "torch.utils.tensorboard": "paragrad.as_torch.tensorboard",
     "torch.utils.tensorboard.writer": "paragrad.as_torch.tensorboard",
+    "torch.onnx": "paragrad.as_torch.onnx",
 }
 # torch.nn.modules.<file>.<Class> is torch.nn.<Class> filed by torch's layout, which paragrad's
 # doesn't follow: the package and each of its files are paragrad.nn, where those names live
@@ -30,6 +32,7 @@ _NOT_THE_SAME = {"torch.jit"}
 STUBS = {
     "paragrad.as_torch.tensorboard":
         "paragrad run: torch.utils.tensorboard is not supported; SummaryWriter calls do nothing",
+    "paragrad.as_torch.onnx": "paragrad run: torch.onnx is not supported; using any of it fails",
 }
 
 

@@ -84,6 +84,13 @@ def test_tensorboard_stub_does_nothing_and_says_so_once(tmp_path):
     assert list(tmp_path.iterdir()) == []           # no event files, no runs/ folder
 
 
+def test_torch_onnx_imports_and_fails_by_name_when_used(tmp_path):
+    r = paragrad_run(SCRIPTS / "onnx_import.py", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout == "imported\n"
+    assert r.stderr.startswith("paragrad run: torch.onnx is not supported; using any of it fails\n")
+    assert r.stderr.rstrip().endswith(f"AttributeError: paragrad has no torch.onnx.export {SUFFIX}")
+
+
 @pytest.mark.parametrize("what", ["missing", "folder"])
 def test_missing_script_is_one_line_exit_2(tmp_path, what):
     script = tmp_path / "nope.py" if what == "missing" else tmp_path
