@@ -16,11 +16,12 @@ from pathlib import Path
 import numpy as np
 
 
-def default_data_dir():
-    """$PARAGRAD_DATA, else ../shared/data, else .data (both beside/in the repository root)."""
+def default_data_dir(dataset="mnist"):
+    """The folder holding dataset/: $PARAGRAD_DATA, else ../shared/data, else .data (both
+    beside/in the repository root)."""
     repo = Path(__file__).resolve().parent.parent
     for cand in (os.environ.get("PARAGRAD_DATA"), repo.parent / "shared" / "data", repo / ".data"):
-        if cand and (Path(cand) / "mnist").is_dir():
+        if cand and (Path(cand) / dataset).is_dir():
             return Path(cand)
     return None
 
@@ -72,7 +73,7 @@ def version(module, dist=None):
             return "not installed"
 
 
-def print_header(device):
+def print_header(device, cpu_smoke_test=True):
     import torch
 
     import paragrad as pg
@@ -93,7 +94,8 @@ def print_header(device):
         except Exception as e:  # noqa: BLE001 - the paragrad rows will fail with the full error
             print(f"paragrad: cuda backend unusable: {type(e).__name__}: {e}")
     else:
-        print(f"device  : cpu ({platform.machine()}, {os.cpu_count()} cores) - smoke test, times mean nothing")
+        print(f"device  : cpu ({platform.machine()}, {os.cpu_count()} cores)"
+              + (" - smoke test, times mean nothing" if cpu_smoke_test else ""))
     print(f"versions: paragrad {pg.__version__}, torch {torch.__version__}, cupy {version('cupy', 'cupy-cuda13x')}, "
           f"tinygrad {version('tinygrad')}, numpy {np.__version__}, python {platform.python_version()}")
 

@@ -1,0 +1,99 @@
+"""Run a PyTorch training script for a fixed number of training steps and time each step:
+the helper process bench/scripts.py starts for every run.
+
+    python bench/script_steps.py torch|paragrad STEPS RESULT.json SCRIPT [script args...]
+
+`paragrad` runs the script as `paragrad run` does (torch names resolve to paragrad), `torch`
+with real PyTorch. A training step is one `Tensor.backward()` call, the one thing every
+training script does once a step: each call's start is time-stamped on the host, and the call
+after the STEPS-th stops the script. On a GPU the window from the first to the last step is
+also timed between two device synchronizations (host timestamps alone would time how fast
+the host queues work); it opens after the first fifth of the steps. RESULT.json gets the step
+intervals (seconds), that window, the steps run and the loss of the last step, read once at
+the end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import time
+
+
+def _silent_tensorboard():
+    """torch.utils.tensorboard whose SummaryWriter does nothing, as paragrad run's: logging costs
+    neither framework anything (and the tensorboard package need not be installed)."""
+    import types
+
+    class SummaryWriter:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __getattr__(self, name):
+            return lambda *args, **kwargs: None
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+    module = types.ModuleType("torch.utils.tensorboard")
+    module.SummaryWriter = SummaryWriter
+    return module
+
+
+class _Enough(BaseException):
+    """Raised inside the script's STEPS+1-th backward call: the run is over (a BaseException,
+    so that the script's own `except Exception` doesn't swallow it)."""
+
+
+def main():
+    framework, steps, result_path, script, *script_args = sys.argv[1:]
+    steps = int(steps)
+    if framework == "paragrad":
+        from paragrad.as_torch import install
+        install()               # (its torch.utils.tensorboard does nothing)
+    else:
+        sys.modules["torch.utils.tensorboard"] = _silent_tensorboard()
+    import torch
+
+    starts, losses = [], []
+    window = {}
+
+    def synchronize():
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+
+    backward = torch.Tensor.backward
+
+    warm = max(1, steps // 5)      # steps before the synchronized window opens
+
+    def timed_backward(self, *args, **kwargs):
+        if len(starts) == warm:
+            synchronize()
+            window["start"] = time.perf_counter()
+        if len(starts) == steps:
+            synchronize()
+            window["seconds"] = time.perf_counter() - window["start"]
+            raise _Enough
+        starts.append(time.perf_counter())
+        losses[:] = [self.detach()]
+        return backward(self, *args, **kwargs)
+
+    torch.Tensor.backward = timed_backward
+    sys.argv = [script, *script_args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except _Enough:
+        pass
+    result = {"steps": len(starts), "intervals": [b - a for a, b in zip(starts, starts[1:])],
+              "window_steps": steps - warm, "window_seconds": window.get("seconds"),
+              "last_loss": float(losses[0]) if losses else None}
+    with open(result_path, "w") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Public PyTorch training scripts, unmodified, through `paragrad run` and through PyTorch:
+median step time and the loss at the last step, side by side in one run.
+
+    python bench/scripts.py [--device cpu|cuda] [--steps 50] [--repeats 2] [--only NAME ...]
+                            [--json PATH]
+
+The scripts (kept with their licences under bench/third_party/):
+  - makemore.py (karpathy/makemore, MIT): character-level names, six model types: bigram, MLP,
+    RNN and GRU (hand-written cells), bag-of-words, Transformer (masked self-attention with a
+    tanh-GELU written out); AdamW, a DataLoader over RandomSampler(replacement=True,
+    num_samples=int(1e10)). Run as `makemore.py -i names.txt -o TMP --type T --num-workers 0
+    --device D` (no worker processes for either framework);
+  - word_language_model (pytorch/examples, BSD-3): word-level LSTM, GRU and Transformer
+    language models, SGD by hand with gradient clipping, `--batch_size 10`. Its corpus here is
+    Tiny Shakespeare's first 12,000 lines split 90/5/5 into train/valid/test (../shared/data),
+    not WikiText-2; `--accel` on the GPU;
+  - regression (pytorch/examples, BSD-3): a polynomial fitted by a Linear layer, SGD by hand
+    (CPU only: the script has no device option).
+Each run is a fresh process (bench/script_steps.py) that stops the script after --steps
+training steps (a step: one backward call). Every configuration runs --repeats times per
+framework, torch and paragrad alternating (torch first, then paragrad first, ...). Step time:
+the median of the host intervals between consecutive steps on the CPU; on the GPU the
+synchronized window over the last four fifths of the steps, divided by its steps. The table
+shows each framework's median over the repeats and the ratio paragrad / torch (< 1: paragrad
+faster); the losses are the last step's, for the same steps (random initializations differ
+between the frameworks: compare them as training curves, not digits).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import default_data_dir, print_header
+
+HERE = Path(__file__).resolve().parent
+THIRD = HERE / "third_party"
+MAKEMORE_TYPES = ("bigram", "mlp", "rnn", "gru", "bow", "transformer")
+WLM_MODELS = ("LSTM", "GRU", "Transformer")
+LINES = 12000       # of Tiny Shakespeare: about 300 batches of 10 x 35 words, an 8k-word vocabulary
+
+
+def configurations(device, steps, corpus, work):
+    """name -> (script, args); {work} is a fresh folder per run."""
+    out = {}
+    for t in MAKEMORE_TYPES:
+        out[f"makemore {t}"] = (THIRD / "makemore" / "makemore.py",
+                                ["-i", str(THIRD / "makemore" / "names.txt"), "-o", "{work}", "--type", t,
+                                 "--num-workers", "0", "--max-steps", str(steps + 10), "--device", device])
+    for m in WLM_MODELS:
+        out[f"word_language_model {m}"] = (THIRD / "word_language_model" / "main.py",
+                                           ["--data", str(corpus), "--model", m, "--epochs", "1", "--batch_size", "10",
+                                            "--save", "{work}/model.pt"] + (["--accel"] if device == "cuda" else []))
+    if device == "cpu":
+        out["regression"] = (THIRD / "regression" / "main.py", [])
+    return out
+
+
+def shakespeare_corpus(data_dir, folder):
+    """Tiny Shakespeare's first LINES lines as train/valid/test.txt (90/5/5) in folder."""
+    text = (Path(data_dir) / "tinyshakespeare" / "input.txt").read_text().splitlines()[:LINES]
+    cut1, cut2 = int(len(text) * 0.9), int(len(text) * 0.95)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, lines in (("train", text[:cut1]), ("valid", text[cut1:cut2]), ("test", text[cut2:])):
+        (folder / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def run_once(framework, name, script, args, steps, device, tmp):
+    """One fresh process -> (step seconds, last loss) or an error string."""
+    work = Path(tempfile.mkdtemp(dir=tmp))
+    result = work / "result.json"
+    cmd = [sys.executable, str(HERE / "script_steps.py"), framework, str(steps), str(result), str(script),
+           *[a.replace("{work}", str(work)) for a in args]]
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    if proc.returncode != 0 or not result.exists():
+        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return f"{framework} failed (exit {proc.returncode}): {tail[:200]}"
+    r = json.loads(result.read_text())
+    if r["steps"] < steps:
+        return f"{framework}: the script ended after {r['steps']} of {steps} steps"
+    seconds = (r["window_seconds"] / r["window_steps"] if device == "cuda"
+               else statistics.median(r["intervals"]))
+    return seconds, r["last_loss"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--steps", type=int, default=50, help="training steps per run (default 50)")
+    p.add_argument("--repeats", type=int, default=2, help="runs per framework and script (default 2)")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="run only these configurations (prefixes)")
+    p.add_argument("--data-dir", default=None, help="folder holding tinyshakespeare/ (default: $PARAGRAD_DATA, "
+                                                    "else ../shared/data)")
+    p.add_argument("--json", default=None, help="also write the numbers to this file")
+    args = p.parse_args()
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir("tinyshakespeare")
+    print_header(args.device, cpu_smoke_test=False)
+    print(f"steps   : {args.steps} per run, {args.repeats} run(s) per framework, alternating\n")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = shakespeare_corpus(data_dir, Path(tmp) / "corpus")
+        configs = configurations(args.device, args.steps, corpus, tmp)
+        if args.only:
+            configs = {k: v for k, v in configs.items() if any(k.startswith(o) for o in args.only)}
+        print(f"{'script':32s} {'torch ms':>9s} {'paragrad ms':>12s} {'ratio':>6s} {'torch loss':>11s} "
+              f"{'paragrad loss':>14s}")
+        for name, (script, script_args) in configs.items():
+            runs = {"torch": [], "paragrad": []}
+            errors = []
+            for rep in range(args.repeats):
+                order = ("torch", "paragrad") if rep % 2 == 0 else ("paragrad", "torch")
+                for fw in order:
+                    r = run_once(fw, name, script, script_args, args.steps, args.device, tmp)
+                    (errors.append(r) if isinstance(r, str) else runs[fw].append(r))
+            cell = {fw: (statistics.median(s for s, _ in runs[fw]) * 1e3, runs[fw][-1][1]) if runs[fw] else None
+                    for fw in runs}
+            t, g = cell["torch"], cell["paragrad"]
+            ratio = f"{g[0] / t[0]:6.2f}" if t and g else f"{'-':>6s}"
+            fmt = lambda c, i, f: f"{c[i]:{f}}" if c else "failed"   # noqa: E731
+            print(f"{name:32s} {fmt(t, 0, '9.2f'):>9s} {fmt(g, 0, '12.2f'):>12s} {ratio} "
+                  f"{fmt(t, 1, '11.4f'):>11s} {fmt(g, 1, '14.4f'):>14s}", flush=True)
+            for e in dict.fromkeys(errors):
+                print(f"  {e}")
+            rows.append({"script": name, "torch_ms": t and t[0], "paragrad_ms": g and g[0],
+                         "torch_loss": t and t[1], "paragrad_loss": g and g[1], "errors": errors})
+    ratios = [r["paragrad_ms"] / r["torch_ms"] for r in rows if r["torch_ms"] and r["paragrad_ms"]]
+    if ratios:
+        print(f"\nparagrad / torch step time: median {statistics.median(ratios):.2f}, worst {max(ratios):.2f} "
+              f"over {len(ratios)} of {len(rows)} scripts")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"device": args.device, "steps": args.steps, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
