@@ -1,11 +1,14 @@
 """Host time per op: paragrad vs PyTorch on the CPU, for a tiny add and a tiny matmul,
-forward only and forward+backward, side by side in one run.
+forward only and forward+backward, side by side in one run; then two ops of issue 14 whose
+NumPy kernels were the cost: pow(x, 3.0) and an embedding's forward+backward.
 
     python bench/op_overhead.py [--repeat 2000]
 
-Tiny tensors make the arithmetic negligible, so the numbers are the framework's own per-op
-cost: argument checks, dtype promotion, tensor creation, graph recording and the backward
-engine. Each figure is the median over several timed batches.
+Tiny tensors make the arithmetic negligible, so the first numbers are the framework's own
+per-op cost: argument checks, dtype promotion, tensor creation, graph recording and the
+backward engine. The last two rows add arithmetic where NumPy's general path was slow:
+`power` with a float exponent (hundreds of times a multiply) and `add.at` with a tuple of
+coordinates (the embedding's scatter-add). Each figure is the median over several timed batches.
 """
 from __future__ import annotations
 
@@ -50,8 +53,20 @@ def cases(lib):
     def mm_fwd_bwd():
         (ag @ bg).sum().backward()
 
+    x = lib.tensor(rng.standard_normal((32, 16, 256)).astype(np.float32))     # (B, T, C)
+    emb = lib.nn.Embedding(27, 64)                                            # (V, D)
+    ids = lib.tensor(rng.integers(0, 27, (32, 16)))                           # (B, T) int64
+
+    def pow3_fwd():
+        return lib.pow(x, 3.0)
+
+    def emb_fwd_bwd():
+        emb(ids).sum().backward()
+
     return [("add (4x4) forward", add_fwd), ("matmul (4x4) forward", mm_fwd),
-            ("add + sum, forward+backward", add_fwd_bwd), ("matmul + sum, forward+backward", mm_fwd_bwd)]
+            ("add + sum, forward+backward", add_fwd_bwd), ("matmul + sum, forward+backward", mm_fwd_bwd),
+            ("pow(x, 3.0) (32x16x256) forward", pow3_fwd),
+            ("embedding 27x64[32x16] fwd+bwd", emb_fwd_bwd)]
 
 
 def main():

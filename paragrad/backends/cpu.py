@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 
+from . import cpu_scatter
 from .base import Backend, int_pow
 from .quiet_numpy import ERRSTATE, IGNORE, quiet
 
@@ -267,8 +268,7 @@ class CPUBackend(Backend):
 
     @quiet
     def scatter_add(self, base, index, src, axis):
-        np.add.at(base, _scatter_coords(index, axis), src)
-        return base
+        return cpu_scatter.scatter_add(base, index, src, axis)
 
     @quiet
     def scatter(self, base, index, src, axis):
