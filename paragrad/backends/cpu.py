@@ -32,6 +32,7 @@ _BITWISE = {"and": (np.logical_and, np.bitwise_and), "or": (np.logical_or, np.bi
 # half-precision float dtypes, summed with a float32 accumulator (compared as dtypes: the
 # .name property of a NumPy dtype is slow enough to show in per-op overhead)
 _HALF = tuple(d for d in (np.dtype(np.float16), _dtypes.bfloat16.np) if d is not None)
+_BF16 = _dtypes.bfloat16.np
 
 
 def _in_float32(fn):
@@ -176,6 +177,10 @@ class CPUBackend(Backend):
                 f = _BINARY.get(op)
                 if f is not None:
                     return f(a, b, out=out)
+            if type(b) is float and getattr(a, "dtype", None) == _BF16:
+                b = _BF16.type(b)       # NumPy would promote bfloat16 with a Python float to
+            elif type(a) is float and getattr(b, "dtype", None) == _BF16:     # float32 (no weak
+                a = _BF16.type(a)       # scalars for ml_dtypes); torch casts the scalar first
             return np.asarray(self._binary(op, a, b, out))
         finally:
             ERRSTATE.reset(token)

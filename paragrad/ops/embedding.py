@@ -14,7 +14,8 @@ from .index_bounds import out_of_range
 
 class EmbeddingBackward(Node):
     def backward(self, g):
-        # written with Tensor ops, so a create_graph backward differentiates it too
+        # written with Tensor ops, so a create_graph backward differentiates it too (without
+        # one, the scatter runs on buffers)
         from .creation import ones, zeros
         (idx,) = self.saved
         d = g.shape[-1]
@@ -26,6 +27,11 @@ class EmbeddingBackward(Node):
             gf = gf / counts[flat].unsqueeze(1)
         if self.padding_idx is not None:
             gf = gf * (flat != self.padding_idx).unsqueeze(1).to(g.dtype)
+        if not autograd._grad_enabled:     # the common case, on buffers: the ids were checked
+            b = g._backend                  # in the forward, no graph to record
+            dw = b.full((self.num_weights, d), 0, g.dtype, g._device.index)          # (V, D)
+            rows = b.expand(b.reshape(flat._data, (-1, 1)), (flat.shape[0], d))       # (K, D)
+            return (_wrap(b.scatter_add(dw, rows, b.contiguous(gf._data), 0), g.dtype, g._device),)
         dw = zeros(self.num_weights, d, dtype=g.dtype, device=g.device)
         return (dw.scatter_add(0, flat.unsqueeze(1).expand(-1, d), gf),)
 

@@ -1,6 +1,8 @@
 """bfloat16 (through ml_dtypes) on every device: a representative op of each family, forward
 and gradient against PyTorch's bfloat16, with the bfloat16 tolerances of tests/helpers.py."""
+import numpy as np
 import pytest
+import torch
 
 import paragrad as pg
 from tests.helpers import check_op
@@ -34,3 +36,17 @@ def test_bfloat16_matches_torch(name, fn, shapes, device):
 def test_bfloat16_sum_accumulates_in_float32(device):
     x = pg.full((4096,), 1.0, dtype=pg.bfloat16, device=device)
     assert x.sum().item() == 4096.0          # a bfloat16 accumulator would stop at 256
+
+
+@pytest.mark.parametrize("op", ["__mul__", "__add__", "__sub__", "__truediv__", "__pow__", "__rmul__",
+                                "__radd__", "__rsub__", "__rpow__"])
+@pytest.mark.parametrize("scalar", [0.1, 2.5, 1e-3])
+def test_bfloat16_with_a_python_float_stays_bfloat16_as_torch(op, scalar, device):
+    """NumPy promotes ml_dtypes' bfloat16 with a Python float to float32; torch casts the scalar
+    to bfloat16 first and keeps the tensor's dtype."""
+    data = [2.5, 0.1, 3.3, -7.7]
+    p = getattr(pg.tensor(data, device=device).bfloat16(), op)(scalar)
+    t = getattr(torch.tensor(data).bfloat16(), op)(scalar)
+    assert p.dtype is pg.bfloat16 and p.cpu()._data.dtype == pg.bfloat16.np
+    # (pow rounds through exp/log: one bfloat16 step apart at most)
+    np.testing.assert_allclose(p.float().cpu().numpy(), t.float().numpy(), rtol=0 if "pow" not in op else 8e-3)
