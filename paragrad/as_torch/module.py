@@ -26,6 +26,7 @@ class TorchModule(types.ModuleType):
         super().__init__(name, target.__doc__)
         self.__dict__["_target"] = target
         self.__dict__["__path__"] = []
+        self.__dict__["_cached"] = set()        # names __getattr__ copied from the target
 
     def __getattr__(self, name):        # only for what the proxy itself doesn't hold
         target = self.__dict__["_target"]
@@ -44,6 +45,9 @@ class TorchModule(types.ModuleType):
                 return importlib.import_module(torch_name)
         if value is _MISSING:
             raise AttributeError(missing(torch_name), name=name, obj=self)
+        if callable(value):     # functions and classes don't change: later reads are dict hits
+            self.__dict__[name] = value         # (about 2.5 us a read through here otherwise)
+            self.__dict__["_cached"].add(name)
         return value
 
     def __setattr__(self, name, value):
@@ -52,16 +56,23 @@ class TorchModule(types.ModuleType):
         if (name.startswith("__") and name.endswith("__")) or isinstance(value, TorchModule):
             self.__dict__[name] = value
         else:
+            self._forget(name)                  # a read cached by __getattr__ would hide it
             setattr(self.__dict__["_target"], name, value)
 
     def __delattr__(self, name):
-        if name in self.__dict__:
+        if name in self.__dict__ and name not in self.__dict__["_cached"]:
             del self.__dict__[name]
         else:
+            self._forget(name)
             delattr(self.__dict__["_target"], name)
 
+    def _forget(self, name):
+        if name in self.__dict__["_cached"]:
+            self.__dict__["_cached"].discard(name)
+            del self.__dict__[name]
+
     def __dir__(self):
-        return sorted(set(dir(self.__dict__["_target"])) | set(self.__dict__) - {"_target"})
+        return sorted(set(dir(self.__dict__["_target"])) | set(self.__dict__) - {"_target", "_cached"})
 
     def __repr__(self):
         return f"<module {self.__name__!r} (paragrad run: {self.__dict__['_target'].__name__})>"

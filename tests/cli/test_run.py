@@ -177,3 +177,24 @@ def test_mapping_after_install():
         exec("from torch import *", ns)
         assert ns["tanh"] is pg.tanh and "jit" not in ns
     """)
+
+
+def test_cached_reads_follow_writes_and_deletes():
+    """Functions and classes read through the proxy are kept on it (a dict hit the next time);
+    a script's assignment or del must still be what the next read sees."""
+    out = _in_subprocess("""
+        import paragrad.as_torch as as_torch; as_torch.install()
+        import paragrad, torch
+        assert torch.zeros is torch.zeros is paragrad.zeros
+        torch.zeros = lambda *size: "replaced"
+        assert torch.zeros(1) == "replaced" and paragrad.zeros(1) == "replaced"
+        del torch.zeros
+        try:
+            torch.zeros
+        except AttributeError as e:
+            print(e)
+        import torch.nn
+        del torch.nn
+        print(hasattr(paragrad, "nn"))
+    """)
+    assert out == f"paragrad has no torch.zeros {SUFFIX}\nTrue\n"
