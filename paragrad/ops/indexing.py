@@ -364,6 +364,14 @@ def setitem(x, key, value):
     if tracked and x.grad_fn is None and x._requires_grad:
         raise RuntimeError("setitem: a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
+    if not tracked:
+        target = _basic_buffer(x, key)
+        if target is not None:          # data code's y[i:j] = v, without the general planning
+            _broadcast_check(value, target.shape)
+            if target.size:
+                x._backend.copy_(target, value._data if isinstance(value, Tensor) else value)
+                bump_version(x)
+            return
     starts, stops, steps, out_shape, adv = _plan(x, key)
     if not adv and not tracked:
         with autograd.no_grad():
@@ -399,6 +407,37 @@ def setitem(x, key, value):
         b.scatter(flat, pos.reshape(-1)._data, src, 0)
         b.copy_(x._data, b.reshape(flat, x.shape))
     bump_version(x)
+
+
+def _basic_buffer(x, key):
+    """The view of x's buffer that `key` addresses when it is an int, a slice or a tuple of
+    them (at most one per dim), else None: everything else, and anything to refuse (an int out
+    of range, a non-positive step), takes the general path, which also gives the errors."""
+    items = key if type(key) is tuple else (key,)
+    shape = x._data.shape
+    if len(items) > len(shape):
+        return None
+    starts, stops, steps, kept = [], [], [], []
+    for d, k in enumerate(items):
+        if type(k) is int:
+            if not -shape[d] <= k < shape[d]:
+                return None
+            k += shape[d] if k < 0 else 0
+            starts.append(k), stops.append(k + 1), steps.append(1)
+        elif type(k) is slice and (k.step is None or k.step > 0):
+            start, stop, step = k.indices(shape[d])
+            starts.append(start), stops.append(max(stop, start)), steps.append(step)
+            kept.append(d)
+        else:
+            return None
+    n = len(items)
+    b = x._backend
+    view = b.slice(x._data, starts + [0] * (len(shape) - n), stops + list(shape[n:]),
+                   steps + [1] * (len(shape) - n))
+    kept += range(n, len(shape))
+    if len(kept) != len(shape):         # drop the dims an int picked (size 1: still a view)
+        view = b.reshape(view, tuple(view.shape[d] for d in kept))
+    return view if view.size == 0 or _shares_memory_buf(view, x._data) else None
 
 
 def _broadcast_check(value, shape):
