@@ -425,6 +425,13 @@ def stack(tensors, dim=0):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
                                f"entry 0 and {list(t.shape)} at entry {i}")
     d = dim_arg(dim, len(shape) + 1, "stack")
+    first = tensors[0]
+    if not autograd.needs_grad(*tensors) and all(
+            t.dtype is first.dtype and t._device is first._device for t in tensors):
+        # a DataLoader's collate stacks a batch of samples: one concat of the buffers, without
+        # a recorded unsqueeze per sample
+        b, one = first._backend, tuple(shape[:d]) + (1,) + tuple(shape[d:])
+        return _wrap(b.concat([b.reshape(t._data, one) for t in tensors], d), first.dtype, first._device)
     return cat([t.unsqueeze(d) for t in tensors], d)
 
 
