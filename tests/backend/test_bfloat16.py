@@ -48,5 +48,8 @@ def test_bfloat16_with_a_python_float_stays_bfloat16_as_torch(op, scalar, device
     p = getattr(pg.tensor(data, device=device).bfloat16(), op)(scalar)
     t = getattr(torch.tensor(data).bfloat16(), op)(scalar)
     assert p.dtype is pg.bfloat16 and p.cpu()._data.dtype == pg.bfloat16.np
-    # (pow rounds through exp/log: one bfloat16 step apart at most)
-    np.testing.assert_allclose(p.float().cpu().numpy(), t.float().numpy(), rtol=0 if "pow" not in op else 8e-3)
+    # pow rounds through exp/log: one bfloat16 step apart at most. On CUDA the scalar stays in
+    # float32, as torch's CUDA kernels keep it (bf16(0.1) - 0.1 is 1e-4 there, 0 on the CPU)
+    exact = "pow" not in op and device == "cpu"
+    np.testing.assert_allclose(p.float().cpu().numpy(), t.float().numpy(), rtol=0 if exact else 8e-3,
+                               atol=0 if exact else 2e-4)
