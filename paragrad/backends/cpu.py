@@ -235,6 +235,10 @@ class CPUBackend(Backend):
     def matmul(self, a, b, out=None):
         token = ERRSTATE.set(IGNORE)
         try:
+            if a.ndim > 2 and b.ndim == 2 and out is None and a.flags.c_contiguous:
+                # (..., n, k) @ (k, m): NumPy loops one GEMM per leading index; as one
+                # (N*n, k) @ (k, m) GEMM it is 2-5x faster (a Linear over a sequence)
+                return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
             return np.matmul(a, b, out=out)
         finally:
             ERRSTATE.reset(token)
