@@ -88,8 +88,13 @@ class CPUBackend(Backend):
     def empty(self, shape, dtype, device_index=0):
         return np.empty(shape, dtype=dtype.to_numpy())
 
-    @quiet
     def full(self, shape, value, dtype, device_index=0):
+        if (type(value) is int or type(value) is float) and value == 0 and math.copysign(1.0, value) > 0:
+            return np.zeros(shape, dtype=dtype.to_numpy())     # zeros(): 0.2 us where np.full takes 0.8
+        return self._full(shape, value, dtype)
+
+    @quiet
+    def _full(self, shape, value, dtype):
         return np.full(shape, value, dtype=dtype.to_numpy())
 
     @quiet

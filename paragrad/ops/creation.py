@@ -91,7 +91,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if arr.dtype.kind == "f" and not dtype.is_floating_point and dtype is not dt.bool_:
         arr = np.trunc(arr)     # float -> int truncates toward zero
     if not isinstance(data, (np.ndarray, np.generic, Tensor)) and arr.size and \
-            arr.dtype.kind in "iuf" and not dtype.is_floating_point and dtype is not dt.bool_:
+            arr.dtype.kind in "iuf" and not dtype.is_floating_point and dtype is not dt.bool_ \
+            and arr.dtype != dtype.np:     # (Python ints read as int64 fit int64: nothing to check)
         _check_range(arr, dtype)
     t = _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
     return remember_host_values(t, arr) if not dtype.is_floating_point else t
