@@ -178,10 +178,12 @@ class CPUBackend(Backend):
     def binary(self, op, a, b, out=None):
         token = ERRSTATE.set(IGNORE)
         try:
-            if out is not None:                 # the optimizers' in-place hot path
-                f = _BINARY.get(op)
-                if f is not None:
-                    return f(a, b, out=out)
+            f = _BINARY.get(op)
+            if f is not None and out is None and type(a) is np.ndarray and type(b) is np.ndarray:
+                r = f(a, b)                     # tensor op tensor, the hot path (0-d: a scalar)
+                return r if type(r) is np.ndarray else np.asarray(r)
+            if out is not None and f is not None:   # the optimizers' in-place hot path
+                return f(a, b, out=out)
             if type(b) is float and getattr(a, "dtype", None) == _BF16:
                 b = _BF16.type(b)       # NumPy would promote bfloat16 with a Python float to
             elif type(a) is float and getattr(b, "dtype", None) == _BF16:     # float32 (no weak

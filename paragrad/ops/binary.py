@@ -67,7 +67,7 @@ def prepare(op, a, b, compute=None):
         dtype = _result_dtype(a, b)
         if compute is not None:
             dtype = compute(dtype)
-        if a.shape != b.shape:
+        if a._data.shape != b._data.shape:      # (buffer shapes: tuples, no Size built)
             _check_shapes(op, a, b)
         ab = a._data if a.dtype is dtype else a._backend.cast(a._data, dtype)
         bb = b._data if b.dtype is dtype else b._backend.cast(b._data, dtype)
