@@ -351,9 +351,9 @@ def getitem(x, key):
 
 def setitem(x, key, value):
     """x[key] = value (value broadcast to the indexed shape, cast to x's dtype)."""
-    from .creation import arange
     if isinstance(value, Tensor):
-        same_device("setitem", x, value)
+        if value._device is not x._device:
+            same_device("setitem", x, value)
         if value.dtype is not x.dtype:
             value = value.to(x.dtype)
     elif not isinstance(value, (bool, int, float, np.generic)):     # lists, arrays
@@ -367,7 +367,8 @@ def setitem(x, key, value):
     if not tracked:
         target = _basic_buffer(x, key)
         if target is not None:          # data code's y[i:j] = v, without the general planning
-            _broadcast_check(value, target.shape)
+            if isinstance(value, Tensor) and value._data.shape != target.shape:
+                _broadcast_check(value, target.shape)
             if target.size:
                 x._backend.copy_(target, value._data if isinstance(value, Tensor) else value)
                 bump_version(x)
@@ -387,6 +388,7 @@ def setitem(x, key, value):
         bump_version(x)
         return
     # general case: find the flat positions the key addresses, then scatter into them
+    from .creation import arange
     with autograd.no_grad():
         pos = getitem(arange(x.numel(), device=x.device).reshape(x.shape), key)
     _broadcast_check(value, pos.shape)
