@@ -344,6 +344,9 @@ def getitem(x, key):
     Differs from torch 2.13 in two deprecated corners, where paragrad follows NumPy: a nested
     list such as x[[[0, 1], [1, 2]]] is one index array (torch still reads it as a tuple and
     warns that this will change), and a second '...' raises IndexError."""
+    plan = _basic_plan(x._data.shape, key)      # ints and slices only: no general planning
+    if plan is not None:
+        return _basic(x, *plan)
     starts, stops, steps, out_shape, adv = _plan(x, key)
     v = _basic(x, starts, stops, steps, out_shape)
     return _advanced(v, adv) if adv else v
@@ -411,15 +414,14 @@ def setitem(x, key, value):
     bump_version(x)
 
 
-def _basic_buffer(x, key):
-    """The view of x's buffer that `key` addresses when it is an int, a slice or a tuple of
-    them (at most one per dim), else None: everything else, and anything to refuse (an int out
-    of range, a non-positive step), takes the general path, which also gives the errors."""
+def _basic_plan(shape, key):
+    """(starts, stops, steps, out_shape) when `key` is an int, a slice or a tuple of them (at
+    most one per dim), else None: everything else, and anything to refuse (an int out of range,
+    a non-positive step), takes the general planner, which also gives the errors."""
     items = key if type(key) is tuple else (key,)
-    shape = x._data.shape
     if len(items) > len(shape):
         return None
-    starts, stops, steps, kept = [], [], [], []
+    starts, stops, steps, out_shape = [], [], [], []
     for d, k in enumerate(items):
         if type(k) is int:
             if not -shape[d] <= k < shape[d]:
@@ -428,17 +430,26 @@ def _basic_buffer(x, key):
             starts.append(k), stops.append(k + 1), steps.append(1)
         elif type(k) is slice and (k.step is None or k.step > 0):
             start, stop, step = k.indices(shape[d])
-            starts.append(start), stops.append(max(stop, start)), steps.append(step)
-            kept.append(d)
+            stop = max(stop, start)
+            starts.append(start), stops.append(stop), steps.append(step)
+            out_shape.append(len(range(start, stop, step)))
         else:
             return None
     n = len(items)
+    return (tuple(starts) + (0,) * (len(shape) - n), tuple(stops) + tuple(shape[n:]),
+            tuple(steps) + (1,) * (len(shape) - n), tuple(out_shape) + tuple(shape[n:]))
+
+
+def _basic_buffer(x, key):
+    """The view of x's buffer that a key of ints and slices addresses (see _basic_plan), or None."""
+    plan = _basic_plan(x._data.shape, key)
+    if plan is None:
+        return None
+    starts, stops, steps, out_shape = plan
     b = x._backend
-    view = b.slice(x._data, starts + [0] * (len(shape) - n), stops + list(shape[n:]),
-                   steps + [1] * (len(shape) - n))
-    kept += range(n, len(shape))
-    if len(kept) != len(shape):         # drop the dims an int picked (size 1: still a view)
-        view = b.reshape(view, tuple(view.shape[d] for d in kept))
+    view = b.slice(x._data, starts, stops, steps)
+    if view.shape != out_shape:         # drop the dims an int picked (size 1: still a view)
+        view = b.reshape(view, out_shape)
     return view if view.size == 0 or _shares_memory_buf(view, x._data) else None
 
 
