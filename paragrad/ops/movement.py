@@ -393,13 +393,19 @@ def cat(tensors, dim=0):
     parts = [t for t, k in zip(tensors, keep) if k]
     ref = parts[0]
     d = dim_arg(dim, ref.ndim, "cat")
+    rs = ref._data.shape
+    one_dtype = one_device = True
     for i, t in enumerate(parts):
-        if t.ndim != ref.ndim or any(a != b for j, (a, b) in enumerate(zip(t.shape, ref.shape)) if j != d):
+        ts = t._data.shape      # (buffer shapes: tuples, compared without building Sizes)
+        if ts != rs and (len(ts) != len(rs) or ts[:d] != rs[:d] or ts[d + 1:] != rs[d + 1:]):
             raise RuntimeError(f"cat: Sizes of tensors must match except in dimension {d}. Expected "
                                f"size {list(ref.shape)} but got size {list(t.shape)} for tensor "
                                f"number {i} in the list.")
-    same_device("cat", *parts)
-    dtype = dt.result_type(*parts) if any(t.dtype is not ref.dtype for t in parts) else ref.dtype
+        one_dtype = one_dtype and t.dtype is ref.dtype
+        one_device = one_device and t._device is ref._device
+    if not one_device:
+        same_device("cat", *parts)
+    dtype = ref.dtype if one_dtype else dt.result_type(*parts)
     bufs = [t._data if t.dtype is dtype else t._backend.cast(t._data, dtype) for t in parts]
     out = _wrap(ref._backend.concat(bufs, d), dtype, ref._device)
     if autograd.needs_grad(*tensors):
