@@ -16,6 +16,7 @@ from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, bump_version, rebind
 from ._common import check_tensor, dim_arg, same_device
 from .index_bounds import inherit, out_of_range
+from .movement import reshape_to, slice_op
 
 
 # ---- take / gather / scatter as differentiable ops -------------------------------------------
@@ -291,11 +292,11 @@ def _plan(x, key):
 
 
 def _basic(x, starts, stops, steps, out_shape):
-    from .movement import slice_op
+    shape = x._data.shape
     v = x
-    if starts != (0,) * x.ndim or stops != tuple(x.shape) or steps != (1,) * x.ndim:
+    if starts != (0,) * len(shape) or stops != shape or steps != (1,) * len(shape):
         v = slice_op(v, starts, stops, steps)
-    return inherit(v if tuple(v.shape) == out_shape else v.reshape(out_shape), x)
+    return inherit(v if v._data.shape == out_shape else reshape_to(v, out_shape), x)
 
 
 def _advanced(v, adv):
