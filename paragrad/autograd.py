@@ -234,7 +234,7 @@ def edge(t):
     fn = t.grad_fn
     if fn is not None:
         return (fn, t._output_nr)
-    if t.requires_grad:
+    if t._requires_grad:
         return (accumulator(t), 0)
     return None
 
@@ -242,7 +242,8 @@ def edge(t):
 def record(node, inputs, out):
     """Attach `node` as out's grad_fn with edges to `inputs`. Call only when grad mode is on
     and some input requires grad (and after setting node.saved)."""
-    node.next_edges = tuple(edge(t) if t is not None else None for t in inputs)
+    # (list comprehensions: a generator costs more than these one to three items)
+    node.next_edges = tuple([edge(t) if t is not None else None for t in inputs])
     if node.saved:
         node.versions = _versions(node.saved)
     if anomaly_mode._enabled:
@@ -254,7 +255,7 @@ def record(node, inputs, out):
 
 def _versions(saved):
     """The version of every saved tensor now, to detect in-place writes before backward."""
-    return tuple(t._vc[0] if hasattr(t, "_vc") else None for t in saved)
+    return tuple([t._vc[0] if hasattr(t, "_vc") else None for t in saved])
 
 
 def _check_versions(node):

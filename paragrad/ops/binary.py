@@ -114,7 +114,7 @@ def _binary(op, a, b, node_cls=None, compute=None, out_dtype=None, save=None, na
         node.a, node.b = a, b
         if save is not None:
             # snapshots: a later in-place op on an input must not change what backward sees
-            node.saved = tuple(snapshot(t) if isinstance(t, Tensor) else t for t in save(a, b, out))
+            node.saved = tuple([snapshot(t) if isinstance(t, Tensor) else t for t in save(a, b, out)])
         record(node, (a, b if isinstance(b, Tensor) else None), out)
     return out
 
