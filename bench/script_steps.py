@@ -14,33 +14,12 @@ the end.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import runpy
 import sys
 import time
-
-
-def _silent_tensorboard():
-    """torch.utils.tensorboard whose SummaryWriter does nothing, as paragrad run's: logging costs
-    neither framework anything (and the tensorboard package need not be installed)."""
-    import types
-
-    class SummaryWriter:
-        def __init__(self, *args, **kwargs):
-            pass
-
-        def __getattr__(self, name):
-            return lambda *args, **kwargs: None
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-    module = types.ModuleType("torch.utils.tensorboard")
-    module.SummaryWriter = SummaryWriter
-    return module
 
 
 class _Enough(BaseException):
@@ -54,8 +33,9 @@ def main():
     if framework == "paragrad":
         from paragrad.as_torch import install
         install()               # (its torch.utils.tensorboard does nothing)
-    else:
-        sys.modules["torch.utils.tensorboard"] = _silent_tensorboard()
+    else:   # the same do-nothing SummaryWriter: logging costs neither framework anything (and
+        # the tensorboard package need not be installed)
+        sys.modules["torch.utils.tensorboard"] = importlib.import_module("paragrad.as_torch.tensorboard")
     import torch
 
     starts, losses = [], []
@@ -86,7 +66,7 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
         runpy.run_path(script, run_name="__main__")
-    except _Enough:
+    except _Enough:     # the planned end: the STEPS+1-th step stopped the script
         pass
     result = {"steps": len(starts), "intervals": [b - a for a, b in zip(starts, starts[1:])],
               "window_steps": steps - warm, "window_seconds": window.get("seconds"),
