@@ -1,7 +1,7 @@
 """Differentiable ops, one file per family, and the table that makes them Tensor methods.
 
 Reading this file gives the Tensor method surface: the _METHODS table below, plus the
-METHODS of linalg_extra, misc_extra, reduce_extra, special, tensor_extra and windows, merged at
+METHODS of linalg_extra, misc_extra, order_statistics, special, tensor_extra and windows, merged at
 the end.
 """
 from __future__ import annotations
@@ -12,23 +12,23 @@ from .. import autograd, dtypes
 from ..tensor import Tensor, bump_version, rebind
 from ._common import snapshot as _snapshot
 from . import (binary, conversion, creation, indexing, linalg, movement, nn, norm, reduce,
-               math_extra, shape_extra, sorting, unary)
+               math_composites, rearrangement, sorting, unary)
 from .conv import conv2d
 from .einsum import einsum
 from ..dtypes import bool_
 from .binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
                      pow, remainder, sub, where)
-from .math_extra import (addcdiv, addcmul, addmm, allclose, aminmax, atan2, baddbmm, cosh,
+from .math_composites import (addcdiv, addcmul, addmm, allclose, aminmax, atan2, baddbmm, cosh,
                          count_nonzero, deg2rad, dist, equal, exp2, float_power, fmax, fmin,
                          fmod, frac, get_device, heaviside, hypot, isclose, lerp, log10, log2,
                          logaddexp, logit, nan_to_num, nanmean, nansum, norm, rad2deg, sinh,
                          square, tan)
 from .special import erfc, xlogy      # (accurate tails; torch's gradient at x = 0)
-from .shape_extra import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, bucketize,
+from .rearrangement import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, bucketize,
                           cartesian_prod, cdist, column_stack, dstack, meshgrid, searchsorted,
                           tensordot)
-from .shape_extra import (bincount, cross, cumprod, cumsum, diag, diagonal, diff, fliplr, flipud,
+from .rearrangement import (bincount, cross, cumprod, cumsum, diag, diagonal, diff, fliplr, flipud,
                           index_add, index_copy, index_fill, logcumsumexp, ravel,
                           repeat_interleave, roll, select, take, take_along_dim, tensor_split,
                           tile, trace, tril, triu, unfold, unique)
@@ -324,8 +324,8 @@ _PROPERTIES = {"T": movement.T, "mT": movement.mT}
 
 # families kept in modules of their own: each lists its functions in __all__ and its Tensor
 # methods in METHODS
-from . import linalg_extra, misc_extra, reduce_extra, special, tensor_extra, windows  # noqa: E402
-for _mod in (linalg_extra, misc_extra, reduce_extra, special, tensor_extra, windows):
+from . import linalg_extra, misc_extra, order_statistics, special, tensor_extra, windows  # noqa: E402
+for _mod in (linalg_extra, misc_extra, order_statistics, special, tensor_extra, windows):
     globals().update({_n: getattr(_mod, _n) for _n in _mod.__all__})
     _METHODS.update(_mod.METHODS)
 _PROPERTIES.update(tensor_extra.PROPERTIES)

@@ -14,7 +14,7 @@ from .binary import maximum
 from .creation import eye, ones_like, zeros
 from .movement import cat
 from .vector_norm import norm_dtype, vector_norm
-from .shape_extra import cross as _cross, diagonal as _diagonal, tensordot
+from .rearrangement import cross as _cross, diagonal as _diagonal, tensordot
 from .linalg_decompositions import (_check_matrix, _eye, _svd, _tname, cholesky, cholesky_inverse,
                                     cholesky_solve, det, eigh, eigvalsh, inv, logdet, lstsq_result,
                                     qr, slogdet, solve_triangular, svd, svdvals,
@@ -330,7 +330,7 @@ def _chain_order(dims):
 def linalg_cross(input, other, *, dim=-1):
     """The 3-vector cross product along dim; the inputs' other dims broadcast (torch requires
     them to have the same number of dims)."""
-    from .shape_extra import broadcast_tensors
+    from .rearrangement import broadcast_tensors
     check_tensor(input, "linalg.cross")
     check_tensor(other, "linalg.cross", "other")
     if input.ndim != other.ndim:

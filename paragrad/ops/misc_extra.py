@@ -29,10 +29,10 @@ from .binary import sub, where
 from .creation import _dtype, _finish, _number, factory_device, full, ones, tensor, zeros
 from .indexing import nonzero
 from .linalg import mm, mv, outer
-from .math_extra import norm
+from .math_composites import norm
 from .movement import cat, pad
 from .reduce import mean, std
-from .shape_extra import cumsum, diag
+from .rearrangement import cumsum, diag
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 

@@ -27,7 +27,7 @@ from ._common import alias, as_int, check_tensor, floating, grad_for, snapshot
 from .binary import where
 from .creation import arange, full_like
 from .movement import stack
-from .shape_extra import broadcast_tensors
+from .rearrangement import broadcast_tensors
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0"]
 

@@ -23,9 +23,9 @@ from ..tensor import Size, Tensor
 from ._common import check_tensor, sum_to
 from .binary import where
 from .creation import rand, randn, tensor, zeros_like
-from .math_extra import logaddexp
+from .math_composites import logaddexp
 from .movement import mT, transpose, vstack
-from .shape_extra import tensor_split
+from .rearrangement import tensor_split
 from .unary import clamp
 
 _LN2 = math.log(2.0)

@@ -1,4 +1,5 @@
-"""PyTorch reductions and indexed updates composed from other paragrad ops: running extremes
+"""Order statistics and the indexed updates that share their machinery, composed from other
+paragrad ops (PyTorch's reductions by rank and scatter-style updates): running extremes
 (cummax/cummin), quantiles, mode, median/nanmedian, histc, scatter_reduce, masked_scatter, put and
 index_put. Values are picked with gather/where/scatter, so gradients come from autograd; the
 reductions whose PyTorch gradient splits evenly among ties (scatter_reduce amax/amin, and

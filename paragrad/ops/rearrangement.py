@@ -1,13 +1,14 @@
-"""PyTorch functions composed from other differentiable ops that select, move or accumulate
-elements: triangles and diagonals, cumulative scans, rolls, repeats and splits, indexed updates,
-counting and unique values, and small selections. (Elementwise composites: math_extra.py.)"""
+"""Rearranging elements, composed from other differentiable ops: functions that select, move
+or accumulate elements (triangles and diagonals, cumulative scans, rolls, repeats and splits,
+indexed updates, counting and unique values, small selections). Elementwise composites are in
+math_composites.py."""
 from __future__ import annotations
 
 from .. import dtypes as dt
 from ..tensor import Tensor
 from ._common import check_tensor, dim_arg
 from .binary import where
-from .math_extra import _float, logaddexp
+from .math_composites import _float, logaddexp
 
 
 

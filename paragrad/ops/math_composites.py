@@ -1,6 +1,6 @@
-"""PyTorch functions composed from other differentiable ops (their gradients come from
-autograd): more elementwise math, closeness tests, NaN-ignoring and other small reductions,
-norms and distances. (Shape-changing and indexing composites are in shape_extra.py.)"""
+"""Math composed from other differentiable ops (their gradients come from autograd):
+elementwise math beyond the primitives, closeness tests, NaN-ignoring and other small reductions,
+norms and distances. (Shape-changing and indexing composites are in rearrangement.py.)"""
 from __future__ import annotations
 
 import math
