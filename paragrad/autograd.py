@@ -9,10 +9,15 @@ tensor and buffer it held (`Node.release_variables`), so activations die at back
 when the output does. Anomaly mode (`anomaly_mode.py`) adds forward tracebacks and NaN checks.
 
 This module never imports `tensor.py`: it sees tensors only through the attributes
-`grad_fn`, `_output_nr`, `requires_grad`, `_grad` (`.grad` without the setter's checks),
-`_acc`, `_hooks` and a few methods.
+`grad_fn`, `_output_nr`, `_requires_grad`, `_grad` (`.grad` without the setter's checks),
+`_acc`, `_hooks`, `_vc` and a few methods.
 Gradients themselves are Tensors; backward formulas are written with Tensor ops and run
 with grad mode off.
+
+In order below: grad mode (no_grad, enable_grad, inference_mode, set_grad_enabled); graph
+nodes (Node, AccumulateGrad, and `record`, which every op calls); the engine (run_backward
+and its helpers: hooks, accumulation into .grad); user-defined functions (Function and its
+ctx) and the public `backward` / `grad`.
 """
 from __future__ import annotations
 
