@@ -20,7 +20,9 @@ def remember(t, lo, hi):
 
 
 def remember_host_values(t, values):
-    """t was made from the host array `values`: remember their range (integer tensors only)."""
+    """t was made from the host array `values`: remember their range (integer tensors on a
+    device only: on the CPU the check's own min/max reads no device, and computing them here
+    would tax every tensor() call)."""
     if t._device.type != "cpu" and values.size and values.dtype.kind in "iu":
         remember(t, values.min(), values.max())
     return t
