@@ -2,7 +2,7 @@
 median step time and the loss at the last step, side by side in one run.
 
     python bench/scripts.py [--device cpu|cuda] [--steps 50] [--repeats 2] [--only NAME ...]
-                            [--json PATH]
+                            [--json PATH] [--profile DIR]
 
 The scripts (kept with their licences under bench/third_party/):
   - makemore.py (karpathy/makemore, MIT): character-level names, six model types: bigram, MLP,
@@ -70,11 +70,15 @@ def shakespeare_corpus(data_dir, folder):
     return folder
 
 
-def run_once(framework, name, script, args, steps, device, tmp):
-    """One fresh process -> (step seconds, last loss) or an error string."""
+def run_once(framework, name, script, args, steps, device, tmp, profile=None):
+    """One fresh process -> (step seconds, last loss) or an error string. With `profile` (a
+    folder), paragrad's run is profiled into profile/NAME.prof (which slows it down)."""
     work = Path(tempfile.mkdtemp(dir=tmp))
     result = work / "result.json"
-    cmd = [sys.executable, str(HERE / "script_steps.py"), framework, str(steps), str(result), str(script),
+    profiler = []
+    if profile and framework == "paragrad":
+        profiler = ["-m", "cProfile", "-o", str(Path(profile).resolve() / (name.replace(" ", "-") + ".prof"))]
+    cmd = [sys.executable, *profiler, str(HERE / "script_steps.py"), framework, str(steps), str(result), str(script),
            *[a.replace("{work}", str(work)) for a in args]]
     proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if proc.returncode != 0 or not result.exists():
@@ -97,8 +101,13 @@ def main():
     p.add_argument("--data-dir", default=None, help="folder holding tinyshakespeare/ (default: $PARAGRAD_DATA, "
                                                     "else ../shared/data)")
     p.add_argument("--json", default=None, help="also write the numbers to this file")
+    p.add_argument("--profile", default=None, metavar="DIR",
+                   help="profile paragrad's runs with cProfile into DIR/NAME.prof (slower: for where "
+                        "time goes, not for the ratios)")
     args = p.parse_args()
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir("tinyshakespeare")
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
     print_header(args.device, cpu_smoke_test=False)
     print(f"steps   : {args.steps} per run, {args.repeats} run(s) per framework, alternating\n")
     rows = []
@@ -115,7 +124,7 @@ def main():
             for rep in range(args.repeats):
                 order = ("torch", "paragrad") if rep % 2 == 0 else ("paragrad", "torch")
                 for fw in order:
-                    r = run_once(fw, name, script, script_args, args.steps, args.device, tmp)
+                    r = run_once(fw, name, script, script_args, args.steps, args.device, tmp, args.profile)
                     (errors.append(r) if isinstance(r, str) else runs[fw].append(r))
             cell = {fw: (statistics.median(s for s, _ in runs[fw]) * 1e3, runs[fw][-1][1]) if runs[fw] else None
                     for fw in runs}

@@ -61,3 +61,27 @@ def test_an_in_place_write_forgets_the_range(counting_device):
     idx.copy_(pg.tensor([4, 7]))
     with pytest.raises(IndexError, match="index 7 is out of bounds"):
         x[idx]
+
+
+def test_makemore_style_indices_read_nothing(counting_device):
+    """makemore's MLP: a roll of uploaded ids, a Python int written into the first column, and
+    targets padded with ignore_index -1: every range stays known, no host read."""
+    emb = pg.nn.Embedding(28, 4).to("cuda")
+    idx = pg.tensor(np.arange(12).reshape(3, 4) % 27, device="cuda")
+    targets = pg.tensor([[1, 2, -1, -1], [3, -1, -1, -1], [0, 0, 26, -1]], device="cuda")
+    counting_device.reads = 0
+    idx = pg.roll(idx, 1, 1)
+    idx[:, 0] = 27
+    logits = emb(idx) @ pg.randn(4, 27, device="cuda")
+    F.cross_entropy(logits.view(-1, 27), targets.view(-1), ignore_index=-1).backward()
+    assert counting_device.reads == 0
+
+
+def test_a_written_int_outside_the_table_still_raises(counting_device):
+    idx = pg.roll(pg.tensor([[0, 1, 2]], device="cuda"), 1, 1)
+    idx[:, 0] = 28                      # the range widens to 0..28, past the 28-row table
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(idx, pg.zeros(28, 2, device="cuda"))
+    padded = pg.tensor([1, -1, 3], device="cuda")
+    with pytest.raises(IndexError, match="Target -1 is out of bounds"):
+        F.cross_entropy(pg.zeros(3, 5, device="cuda"), padded)      # -1 not ignored here

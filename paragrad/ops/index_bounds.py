@@ -4,8 +4,10 @@ training at every `images[idx]`, `labels[idx]`, `cross_entropy(logits, target)`)
 
 A range is remembered for integer tensors whose values the host knew when it made them
 (uploaded from host data, `randint`, `randperm`, `arange`) and passed on to what keeps a
-subset of their values (slices, reshapes, gathers from them). It is tied to the buffer's
-version counter: any in-place write to the buffer or one of its views forgets it. Without a
+subset of their values (slices, reshapes, gathers from them), to concatenations of tensors
+with known ranges (a roll), and through writes of a Python int (`idx[:, 0] = blank`). It is
+tied to the buffer's version counter: any other in-place write to the buffer or one of its
+views forgets it. Without a
 known range the check reads the device's min and max, as before.
 """
 from __future__ import annotations
@@ -42,6 +44,22 @@ def inherit(out, src):
     if r is not None:
         remember(out, *r)
     return out
+
+
+def union(out, parts):
+    """out holds the values of `parts` (a cat of them): their joint range, if each is known."""
+    ranges = [known(t) for t in parts]
+    if ranges and None not in ranges:
+        remember(out, min(r[0] for r in ranges), max(r[1] for r in ranges))
+    return out
+
+
+def widen(t, before, value):
+    """t's range after writing the Python number `value` into part of it, given its range
+    `before` the write (None: unknown, and stays so)."""
+    if before is not None and isinstance(value, (int, np.integer)):
+        remember(t, min(before[0], value), max(before[1], value))
+    return t
 
 
 def out_of_range(t, low, high):

@@ -15,7 +15,7 @@ from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, bump_version, rebind
 from ._common import check_tensor, dim_arg, same_device
-from .index_bounds import inherit, out_of_range
+from .index_bounds import inherit, known, out_of_range, widen
 from .movement import reshape_to, slice_op
 
 
@@ -374,8 +374,10 @@ def setitem(x, key, value):
             if isinstance(value, Tensor) and value._data.shape != target.shape:
                 _broadcast_check(value, target.shape)
             if target.size:
+                before = known(x)
                 x._backend.copy_(target, value._data if isinstance(value, Tensor) else value)
                 bump_version(x)
+                widen(x, before, value)
             return
     starts, stops, steps, out_shape, adv = _plan(x, key)
     if not adv and not tracked:
@@ -388,8 +390,10 @@ def setitem(x, key, value):
             raise RuntimeError("setitem: this backend could not produce a view for the index")
         _broadcast_check(value, target.shape)
         buf = value._data if isinstance(value, Tensor) else value
+        before = known(x)
         x._backend.copy_(target._data, buf)
         bump_version(x)
+        widen(x, before, value)
         return
     # general case: find the flat positions the key addresses, then scatter into them
     from .creation import arange

@@ -11,7 +11,7 @@ from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, view_of
 from ._common import check_tensor, dim_arg, same_device, sum_to
-from .index_bounds import inherit
+from .index_bounds import inherit, union
 
 
 def _sizes(args, op):
@@ -408,6 +408,8 @@ def cat(tensors, dim=0):
     dtype = ref.dtype if one_dtype else dt.result_type(*parts)
     bufs = [t._data if t.dtype is dtype else t._backend.cast(t._data, dtype) for t in parts]
     out = _wrap(ref._backend.concat(bufs, d), dtype, ref._device)
+    if not dtype.is_floating_point and ref._device.type != "cpu":
+        union(out, parts)       # (a roll of known indices stays known)
     if autograd.needs_grad(*tensors):
         node = CatBackward()
         node.sizes, node.dim = [t.shape[d] if k else None for t, k in zip(tensors, keep)], d

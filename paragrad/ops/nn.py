@@ -117,7 +117,9 @@ def _check_targets(target, n, ignore_index):
     """Every target is a class index in [0, n) or ignore_index, else IndexError: a host read
     of the targets' range unless it is known (labels uploaded from the host and gathered)."""
     known_range = known(target)
-    if known_range is not None and 0 <= known_range[0] and known_range[1] < n:
+    # ignore_index next to [0, n) (-1 as makemore pads, or n) widens the valid range by one
+    low, high = (-1 if ignore_index == -1 else 0), (n if ignore_index == n else n - 1)
+    if known_range is not None and low <= known_range[0] and known_range[1] <= high:
         return
     bad = out_of_range(target.masked_fill(target == ignore_index, 0), 0, n - 1)
     if bad is not None:

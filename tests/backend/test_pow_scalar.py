@@ -44,8 +44,13 @@ def _same_bits(p, t, what):
 def test_special_values(device, dtype, e):
     if e == 4 and dtype in ("float32", "float64"):
         pytest.skip("torch calls pow() for 4 (compared within an ulp in test_values_random)")
-    _same_bits(pg.pow(_pg(SPECIAL, dtype, device), e), torch.pow(_torch(SPECIAL, dtype), e),
-               f"{dtype} ** {e!r}")
+    out, want = pg.pow(_pg(SPECIAL, dtype, device), e), torch.pow(_torch(SPECIAL, dtype), e)
+    if e == -0.5 and device == "cuda" and dtype != "float16":     # (float16 calls pow())
+        # CUDA's rsqrt (torch's CUDA kernel calls it too) is within 2 ulp, not correctly rounded
+        ulp = {"float32": 2.0 ** -23, "float64": 2.0 ** -52, "bfloat16": 2.0 ** -7}[dtype]
+        np.testing.assert_allclose(_np(out), _np(want), rtol=2 * ulp, atol=0, err_msg=f"{dtype} ** -0.5")
+        return
+    _same_bits(out, want, f"{dtype} ** {e!r}")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

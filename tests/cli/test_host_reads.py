@@ -3,6 +3,8 @@ the loss sum and the progress bar stay on the device, index and target bounds ar
 where the indices came from, and the host reads only where the bar redraws and at the end of
 an epoch. Checked on the CPU with a stand-in device: the NumPy backend registered as 'cuda',
 counting its host reads (to_numpy). Training twice as many steps must read exactly as often."""
+from types import SimpleNamespace
+
 import pytest
 
 from tests.cli.helpers import run
@@ -11,9 +13,12 @@ from tests.host_reads import counting_device  # noqa: F401  (a fixture)
 
 
 @pytest.mark.parametrize("model", ["mlp", "cnn"])
-def test_training_loop_reads_the_device_a_fixed_number_of_times_per_epoch(counting_device, tmp_path, model):
+def test_training_loop_reads_the_device_a_fixed_number_of_times_per_epoch(counting_device, tmp_path, model,
+                                                                          monkeypatch):
     """SGD: Adam's fused update (the CUDA backend's, reading step counts on the device) has no
-    stand-in here, and its unfused one reads each step count on the host, as PyTorch's."""
+    stand-in here, and its unfused one reads each step count on the host, as PyTorch's. The bar's
+    clock stands still: its timed redraws (one per 10 s) would otherwise count on a loaded machine."""
+    monkeypatch.setattr("paragrad.cli.progress.time", SimpleNamespace(perf_counter=lambda: 0.0))
     reads = []
     for limit in (500, 1000):       # 10 and 20 steps
         counting_device.reads = 0
