@@ -8,21 +8,32 @@ import cupy
 
 _modules = {}
 _DIR = Path(__file__).parent / "kernels"
-# optimizer updates and batch norm must round like the composed primitives they replace: no
-# fused multiply-add
-_OPTIONS = {"optim.cu": ("--fmad=false",), "batchnorm.cu": ("--fmad=false",)}
+# optimizer updates, batch norm and the elementwise kernels must round like the composed
+# primitives (or ufuncs) they replace: no fused multiply-add
+_OPTIONS = {"optim.cu": ("--fmad=false",), "batchnorm.cu": ("--fmad=false",),
+            "elementwise.cu": ("--fmad=false",)}
+
+
+def _code(source):
+    # the header pasted in: CuPy's on-disk kernel cache is keyed by the source text, which
+    # must then change when the header does
+    return (_DIR / source).read_text().replace(
+        '#include "block_reduce.cuh"', (_DIR / "block_reduce.cuh").read_text().replace("#pragma once", ""))
 
 
 def kernel(source: str, name: str):
     mod = _modules.get(source)
     if mod is None:
-        # the header pasted in: CuPy's on-disk kernel cache is keyed by the source text, which
-        # must then change when the header does
-        code = (_DIR / source).read_text().replace(
-            '#include "block_reduce.cuh"', (_DIR / "block_reduce.cuh").read_text().replace("#pragma once", ""))
-        options = ("--std=c++17",) + _OPTIONS.get(source, ())
-        mod = _modules[source] = cupy.RawModule(code=code, options=options)
+        mod = _modules[source] = cupy.RawModule(code=_code(source), options=("--std=c++17",) + _OPTIONS.get(source, ()))
     return mod.get_function(name)
+
+
+def compiled(source: str, expression: str):
+    """One instantiation of a template kernel of `source`, e.g. "unary<float, Exp>", compiled
+    on first use (a module per instantiation: a program runs the few it uses)."""
+    mod = cupy.RawModule(code=_code(source), options=("--std=c++17",) + _OPTIONS.get(source, ()),
+                         name_expressions=(expression,))
+    return mod.get_function(expression)
 
 
 def launch(fn, n, *args, block=256):
