@@ -3,10 +3,11 @@ whole sequences, and the single-step RNNCell, LSTMCell and GRUCell. Parameter na
 init, gate order (LSTM i, f, g, o; GRU r, z, n with b_hn inside r * (...)) and the returned
 tuples are PyTorch's, so a torch state_dict loads as is.
 
-Each step composes F.linear, sigmoid / tanh and elementwise ops, so gradients come from autograd
-and every backend runs these layers unchanged. The loop over time steps is a Python loop (a
-recurrence cannot be vectorized over time); the input projection of a whole layer is one linear
-over all steps. PackedSequence input is not supported (TypeError)."""
+Each layer and direction of a sequence layer is one F.linear over all steps (the input
+projection) and one recorded op that runs the recurrence on buffers (ops/recurrent.py), so a
+sequence costs two graph nodes per layer and direction, not a dozen per step. The cells compose
+Tensor ops (ops/recurrent.py's lstm_cell, gru_cell, rnn_cell). PackedSequence input is not
+supported (TypeError)."""
 from __future__ import annotations
 
 import math
@@ -15,44 +16,13 @@ import warnings
 
 from ..ops.creation import empty, zeros
 from ..ops.movement import cat, stack
+from ..ops.recurrent import GATES, gru_cell, lstm_cell, recurrent_sequence, rnn_cell
 from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
-
-_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-# ---------------------------------------------------------------------------------------------
-# one time step. gi = x W_ih^T + b_ih (precomputed for all steps), h (N, H) or (h, c).
-# ---------------------------------------------------------------------------------------------
-
-def _rnn_step(gi, h, w_hh, b_hh, relu):
-    pre = gi + F.linear(h, w_hh, b_hh)
-    return pre.relu() if relu else pre.tanh()
-
-
-def _lstm_step(gi, state, w_hh, b_hh, w_hr=None):
-    h, c = state
-    i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, -1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h = o.sigmoid() * c.tanh()
-    if w_hr is not None:            # projection: h (N, proj_size)
-        h = F.linear(h, w_hr)
-    return h, c
-
-
-def _gru_step(gi, h, w_hh, b_hh):
-    # b_hn stays inside r * (...): n = tanh(W_in x + b_in + r * (W_hn h + b_hn))
-    gh = F.linear(h, w_hh, b_hh)
-    i_r, i_z, i_n = gi.chunk(3, -1)
-    h_r, h_z, h_n = gh.chunk(3, -1)
-    r = (i_r + h_r).sigmoid()
-    z = (i_z + h_z).sigmoid()
-    n = (i_n + r * h_n).tanh()
-    return (1 - z) * n + z * h
 
 
 def _not_packed(name, input):
@@ -98,12 +68,12 @@ class RNNBase(Module):
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
-        if mode not in _GATES:
+        if mode not in GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
         self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional, self.proj_size = bidirectional, proj_size
-        gate_size = _GATES[mode] * hidden_size
+        gate_size = GATES[mode] * hidden_size
         real_hidden = proj_size if proj_size > 0 else hidden_size
         dirs = 2 if bidirectional else 1
         kw = dict(device=device, dtype=dtype)
@@ -181,6 +151,7 @@ class RNNBase(Module):
         """x (L, N, H_in); states: one per (layer, direction), each h (N, H) or (h, c).
         -> (output (L, N, D * H_out), final states in the same order)."""
         dirs = 2 if self.bidirectional else 1
+        lstm = self.mode == "LSTM"
         finals = []
         for layer in range(self.num_layers):
             outs = []
@@ -190,26 +161,15 @@ class RNNBase(Module):
                 w_ih, w_hh = ws[0], ws[1]
                 b_ih, b_hh = (ws[2], ws[3]) if self.bias else (None, None)
                 w_hr = ws[-1] if self.proj_size > 0 else None
-                gis = F.linear(x, w_ih, b_ih).unbind(0)        # L x (N, G): one matmul for all steps
-                steps = range(len(gis) - 1, -1, -1) if d == 1 else range(len(gis))
-                state = states[layer * dirs + d]
-                ys = [None] * len(gis)
-                for t in steps:
-                    state = self._step(gis[t], state, w_hh, b_hh, w_hr)
-                    ys[t] = state[0] if isinstance(state, tuple) else state
-                finals.append(state)
-                outs.append(stack(ys, 0))
+                gi = F.linear(x, w_ih, b_ih)                    # (L, N, G): one GEMM for all steps
+                h0, c0 = states[layer * dirs + d] if lstm else (states[layer * dirs + d], None)
+                y, *final = recurrent_sequence(self.mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse=d == 1)
+                finals.append(tuple(final) if lstm else final[0])
+                outs.append(y)                                  # (L, N, H_out)
             x = outs[0] if dirs == 1 else cat(outs, -1)     # (L, N, D * H_out)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, finals
-
-    def _step(self, gi, state, w_hh, b_hh, w_hr):
-        if self.mode == "LSTM":
-            return _lstm_step(gi, state, w_hh, b_hh, w_hr)
-        if self.mode == "GRU":
-            return _gru_step(gi, state, w_hh, b_hh)
-        return _rnn_step(gi, state, w_hh, b_hh, self.mode == "RNN_RELU")
 
     def _prepare(self, name, input, msg_suffix):
         """-> (input (L, N, H_in), batched). Unbatched (L, H_in) gains a batch dim of 1."""
@@ -406,8 +366,8 @@ class RNNCell(RNNCellBase):
         x, h, batched = self._single("RNNCell", input, hx)
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
-                        self.nonlinearity == "relu")
+        out = rnn_cell(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
+                       self.nonlinearity == "relu")
         return out if batched else out.squeeze(0)
 
 
@@ -419,7 +379,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         x, h, batched = self._single("GRUCell", input, hx)
-        out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        out = gru_cell(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
         return out if batched else out.squeeze(0)
 
 
@@ -432,5 +392,5 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         """input (N, H_in) or (H_in,), hx (h, c) each (N, H) / (H,) or None -> (h', c')."""
         input, hx, batched = self._cell_inputs("LSTMCell", input, hx, 2)
-        h, c = _lstm_step(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
+        h, c = lstm_cell(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))

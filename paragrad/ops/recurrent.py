@@ -1,0 +1,434 @@
+"""The recurrent sequence op behind nn.RNN, nn.LSTM and nn.GRU: one layer and one direction over
+a whole sequence as ONE recorded node (`recurrent_sequence`). Its forward loops over time on
+backend buffers; its backward runs backpropagation through time on buffers, in reverse, and
+ends with one GEMM over all steps for each recurrent weight's gradient
+(dW_hh = dG^T @ H_prev over (L * N) rows).
+
+Why one node: composed of Tensor ops, every step recorded about twelve graph nodes (linear,
+chunk, sigmoid, tanh, mul, add), and that per-op host cost, not the arithmetic, set the step time
+of a small LSTM (thousands of ops per training step). The arithmetic here is the same.
+
+The input projection is not part of the node: gi = x W_ih^T + b_ih for all steps is one
+F.linear before it, so its gradient flows through LinearBackward. Gate order is torch's: LSTM
+i, f, g, o; GRU r, z, n with b_hn inside r * (W_hn h + b_hn); RNN one gate, tanh or relu.
+Single-step cells (nn.LSTMCell, ...) use the Tensor-op forms `lstm_cell`, `gru_cell`,
+`rnn_cell` below, which double backward (create_graph) also differentiates.
+
+Fast paths: fused per-step gate kernels, optional, looked up with backend.fast(name) (so
+`fast_paths(False)` turns them off). Every buffer is C-contiguous, of one float dtype, on one
+device; N is the batch, H the hidden size. A kernel writes its results into the output buffers
+it is given and returns True, or returns False having written nothing, to decline (the op then
+composes primitives; a dtype the kernel lacks, say).
+
+  fast_lstm_cell_forward(gi, hh, c_prev, act, c, tanh_c, h) -> bool
+      gi (N, 4H): x W_ih^T + b_ih + b_hh of this step; hh (N, 4H): h_prev W_hh^T, scratch (may
+      be overwritten); c_prev (N, H). Writes act (N, 4H) = [sigmoid(i), sigmoid(f), tanh(g),
+      sigmoid(o)] of the pre-activations gi + hh; c (N, H) = f * c_prev + i * g;
+      tanh_c (N, H) = tanh(c); h (N, H) = o * tanh_c (before any projection). c may be the
+      same buffer as c_prev (the no-grad forward updates it in place).
+  fast_lstm_cell_backward(dh, dc, act, c_prev, tanh_c, dgates, dc_prev) -> bool
+      dh (N, H): gradient w.r.t. this step's h = o * tanh_c (after the projection's backward);
+      dc (N, H): gradient w.r.t. this step's c from the later steps (c_n's at the last one);
+      act, c_prev, tanh_c as the forward wrote them. Writes dgates (N, 4H): gradient w.r.t. the
+      pre-activations gi + hh (i, f, g, o); dc_prev (N, H) = dc_t * f, where
+      dc_t = dc + dh * o * (1 - tanh_c^2). dc_prev may be the same buffer as dc.
+  fast_gru_cell_forward(gi, hh, b_hn, h_prev, act, ghn, h) -> bool
+      gi (N, 3H): x W_ih^T + b_ih + (b_hr, b_hz, 0) of this step; hh (N, 3H): h_prev W_hh^T
+      without bias, scratch; b_hn (H,) or None; h_prev (N, H). Writes act (N, 3H) = [r, z, n],
+      r = sigmoid(gi_r + hh_r), z = sigmoid(gi_z + hh_z), n = tanh(gi_n + r * ghn);
+      ghn (N, H) = hh_n + b_hn; h (N, H) = (1 - z) * n + z * h_prev.
+  fast_gru_cell_backward(dh, h_prev, act, ghn, dgi, dgh, dh_prev) -> bool
+      dh (N, H): gradient w.r.t. this step's h. Writes dgi (N, 3H): gradient w.r.t. gi (the r,
+      z, n pre-activations, input side); dgh (N, 3H): gradient w.r.t. hh + b_hh (dgi's for r
+      and z, dgi_n * r for n); dh_prev (N, H) = dh * z, the direct path only (the op adds
+      dgh @ W_hh).
+  fast_rnn_cell_forward(gi, hh, h, nonlinearity) -> bool
+      h (N, H) = nonlinearity(gi + hh), nonlinearity 'tanh' or 'relu'; gi includes b_hh; hh
+      scratch.
+  fast_rnn_cell_backward(dh, h, dpre, nonlinearity) -> bool
+      dpre (N, H) = dh * (1 - h^2) for tanh, dh where h > 0 else 0 for relu (h the output).
+"""
+from __future__ import annotations
+
+from .. import autograd
+from ..autograd import Node, needs_grad, record
+from ..tensor import _wrap
+from ._common import same_device, snapshot
+from .linalg import linear
+from .movement import stack
+
+GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+# ---- one step as Tensor ops: the cells, and the composite that double backward differentiates
+
+def rnn_cell(gi, h, w_hh, b_hh, relu):
+    """gi (N, H) = x W_ih^T + b_ih; h (N, H) -> h' (N, H)."""
+    pre = gi + linear(h, w_hh, b_hh)
+    return pre.relu() if relu else pre.tanh()
+
+
+def lstm_cell(gi, state, w_hh, b_hh, w_hr=None):
+    """gi (N, 4H); state (h (N, H_out), c (N, H)) -> (h', c')."""
+    h, c = state
+    i, f, g, o = (gi + linear(h, w_hh, b_hh)).chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    h = o.sigmoid() * c.tanh()
+    if w_hr is not None:            # projection: h (N, proj_size)
+        h = linear(h, w_hr)
+    return h, c
+
+
+def gru_cell(gi, h, w_hh, b_hh):
+    """gi (N, 3H); h (N, H) -> h' (N, H)."""
+    # b_hn stays inside r * (...): n = tanh(W_in x + b_in + r * (W_hn h + b_hn))
+    gh = linear(h, w_hh, b_hh)
+    i_r, i_z, i_n = gi.chunk(3, -1)
+    h_r, h_z, h_n = gh.chunk(3, -1)
+    r = (i_r + h_r).sigmoid()
+    z = (i_z + h_z).sigmoid()
+    n = (i_n + r * h_n).tanh()
+    return (1 - z) * n + z * h
+
+
+def _compose(mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse):
+    """recurrent_sequence's outputs from the Tensor-op cells (recorded, so differentiable)."""
+    gis = gi.unbind(0)
+    state = (h0, c0) if mode == "LSTM" else h0
+    ys = [None] * len(gis)
+    for t in (range(len(gis) - 1, -1, -1) if reverse else range(len(gis))):
+        if mode == "LSTM":
+            state = lstm_cell(gis[t], state, w_hh, b_hh, w_hr)
+        elif mode == "GRU":
+            state = gru_cell(gis[t], state, w_hh, b_hh)
+        else:
+            state = rnn_cell(gis[t], state, w_hh, b_hh, mode == "RNN_RELU")
+        ys[t] = state[0] if mode == "LSTM" else state
+    out = stack(ys, 0)
+    return (out, *state) if mode == "LSTM" else (out, state)
+
+
+# ---- buffer views --------------------------------------------------------------------------------
+
+def _row(b, x, i):
+    """x[i] of a stacked buffer (S, ...), a view."""
+    s = x.shape
+    n = len(s)
+    return b.reshape(b.slice(x, (i,) + (0,) * (n - 1), (i + 1,) + s[1:], (1,) * n), s[1:])
+
+
+def _cols(b, x, k):
+    """(N, k*H) -> k views (N, H): the gates of one step."""
+    n, w = x.shape
+    h = w // k
+    return [b.slice(x, (0, j * h), (n, (j + 1) * h), (1, 1)) for j in range(k)]
+
+
+def _span(b, x, a, e):
+    """x[:, a:e] of an (N, W) buffer."""
+    return b.slice(x, (0, a), (x.shape[0], e), (1, 1))
+
+
+# ---- per-step gate math on buffers: the fast-path seam ------------------------------------------
+
+def lstm_gates_forward(b, gi, hh, c_prev, act, c, tanh_c, h):
+    """One LSTM step's elementwise part (see fast_lstm_cell_forward in the module docstring)."""
+    fast = b.fast("lstm_cell_forward")
+    if fast is not None and fast(gi, hh, c_prev, act, c, tanh_c, h):
+        return
+    hdim = c.shape[1]
+    i, f, g, o = _cols(b, act, 4)
+    b.binary("add", hh, gi, out=hh)                       # (N, 4H) pre-activations
+    # one sigmoid call over all four gates costs less than three calls; g's is then replaced
+    b.unary("sigmoid", hh, out=act)
+    b.unary("tanh", _span(b, hh, 2 * hdim, 3 * hdim), out=g)
+    ig = b.binary("mul", i, g)
+    b.binary("mul", f, c_prev, out=c)                     # (c may be c_prev: elementwise)
+    b.binary("add", c, ig, out=c)
+    b.unary("tanh", c, out=tanh_c)
+    b.binary("mul", o, tanh_c, out=h)
+
+
+def lstm_gates_backward(b, dh, dc, act, c_prev, tanh_c, dgates, dc_prev):
+    """One LSTM step's gradient through its gates (see fast_lstm_cell_backward)."""
+    fast = b.fast("lstm_cell_backward")
+    if fast is not None and fast(dh, dc, act, c_prev, tanh_c, dgates, dc_prev):
+        return
+    mul, sub = "mul", "sub"
+    i, f, g, o = _cols(b, act, 4)
+    di, df, dg, do = _cols(b, dgates, 4)
+    # dc_t = dc + dh * o * (1 - tanh_c^2): c reaches h through tanh as well as the next step
+    t = b.binary(mul, dh, o)
+    u = b.binary(mul, tanh_c, tanh_c)
+    b.binary(mul, u, t, out=u)
+    b.binary(sub, t, u, out=t)
+    b.binary("add", dc, t, out=dc_prev)                   # dc_t, kept in dc_prev until the end
+    # gradients w.r.t. the activations: i -> dc_t g, f -> dc_t c_prev, g -> dc_t i, o -> dh tanh_c
+    b.binary(mul, dc_prev, g, out=di)
+    b.binary(mul, dc_prev, c_prev, out=df)
+    b.binary(mul, dc_prev, i, out=dg)
+    b.binary(mul, dh, tanh_c, out=do)
+    # through the nonlinearities: sigmoid' = s - s^2 (i, f, o), tanh' = 1 - g^2 (g)
+    h = i.shape[1]
+    d = b.binary(mul, act, act)
+    b.binary(sub, act, d, out=d)                          # (N, 4H); its g part is unused
+    dif = _span(b, dgates, 0, 2 * h)
+    b.binary(mul, dif, _span(b, d, 0, 2 * h), out=dif)
+    b.binary(mul, do, _span(b, d, 3 * h, 4 * h), out=do)
+    v = b.binary(mul, g, g)
+    b.binary(mul, v, dg, out=v)
+    b.binary(sub, dg, v, out=dg)
+    b.binary(mul, dc_prev, f, out=dc_prev)
+
+
+def gru_gates_forward(b, gi, hh, b_hn, h_prev, act, ghn, h):
+    """One GRU step's elementwise part (see fast_gru_cell_forward)."""
+    fast = b.fast("gru_cell_forward")
+    if fast is not None and fast(gi, hh, b_hn, h_prev, act, ghn, h):
+        return
+    hdim = h.shape[1]
+    r, z, n = _cols(b, act, 3)
+    hh_rz, hh_n = _span(b, hh, 0, 2 * hdim), _span(b, hh, 2 * hdim, 3 * hdim)
+    b.binary("add", hh_rz, _span(b, gi, 0, 2 * hdim), out=hh_rz)
+    b.unary("sigmoid", hh_rz, out=_span(b, act, 0, 2 * hdim))       # r and z in one call
+    if b_hn is not None:
+        b.binary("add", hh_n, b_hn, out=ghn)
+    else:
+        b.copy_(ghn, hh_n)
+    b.binary("mul", r, ghn, out=hh_n)
+    b.binary("add", hh_n, _span(b, gi, 2 * hdim, 3 * hdim), out=n)
+    b.unary("tanh", n, out=n)
+    b.binary("sub", h_prev, n, out=h)                     # h = n + z * (h_prev - n)
+    b.binary("mul", h, z, out=h)
+    b.binary("add", h, n, out=h)
+
+
+def gru_gates_backward(b, dh, h_prev, act, ghn, dgi, dgh, dh_prev):
+    """One GRU step's gradient through its gates (see fast_gru_cell_backward)."""
+    fast = b.fast("gru_cell_backward")
+    if fast is not None and fast(dh, h_prev, act, ghn, dgi, dgh, dh_prev):
+        return
+    mul, sub = "mul", "sub"
+    hdim = dh.shape[1]
+    r, z, n = _cols(b, act, 3)
+    dr, dz, dn = _cols(b, dgi, 3)
+    # z: dh * (h_prev - n) * z (1 - z)
+    b.binary(sub, h_prev, n, out=dz)
+    b.binary(mul, dz, dh, out=dz)
+    s = b.binary(mul, z, z)
+    b.binary(sub, z, s, out=s)
+    b.binary(mul, dz, s, out=dz)
+    # n: dh * (1 - z) * (1 - n^2)
+    b.binary(mul, dh, z, out=dh_prev)                     # the direct path h_prev -> h
+    b.binary(sub, dh, dh_prev, out=dn)
+    s = b.binary(mul, n, n)
+    b.binary(mul, s, dn, out=s)
+    b.binary(sub, dn, s, out=dn)
+    # r: dn_pre * (W_hn h + b_hn) * r (1 - r)
+    b.binary(mul, dn, ghn, out=dr)
+    s = b.binary(mul, r, r)
+    b.binary(sub, r, s, out=s)
+    b.binary(mul, dr, s, out=dr)
+    # the hidden side: r and z as the input side; n scaled by r (it sits inside r * (...))
+    b.binary(mul, dn, r, out=_span(b, dgh, 2 * hdim, 3 * hdim))
+    b.copy_(_span(b, dgh, 0, 2 * hdim), _span(b, dgi, 0, 2 * hdim))
+
+
+def rnn_gates_forward(b, gi, hh, h, nonlinearity):
+    """One Elman step's elementwise part (see fast_rnn_cell_forward)."""
+    fast = b.fast("rnn_cell_forward")
+    if fast is not None and fast(gi, hh, h, nonlinearity):
+        return
+    b.binary("add", hh, gi, out=hh)
+    b.unary(nonlinearity, hh, out=h)
+
+
+def rnn_gates_backward(b, dh, h, dpre, nonlinearity):
+    """One Elman step's gradient through its nonlinearity (see fast_rnn_cell_backward)."""
+    fast = b.fast("rnn_cell_backward")
+    if fast is not None and fast(dh, h, dpre, nonlinearity):
+        return
+    if nonlinearity == "relu":       # h >= 0, so sign(h) is relu's derivative (0 at 0, as torch)
+        b.binary("mul", dh, b.unary("sign", h), out=dpre)
+        return
+    s = b.binary("mul", h, h)
+    b.binary("mul", s, dh, out=s)
+    b.binary("sub", dh, s, out=dpre)
+
+
+# ---- the node ------------------------------------------------------------------------------------
+
+class RecurrentSequenceBackward(Node):
+    """saved: gi, h0, c0, w_hh, b_hh, w_hr (Tensors or None; for version checks and double
+    backward). Buffers from the forward: hs (L+1, N, H_out), every h in time order with h0 at
+    one end; LSTM act (L, N, 4H), c (L+1, N, H) likewise, tanh_c (L, N, H), m (L, N, H) the h
+    before the projection (or None); GRU act (L, N, 3H), ghn (L, N, H)."""
+
+    def backward(self, g_out, g_hn, g_cn=None):
+        if autograd.is_grad_enabled():
+            return self._differentiable(g_out, g_hn, g_cn)
+        gi, h0, c0, w_hh, b_hh, w_hr = self.saved
+        b, dtype, dev = gi._backend, gi.dtype, gi._device
+        L, N, G = gi.shape
+        P, H, r = h0.shape[-1], self.hidden, int(self.reverse)
+        lstm, gru = self.mode == "LSTM", self.mode == "GRU"
+        hs = self.hs
+
+        def empty(*shape):
+            return b.empty(shape, dtype, dev.index)
+
+        def start(g, shape):         # a writable copy of an incoming gradient, or zeros
+            return b.full(shape, 0, dtype, dev.index) if g is None else b.copy_(empty(*shape), g._data)
+
+        dG = empty(L, N, G)                        # w.r.t. gi: every step's pre-activations
+        dGh = empty(L, N, G) if gru else dG        # w.r.t. h_prev W_hh^T + b_hh (GRU: n differs)
+        dh_rec = start(g_hn, (N, P))               # w.r.t. the h the step after this one read
+        dh = empty(N, P)
+        dc = start(g_cn, (N, H)) if lstm else None
+        dHo = empty(L, N, P) if w_hr is not None else None     # w.r.t. each projected h
+        dm = empty(N, H) if w_hr is not None else None
+        dd = empty(N, P) if gru else None
+        go, w = (g_out._data if g_out is not None else None), w_hh._data           # w (G, P)
+        for t in (range(L) if r else range(L - 1, -1, -1)):
+            dh_t = _row(b, dHo, t) if dHo is not None else (dh if go is not None else dh_rec)
+            if go is not None:
+                b.binary("add", dh_rec, _row(b, go, t), out=dh_t)
+            elif dh_t is not dh_rec:
+                b.copy_(dh_t, dh_rec)
+            dg_t = _row(b, dG, t)
+            if lstm:
+                if w_hr is not None:
+                    dh_t = b.matmul(dh_t, w_hr._data, out=dm)                   # (N, H)
+                lstm_gates_backward(b, dh_t, dc, _row(b, self.act, t), _row(b, self.c, t + r),
+                                    _row(b, self.tanh_c, t), dg_t, dc)
+                b.matmul(dg_t, w, out=dh_rec)
+            elif gru:
+                dgh_t = _row(b, dGh, t)
+                gru_gates_backward(b, dh_t, _row(b, hs, t + r), _row(b, self.act, t),
+                                   _row(b, self.ghn, t), dg_t, dgh_t, dd)
+                b.matmul(dgh_t, w, out=dh_rec)
+                b.binary("add", dh_rec, dd, out=dh_rec)
+            else:
+                rnn_gates_backward(b, dh_t, _row(b, hs, t + 1 - r), dg_t, self.nonlinearity)
+                b.matmul(dg_t, w, out=dh_rec)
+
+        # every weight gradient: one GEMM over all L * N rows
+        need = [e is not None for e in self.next_edges]
+        flat_t = lambda x, k: b.permute(b.reshape(x, (L * N, k)), (1, 0))       # noqa: E731
+        dw = dwr = db = None
+        if need[3]:
+            h_prev = b.slice(hs, (r, 0, 0), (L + r, N, P), (1, 1, 1))          # (L, N, P)
+            dw = b.matmul(flat_t(dGh, G), b.reshape(h_prev, (L * N, P)))      # (G, P)
+        if need[4]:
+            db = b.reduce("sum", dGh, (0, 1), False)                          # (G,)
+        if need[5]:
+            dwr = b.matmul(flat_t(dHo, P), b.reshape(self.m, (L * N, H)))     # (P, H)
+        grads = (dG, dh_rec, dc, dw, db, dwr)
+        return tuple(_wrap(d, dtype, dev) if n and d is not None else None for d, n in zip(grads, need))
+
+    def _differentiable(self, g_out, g_hn, g_cn):
+        """create_graph: the gradients of the Tensor-op composite, themselves differentiable."""
+        ins = self.saved
+        outs = _compose(self.mode, *ins, self.reverse)
+        pairs = [(o, g) for o, g in zip(outs, (g_out, g_hn, g_cn)) if g is not None]
+        want = [t for t, e in zip(ins, self.next_edges) if e is not None]
+        got = iter(autograd.grad([o for o, _ in pairs], want, [g for _, g in pairs],
+                                 create_graph=True, allow_unused=True))
+        return tuple(next(got) if e is not None else None for e in self.next_edges)
+
+
+# ---- the op --------------------------------------------------------------------------------------
+
+def _check(mode, gi, h0, c0, w_hh, b_hh, w_hr):
+    same_device("recurrent_sequence", gi, h0, c0, w_hh, b_hh, w_hr)
+    for name, t in (("hidden", h0), ("cell", c0), ("weight_hh", w_hh), ("bias_hh", b_hh),
+                    ("weight_hr", w_hr)):
+        if t is not None and t.dtype is not gi.dtype:
+            raise RuntimeError(f"{mode}: input and {name} tensors are not the same dtype, found "
+                               f"input tensor with {gi.dtype} and {name} tensor with {t.dtype}")
+    G, p = gi.shape[-1], h0.shape[-1]
+    if gi.ndim != 3 or tuple(w_hh.shape) != (G, p) or tuple(h0.shape) != (gi.shape[1], p) or (
+            mode == "LSTM" and tuple(c0.shape) != (gi.shape[1], G // 4)):
+        raise RuntimeError(f"{mode}: shapes don't fit one recurrent layer: gi {tuple(gi.shape)} "
+                           f"(L, N, G), h0 {tuple(h0.shape)} (N, H_out), w_hh {tuple(w_hh.shape)} "
+                           f"(G, H_out)" + (f", c0 {tuple(c0.shape)} (N, G/4)" if c0 is not None else ""))
+
+
+def recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh=None, w_hr=None, reverse=False):
+    """One recurrent layer in one direction over a whole sequence, as one recorded op.
+
+    mode 'LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU'; gi (L, N, G) = x W_ih^T + b_ih for all steps
+    (G = gates * H); h0 (N, H_out); c0 (N, H) for LSTM, else None; w_hh (G, H_out); b_hh (G,)
+    or None; w_hr (H_out, H) the LSTM projection or None (then H_out = H); reverse runs from
+    the last step to the first. -> (out (L, N, H_out), h_n (N, H_out)) and, for LSTM,
+    c_n (N, H)."""
+    _check(mode, gi, h0, c0, w_hh, b_hh, w_hr)
+    b, dtype, dev = gi._backend, gi.dtype, gi._device
+    L, N, G = gi.shape
+    H, P, r = G // GATES[mode], h0.shape[-1], int(reverse)
+    lstm, gru = mode == "LSTM", mode == "GRU"
+    save = needs_grad(gi, h0, c0, w_hh, b_hh, w_hr)
+    S = L if save else 1            # steps kept: all for the backward, else one reused buffer
+
+    def empty(*shape):
+        return b.empty(shape, dtype, dev.index)
+
+    src, b_hn = b.contiguous(gi._data), None
+    if b_hh is not None:            # b_hh joins every step's gi at once (GRU: all but b_hn)
+        bias = b_hh._data
+        if gru:
+            b_hn = b.slice(bias, (2 * H,), (3 * H,), (1,))
+            bias = b.concat([b.slice(bias, (0,), (2 * H,), (1,)), b.full((H,), 0, dtype, dev.index)], 0)
+        src = b.binary("add", src, bias)                               # (L, N, G)
+    w_t = b.contiguous(b.permute(w_hh._data, (1, 0)))                  # (H_out, G): GEMMs faster
+    hs = empty(L + 1, N, P)         # time order; h0 at slot 0 (forward) or L (reverse)
+    b.copy_(_row(b, hs, L * r), h0._data)
+    hh = empty(N, G)
+    act = empty(S, N, G) if (lstm or gru) else None
+    if lstm:
+        c = empty(L + 1, N, H) if save else empty(1, N, H)
+        b.copy_(_row(b, c, L * r if save else 0), c0._data)
+        tanh_c = empty(S, N, H)
+        m = empty(S, N, H) if w_hr is not None else None
+        hr_t = b.contiguous(b.permute(w_hr._data, (1, 0))) if w_hr is not None else None   # (H, P)
+    elif gru:
+        ghn = empty(S, N, H)
+    nonlinearity = "relu" if mode == "RNN_RELU" else "tanh"
+    for t in (range(L - 1, -1, -1) if reverse else range(L)):
+        k = t if save else 0
+        h_prev, h_new = _row(b, hs, t + r), _row(b, hs, t + 1 - r)
+        b.matmul(h_prev, w_t, out=hh)                                  # (N, G)
+        gi_t = _row(b, src, t)
+        if lstm:
+            c_prev, c_new = (_row(b, c, t + r), _row(b, c, t + 1 - r)) if save else (_row(b, c, 0),) * 2
+            h_cell = _row(b, m, k) if w_hr is not None else h_new
+            lstm_gates_forward(b, gi_t, hh, c_prev, _row(b, act, k), c_new, _row(b, tanh_c, k), h_cell)
+            if w_hr is not None:
+                b.matmul(h_cell, hr_t, out=h_new)                      # (N, P)
+        elif gru:
+            gru_gates_forward(b, gi_t, hh, b_hn, h_prev, _row(b, act, k), _row(b, ghn, k), h_new)
+        else:
+            rnn_gates_forward(b, gi_t, hh, h_new, nonlinearity)
+
+    out = b.slice(hs, (1 - r, 0, 0), (L + 1 - r, N, P), (1, 1, 1))                # (L, N, P)
+    finals = [_row(b, hs, L * (1 - r))] + ([_row(b, c, L * (1 - r) if save else 0)] if lstm else [])
+    # outputs of their own memory, so an in-place write to one can't reach another or the
+    # buffers the backward reads (torch's CPU LSTM allows such writes); out may view hs when
+    # nothing will read hs again
+    fresh = [b.copy_(empty(*x.shape), x) for x in ([out] if save else []) + finals]
+    outs = [_wrap(x, dtype, dev) for x in ([] if save else [out]) + fresh]
+    if save:
+        node = RecurrentSequenceBackward()
+        node.mode, node.reverse, node.hidden, node.nonlinearity = mode, reverse, H, nonlinearity
+        node.n_outputs = len(outs)
+        node.saved = tuple(snapshot(t) if t is not None else None
+                           for t in (gi, h0, c0, w_hh, b_hh, w_hr))
+        node.hs = hs
+        if lstm:
+            node.act, node.c, node.tanh_c, node.m = act, c, tanh_c, m
+        elif gru:
+            node.act, node.ghn = act, ghn
+        record(node, (gi, h0, c0, w_hh, b_hh, w_hr), outs[0])
+        for i, o in enumerate(outs[1:], 1):
+            o.grad_fn, o._output_nr, o._requires_grad = node, i, True
+    return tuple(outs)
