@@ -43,6 +43,9 @@ FAST_PATHS = (
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step",
     "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
     "linalg_eigh", "linalg_svd",
+    # one time step of a recurrent layer's gates (ops/recurrent.py documents the arguments)
+    "lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward",
+    "rnn_cell_forward", "rnn_cell_backward",
 )
 # linalg decompositions (ops/linalg_decompositions.py). Not fused forms of a composition: nothing
 # composes them, so the ops raise NotImplementedError on a backend without them (and use them

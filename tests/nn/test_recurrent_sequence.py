@@ -70,6 +70,7 @@ CONFIGS = [  # (class, ctor kwargs, dtype, outputs the loss reads: 0 out, 1 h_n,
     ("LSTM", dict(num_layers=2, bias=False), "float32", (2,)),
     ("GRU", dict(num_layers=2, bidirectional=True), "float32", (0, 1)),
     ("GRU", dict(num_layers=2), "float64", (1,)),
+    ("GRU", dict(bias=False), "float32", (0, 1)),        # (no b_hn: the kernels' null bias)
     ("RNN", dict(num_layers=2, nonlinearity="tanh", bidirectional=True), "float32", (0, 1)),
     ("RNN", dict(num_layers=2, nonlinearity="relu"), "float64", (0,)),
 ]

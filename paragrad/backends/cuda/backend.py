@@ -17,7 +17,7 @@ from ...dtypes import bfloat16 as _bf16
 
 from ..base import Backend, int_pow
 from ..quiet_numpy import quiet
-from . import batchnorm, dnn, elementwise, fused, gemm, graphs, lt, memory, pool
+from . import batchnorm, dnn, elementwise, fused, gemm, graphs, lt, memory, pool, recurrent
 from .kernels import kernel, launch
 
 _UNARY = {
@@ -283,6 +283,24 @@ class CUDABackend(Backend):
         return cupy.stack(cupy.nonzero(x), axis=-1).astype(np.int64).reshape(-1, x.ndim)
 
     # ---- fast paths (fused.py, batchnorm.py, pool.py, ...; signatures as the op layer's)
+    def fast_lstm_cell_forward(self, gi, hh, c_prev, act, c, tanh_c, h):
+        return recurrent.lstm_forward(gi, hh, c_prev, act, c, tanh_c, h)
+
+    def fast_lstm_cell_backward(self, dh, dc, act, c_prev, tanh_c, dgates, dc_prev):
+        return recurrent.lstm_backward(dh, dc, act, c_prev, tanh_c, dgates, dc_prev)
+
+    def fast_gru_cell_forward(self, gi, hh, b_hn, h_prev, act, ghn, h):
+        return recurrent.gru_forward(gi, hh, b_hn, h_prev, act, ghn, h)
+
+    def fast_gru_cell_backward(self, dh, h_prev, act, ghn, dgi, dgh, dh_prev):
+        return recurrent.gru_backward(dh, h_prev, act, ghn, dgi, dgh, dh_prev)
+
+    def fast_rnn_cell_forward(self, gi, hh, h, nonlinearity):
+        return recurrent.rnn_forward(gi, hh, h, nonlinearity)
+
+    def fast_rnn_cell_backward(self, dh, h, dpre, nonlinearity):
+        return recurrent.rnn_backward(dh, h, dpre, nonlinearity)
+
     def fast_softmax(self, x, axis):
         return fused.softmax(x, axis)
 

@@ -20,14 +20,10 @@ _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rs
 _FULL, _ROW, _ONE = 0, 1, 2
 _BLOCK = 256
 _MAX_BLOCKS = 8192      # then grid-stride: plenty to fill the GPU, few blocks for tiny launches
-_kernels = {}
 
 
 def _kernel(expr):
-    k = _kernels.get(expr)
-    if k is None:
-        k = _kernels[expr] = compiled("elementwise.cu", expr)
-    return k
+    return compiled("elementwise.cu", expr)
 
 
 def _grid(n):

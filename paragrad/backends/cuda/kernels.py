@@ -7,11 +7,12 @@ from pathlib import Path
 import cupy
 
 _modules = {}
+_instances = {}       # (source, template instantiation) -> kernel
 _DIR = Path(__file__).parent / "kernels"
 # optimizer updates, batch norm and the elementwise kernels must round like the composed
 # primitives (or ufuncs) they replace: no fused multiply-add
 _OPTIONS = {"optim.cu": ("--fmad=false",), "batchnorm.cu": ("--fmad=false",),
-            "elementwise.cu": ("--fmad=false",)}
+            "elementwise.cu": ("--fmad=false",), "recurrent.cu": ("--fmad=false",)}
 
 
 def _code(source):
@@ -31,9 +32,12 @@ def kernel(source: str, name: str):
 def compiled(source: str, expression: str):
     """One instantiation of a template kernel of `source`, e.g. "unary<float, Exp>", compiled
     on first use (a module per instantiation: a program runs the few it uses)."""
-    mod = cupy.RawModule(code=_code(source), options=("--std=c++17",) + _OPTIONS.get(source, ()),
-                         name_expressions=(expression,))
-    return mod.get_function(expression)
+    fn = _instances.get((source, expression))
+    if fn is None:
+        mod = cupy.RawModule(code=_code(source), options=("--std=c++17",) + _OPTIONS.get(source, ()),
+                             name_expressions=(expression,))
+        fn = _instances[source, expression] = mod.get_function(expression)
+    return fn
 
 
 def launch(fn, n, *args, block=256):
