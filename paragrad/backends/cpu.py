@@ -162,10 +162,12 @@ class CPUBackend(Backend):
                 np.copyto(r, 0, where=np.isnan(r))
             return r
         if op == "sigmoid":
-            # 1/(1+exp(-x)) without overflow warnings: exp of a non-positive number only
-            e = np.exp(-np.abs(x))
-            r = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
-            return _into(r, out)
+            # torch's formula, 1/(1+exp(-x)), in place after the first pass; exp(-x) overflows
+            # to inf for very negative x (warnings are off here), giving sigmoid's limit 0
+            r = np.negative(x, out=np.empty_like(x) if out is None else out)    # (0-d: an array)
+            np.exp(r, out=r)
+            np.add(r, 1, out=r)
+            return np.reciprocal(r, out=r)
         if op == "rsqrt":
             r = np.asarray(np.sqrt(x, out=out))
             return np.reciprocal(r, out=r)
