@@ -1,8 +1,11 @@
-"""Host time per op: paragrad vs PyTorch on the CPU, for a tiny add and a tiny matmul,
-forward only and forward+backward, side by side in one run; then two ops of issue 14 whose
-NumPy kernels were the cost: pow(x, 3.0) and an embedding's forward+backward.
+"""Time per op: paragrad vs PyTorch, for a tiny add and a tiny matmul, forward only and
+forward+backward, side by side in one run; then two ops of issue 14 whose kernels were the
+cost: pow(x, 3.0) and an embedding's forward+backward.
 
-    python bench/op_overhead.py [--repeat 2000]
+    python bench/op_overhead.py [--repeat 2000] [--device cpu|cuda]
+
+On the GPU (eager, no graphs) each timed batch ends with a device synchronization, so a
+figure is the larger of the host's and the device's time per op.
 
 Tiny tensors make the arithmetic negligible, so the first numbers are the framework's own
 per-op cost: argument checks, dtype promotion, tensor creation, graph recording and the
@@ -21,25 +24,27 @@ import time
 import numpy as np
 
 
-def _time(fn, repeat, batches=7):
+def _time(fn, repeat, sync, batches=7):
     for _ in range(max(repeat // 10, 10)):   # warm-up
         fn()
+    sync()
     per = []
     for _ in range(batches):
         t0 = time.perf_counter()
         for _ in range(repeat):
             fn()
+        sync()
         per.append((time.perf_counter() - t0) / repeat * 1e6)
     return statistics.median(per)
 
 
-def cases(lib):
+def cases(lib, device):
     """(name, fn) pairs for one library; lib is paragrad or torch (same API)."""
     rng = np.random.default_rng(0)
-    a = lib.tensor(rng.standard_normal((4, 4)).astype(np.float32))
-    b = lib.tensor(rng.standard_normal((4, 4)).astype(np.float32))
-    ag = lib.tensor(a.numpy(), requires_grad=True)
-    bg = lib.tensor(b.numpy(), requires_grad=True)
+    a = lib.tensor(rng.standard_normal((4, 4)).astype(np.float32), device=device)
+    b = lib.tensor(rng.standard_normal((4, 4)).astype(np.float32), device=device)
+    ag = a.detach().clone().requires_grad_()
+    bg = b.detach().clone().requires_grad_()
 
     def add_fwd():
         return a + b
@@ -53,9 +58,9 @@ def cases(lib):
     def mm_fwd_bwd():
         (ag @ bg).sum().backward()
 
-    x = lib.tensor(rng.standard_normal((32, 16, 256)).astype(np.float32))     # (B, T, C)
-    emb = lib.nn.Embedding(27, 64)                                            # (V, D)
-    ids = lib.tensor(rng.integers(0, 27, (32, 16)))                           # (B, T) int64
+    x = lib.tensor(rng.standard_normal((32, 16, 256)).astype(np.float32), device=device)   # (B, T, C)
+    emb = lib.nn.Embedding(27, 64).to(device)                                 # (V, D)
+    ids = lib.tensor(rng.integers(0, 27, (32, 16)), device=device)            # (B, T) int64
 
     def pow3_fwd():
         return lib.pow(x, 3.0)
@@ -72,18 +77,24 @@ def cases(lib):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=2000)
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     args = p.parse_args()
     import torch
 
     import paragrad
     torch.set_num_threads(1)
+    gpu = args.device == "cuda"
+    sync_pg = paragrad.cuda.synchronize if gpu else (lambda: None)
+    sync_t = torch.cuda.synchronize if gpu else (lambda: None)
     rows = []
-    for (name, f_pg), (_, f_t) in zip(cases(paragrad), cases(torch)):
-        rows.append((name, _time(f_pg, args.repeat), _time(f_t, args.repeat)))
+    for (name, f_pg), (_, f_t) in zip(cases(paragrad, args.device), cases(torch, args.device)):
+        rows.append((name, _time(f_pg, args.repeat, sync_pg), _time(f_t, args.repeat, sync_t)))
     print(f"command : python {' '.join(sys.argv)}")
     print(f"machine : {platform.processor() or platform.machine()}, {platform.python_implementation()} "
           f"{platform.python_version()}, paragrad {paragrad.__version__}, torch {torch.__version__}, "
           f"numpy {np.__version__}")
+    if gpu:
+        print(f"device  : {torch.cuda.get_device_name()} (eager, synchronized per batch)")
     print(f"{'case':34s} {'paragrad us':>12s} {'torch us':>10s} {'ratio':>7s}")
     for name, tp, tt in rows:
         print(f"{name:34s} {tp:12.2f} {tt:10.2f} {tp / tt:7.2f}x")
