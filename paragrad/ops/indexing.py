@@ -293,10 +293,9 @@ def _plan(x, key):
 
 def _basic(x, starts, stops, steps, out_shape):
     shape = x._data.shape
-    v = x
     if starts != (0,) * len(shape) or stops != shape or steps != (1,) * len(shape):
-        v = slice_op(v, starts, stops, steps)
-    return inherit(v if v._data.shape == out_shape else reshape_to(v, out_shape), x)
+        return slice_op(x, starts, stops, steps, out_shape)     # (one node for slice and view)
+    return inherit(x if shape == out_shape else reshape_to(x, out_shape), x)
 
 
 def _advanced(v, adv):

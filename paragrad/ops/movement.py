@@ -288,6 +288,8 @@ def repeat(x, *sizes):
 # ---- slicing -----------------------------------------------------------------------------------
 class SliceBackward(Node):
     def backward(self, g):
+        if self.sliced is not None:     # the size-1 dims an integer index dropped, back
+            g = reshape_to(g, self.sliced)
         return _unslice(g, self.shape, self.starts, self.stops, self.steps)
 
 
@@ -310,12 +312,20 @@ def _unslice(g, shape, starts, stops, steps):
     return out
 
 
-def slice_op(x, starts, stops, steps):
-    """Basic strided slice (already normalized: 0 <= start <= stop <= size, step > 0)."""
-    out = _shared(_wrap(x._backend.slice(x._data, starts, stops, steps), x.dtype, x._device), x)
+def slice_op(x, starts, stops, steps, out_shape=None):
+    """Basic strided slice (already normalized: 0 <= start <= stop <= size, step > 0), then
+    viewed as `out_shape` where given (x[:, 1]: the sliced (N, 1) as (N,)) in the same node."""
+    b = x._backend
+    buf = b.slice(x._data, starts, stops, steps)
+    sliced = buf.shape
+    if out_shape is None or sliced == out_shape:
+        sliced = None
+    else:       # (only size-1 dims dropped or added: a view on every backend)
+        buf = b.reshape(buf, out_shape)
+    out = _shared(_wrap(buf, x.dtype, x._device), x)
     if _track(x):
         node = SliceBackward()
-        node.shape, node.starts, node.stops, node.steps = x.shape, starts, stops, steps
+        node.shape, node.starts, node.stops, node.steps, node.sliced = x.shape, starts, stops, steps, sliced
         record(node, (x,), out)
     return out
 
