@@ -43,6 +43,8 @@ FAST_PATHS = (
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step",
     "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
     "linalg_eigh", "linalg_svd",
+    # buf[key] for a key of ints and slices, as a view, or None (ops/indexing.py's planner)
+    "basic_view",
     # one time step of a recurrent layer's gates (ops/recurrent.py documents the arguments)
     "lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward",
     "rnn_cell_forward", "rnn_cell_backward",

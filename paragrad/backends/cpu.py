@@ -71,6 +71,9 @@ def _erf(x, out=None):
     return r.astype(x.dtype, copy=False)
 
 
+_BOUND = (int, type(None))       # slice bounds fast_basic_view takes
+
+
 class CPUBackend(Backend):
     """Every primitive that computes is @quiet: inf and nan are values, never NumPy warnings
     (torch raises no warning for exp(1000) or 0/0). Pure movement and indexing need no wrapper."""
@@ -263,7 +266,27 @@ class CPUBackend(Backend):
         return np.broadcast_to(x, shape)
 
     def slice(self, x, starts, stops, steps):
+        if not starts:          # a 0-d buffer: x[()] would be a NumPy scalar
+            return x.view()
         return x[tuple(slice(a, b, c) for a, b, c in zip(starts, stops, steps))]
+
+    def fast_basic_view(self, x, key):
+        """x[key] as NumPy's basic indexing gives it, where that is torch's view: a key of
+        in-range ints and slices of ints with positive steps, fewer than x has dims or leaving
+        an array. None for anything else (the op layer's planner gives torch's errors)."""
+        items = key if type(key) is tuple else (key,)
+        if len(items) > x.ndim:
+            return None
+        for k in items:
+            if type(k) is not int and not (type(k) is slice and type(k.start) in _BOUND
+                                           and type(k.stop) in _BOUND and type(k.step) in _BOUND
+                                           and (k.step is None or k.step > 0)):
+                return None
+        try:
+            v = x[key]
+        except IndexError:      # an int out of range
+            return None
+        return v if type(v) is np.ndarray else None     # (every dim an int: a NumPy scalar)
 
     def pad(self, x, widths, value):
         return np.pad(x, widths, mode="constant", constant_values=value)

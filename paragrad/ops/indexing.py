@@ -16,7 +16,7 @@ from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, bump_version, rebind
 from ._common import check_tensor, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
-from .movement import reshape_to, slice_op
+from .movement import _shared, reshape_to, slice_op
 
 
 # ---- take / gather / scatter as differentiable ops -------------------------------------------
@@ -344,9 +344,14 @@ def getitem(x, key):
     Differs from torch 2.13 in two deprecated corners, where paragrad follows NumPy: a nested
     list such as x[[[0, 1], [1, 2]]] is one index array (torch still reads it as a tuple and
     warns that this will change), and a second '...' raises IndexError."""
+    if not (x._requires_grad and autograd._grad_enabled):
+        view_of = x._backend.fast("basic_view")     # (no node to record: the view is all)
+        view = view_of(x._data, key) if view_of is not None else None
+        if view is not None:
+            return _shared(_wrap(view, x.dtype, x._device), x)
     plan = _basic_plan(x._data.shape, key)      # ints and slices only: no general planning
     if plan is not None:
-        return _basic(x, *plan)
+        return slice_op(x, *plan)       # (a new view even of everything: x[:] is not x, as torch)
     starts, stops, steps, out_shape, adv = _plan(x, key)
     v = _basic(x, starts, stops, steps, out_shape)
     return _advanced(v, adv) if adv else v
@@ -446,6 +451,10 @@ def _basic_plan(shape, key):
 
 def _basic_buffer(x, key):
     """The view of x's buffer that a key of ints and slices addresses (see _basic_plan), or None."""
+    view_of = x._backend.fast("basic_view")
+    view = view_of(x._data, key) if view_of is not None else None
+    if view is not None:
+        return view
     plan = _basic_plan(x._data.shape, key)
     if plan is None:
         return None
