@@ -136,6 +136,11 @@ def _shape(size, op):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:
+        if type(s) is not int or s < 0:
+            break
+    else:       # the common case, plain non-negative ints: nothing to convert
+        return size
+    for s in size:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(f"{op}(): size must be a tuple of ints, but got {size!r}")
         if s < 0:
