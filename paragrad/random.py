@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import time
 
-from .backends import as_device, backend_for
+from .backends import CPU, as_device, backend_for
 
 
 DEFAULT_SEED = 67280421310721   # PyTorch's: unseeded programs are reproducible too
@@ -47,7 +47,7 @@ _defaults: dict = {}
 
 def default_generator(device="cpu") -> Generator:
     dev = as_device(device)
-    key = str(dev)
+    key = "cpu" if dev is CPU else str(dev)
     g = _defaults.get(key)
     if g is None:
         g = _defaults[key] = Generator(dev)

@@ -65,7 +65,9 @@ _canonical: dict = {}
 
 def as_device(d) -> device:
     """The one shared device object for d (so tensors compare devices by identity)."""
-    if d is None or d == "cpu":
+    if d is None or d is CPU:
+        return CPU
+    if type(d) is str and d == "cpu":       # (a device's __eq__ would parse the string)
         return CPU
     d = d if isinstance(d, device) else device(d)
     if d.type == "cpu":

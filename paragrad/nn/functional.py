@@ -28,6 +28,7 @@ from .functional_activation import (celu, celu_, elu, elu_, gelu, glu, hardshrin
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
 from ..ops._common import same_device
 from ..ops.nn import cross_entropy_indices
+from ..ops.regression_loss import regression_loss
 from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)
 from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,  # noqa: F401
                         max_pool1d, max_pool2d)
@@ -254,15 +255,24 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """Mean squared error; with weight (input's shape), each term weighted and the mean taken
     over the total weight, as PyTorch."""
     _warn_target_size(input, target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if weight is None:
+        out = regression_loss("mse", input, target, reduction)
+        if out is not None:
+            return out
     d = input - target
-    return _pointwise_loss("mse_loss", d * d, weight, input, _legacy_reduction(size_average, reduce, reduction))
+    return _pointwise_loss("mse_loss", d * d, weight, input, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error; weight as in mse_loss."""
     _warn_target_size(input, target)
-    return _pointwise_loss("l1_loss", (input - target).abs(), weight, input,
-                           _legacy_reduction(size_average, reduce, reduction))
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if weight is None:
+        out = regression_loss("l1", input, target, reduction)
+        if out is not None:
+            return out
+    return _pointwise_loss("l1_loss", (input - target).abs(), weight, input, reduction)
 
 
 def _pointwise_loss(op, loss, weight, input, reduction):

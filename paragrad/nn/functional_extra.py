@@ -7,6 +7,7 @@ import warnings
 
 from .. import dtypes as dt
 from ..ops import where
+from ..ops.regression_loss import regression_loss
 from ..ops.vector_norm import vector_norm
 from ..tensor import Tensor
 
@@ -47,6 +48,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _warn_target_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    out = regression_loss("smooth_l1", input, target, _legacy_reduction(size_average, reduce, reduction), beta)
+    if out is not None:
+        return out
     d = (input - target).abs()
     loss = d if beta == 0 else where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "smooth_l1_loss")
@@ -57,6 +61,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_target_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None:
+        out = regression_loss("huber", input, target, reduction, delta)
+        if out is not None:
+            return out
     d = (input - target).abs()
     loss = where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _reduce(loss if weight is None else loss * weight, reduction, "huber_loss")

@@ -128,7 +128,8 @@ def unflatten(input, dim, sizes):
 def unsqueeze(input, dim):
     x = input
     d = dim_arg(dim, x.ndim + 1, "unsqueeze")
-    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
+    s = x._data.shape       # (a plain tuple; the new shape needs none of reshape's checks)
+    return reshape_to(x, s[:d] + (1,) + s[d:])
 
 
 def squeeze(input, dim=None):
@@ -139,7 +140,7 @@ def squeeze(input, dim=None):
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         axes = [dim_arg(d, x.ndim, "squeeze") for d in dims]
         axes = [a for a in axes if x.ndim and x.shape[a] == 1]
-    return reshape(x, tuple(s for i, s in enumerate(x.shape) if i not in axes))
+    return reshape_to(x, tuple(s for i, s in enumerate(x._data.shape) if i not in axes))
 
 
 # ---- permutations ----------------------------------------------------------------------------
