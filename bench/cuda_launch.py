@@ -10,29 +10,14 @@ calls ends with a device synchronization, so a figure is the larger of host and 
 from __future__ import annotations
 
 import ctypes
-import statistics
 import sys
-import time
 
 import cupy
 import numpy as np
 import torch
 
 import paragrad as pg
-
-
-def _time(fn, sync, n=3000, batches=5):
-    for _ in range(200):
-        fn()
-    sync()
-    per = []
-    for _ in range(batches):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        sync()
-        per.append((time.perf_counter() - t0) / n * 1e6)
-    return statistics.median(per)
+from op_overhead import _time
 
 
 def main():
@@ -74,7 +59,7 @@ def main():
     print(f"device  : {torch.cuda.get_device_name()}, cupy {cupy.__version__}, torch {torch.__version__}, "
           f"paragrad {pg.__version__}")
     for name, fn, sync in rows:
-        print(f"{name:32s} {_time(fn, sync):8.2f} us")
+        print(f"{name:32s} {_time(fn, 3000, sync):8.2f} us")
 
 
 if __name__ == "__main__":

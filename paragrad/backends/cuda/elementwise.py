@@ -26,6 +26,12 @@ def _kernel(expr):
     return compiled("elementwise.cu", expr)
 
 
+def _fits(out, shape, dtype):
+    """An `out` buffer a raw launch can write: none given, or contiguous of the result's shape
+    and dtype."""
+    return out is None or (out.shape == shape and out.dtype == dtype and out._c_contiguous)
+
+
 def _grid(n):
     return (min((n + _BLOCK - 1) // _BLOCK, _MAX_BLOCKS),)
 
@@ -54,7 +60,7 @@ def binary(op, a, b, out):
     if ctype is None or not a._c_contiguous:
         return None
     if type(b) is float or type(b) is int:
-        if out is not None and (out.shape != a.shape or out.dtype != a.dtype or not out._c_contiguous):
+        if not _fits(out, a.shape, a.dtype):
             return None
         c = cupy.empty(a.shape, a.dtype) if out is None else out
         if a.size:
@@ -68,7 +74,7 @@ def binary(op, a, b, out):
     la, lb = _layout(a, shape, n), _layout(b, shape, n)
     if la is None or lb is None or (la != _FULL and lb != _FULL):
         return None
-    if out is not None and (out.shape != shape or out.dtype != a.dtype or not out._c_contiguous):
+    if not _fits(out, shape, a.dtype):
         return None
     row = (b if la == _FULL else a).size        # (the repeated row's length, where there is one)
     c = cupy.empty(shape, a.dtype) if out is None else out
@@ -85,7 +91,7 @@ def unary(op, x, out):
     ctype = _FLOATS.get(x.dtype)
     if ctype is None or not x._c_contiguous:
         return None
-    if out is not None and (out.shape != x.shape or out.dtype != x.dtype or not out._c_contiguous):
+    if not _fits(out, x.shape, x.dtype):
         return None
     y = cupy.empty(x.shape, x.dtype) if out is None else out
     if x.size:

@@ -13,61 +13,42 @@ _BLOCK = 256
 _NULL = np.uint64(0)        # a null pointer argument (the GRU without bias)
 
 
-def _run(name, ctype, units, *args):
+def _launch(name, like, units, *args):
+    """One thread per unit; False (nothing launched) where `like`'s dtype has no kernel."""
+    ctype = _CTYPES.get(like.dtype)
+    if ctype is None:
+        return False
     if units:
         blocks = min((units + _BLOCK - 1) // _BLOCK, 8192)
         compiled("recurrent.cu", f"{name}<{ctype}>")((blocks,), (_BLOCK,), args)
+    return True
 
 
 def lstm_forward(gi, hh, c_prev, act, c, tanh_c, h):
-    ctype = _CTYPES.get(gi.dtype)
-    if ctype is None:
-        return False
     n, hdim = c.shape
-    _run("lstm_forward", ctype, n * hdim, gi, hh, c_prev, act, c, tanh_c, h, np.int64(n), np.int64(hdim))
-    return True
+    return _launch("lstm_forward", gi, n * hdim, gi, hh, c_prev, act, c, tanh_c, h, np.int64(n), np.int64(hdim))
 
 
 def lstm_backward(dh, dc, act, c_prev, tanh_c, dgates, dc_prev):
-    ctype = _CTYPES.get(dh.dtype)
-    if ctype is None:
-        return False
     n, hdim = dh.shape
-    _run("lstm_backward", ctype, n * hdim, dh, dc, act, c_prev, tanh_c, dgates, dc_prev,
-         np.int64(n), np.int64(hdim))
-    return True
+    return _launch("lstm_backward", dh, n * hdim, dh, dc, act, c_prev, tanh_c, dgates, dc_prev,
+                   np.int64(n), np.int64(hdim))
 
 
 def gru_forward(gi, hh, b_hn, h_prev, act, ghn, h):
-    ctype = _CTYPES.get(gi.dtype)
-    if ctype is None:
-        return False
     n, hdim = h.shape
-    _run("gru_forward", ctype, n * hdim, gi, hh, _NULL if b_hn is None else b_hn, h_prev, act, ghn, h,
-         np.int64(n), np.int64(hdim))
-    return True
+    return _launch("gru_forward", gi, n * hdim, gi, hh, _NULL if b_hn is None else b_hn, h_prev, act, ghn, h,
+                   np.int64(n), np.int64(hdim))
 
 
 def gru_backward(dh, h_prev, act, ghn, dgi, dgh, dh_prev):
-    ctype = _CTYPES.get(dh.dtype)
-    if ctype is None:
-        return False
     n, hdim = dh.shape
-    _run("gru_backward", ctype, n * hdim, dh, h_prev, act, ghn, dgi, dgh, dh_prev, np.int64(n), np.int64(hdim))
-    return True
+    return _launch("gru_backward", dh, n * hdim, dh, h_prev, act, ghn, dgi, dgh, dh_prev, np.int64(n), np.int64(hdim))
 
 
 def rnn_forward(gi, hh, h, nonlinearity):
-    ctype = _CTYPES.get(gi.dtype)
-    if ctype is None:
-        return False
-    _run("rnn_forward", ctype, h.size, gi, hh, h, np.int64(h.size), np.int32(nonlinearity == "relu"))
-    return True
+    return _launch("rnn_forward", gi, h.size, gi, hh, h, np.int64(h.size), np.int32(nonlinearity == "relu"))
 
 
 def rnn_backward(dh, h, dpre, nonlinearity):
-    ctype = _CTYPES.get(dh.dtype)
-    if ctype is None:
-        return False
-    _run("rnn_backward", ctype, h.size, dh, h, dpre, np.int64(h.size), np.int32(nonlinearity == "relu"))
-    return True
+    return _launch("rnn_backward", dh, h.size, dh, h, dpre, np.int64(h.size), np.int32(nonlinearity == "relu"))
