@@ -68,6 +68,12 @@ def _rev(f):
     return lambda self, other: f(other, self)
 
 
+def _commuted(f):
+    """other + self as self + other: the same values (IEEE addition and multiplication commute),
+    without making a 0-d tensor of the scalar on the left."""
+    return lambda self, other: f(self, other)
+
+
 def _inplace_binary(op, fn):
     def method(self, other, *args, **kwargs):
         if args or kwargs:      # add_(other, alpha=...) and friends
@@ -230,8 +236,8 @@ def _max_method(self, dim=None, keepdim=False):
 
 _METHODS = {
     # arithmetic and comparison operators
-    "__add__": add, "__radd__": _rev(add), "__sub__": sub, "__rsub__": _rev(sub),
-    "__mul__": mul, "__rmul__": _rev(mul), "__truediv__": div, "__rtruediv__": _rev(div),
+    "__add__": add, "__radd__": _commuted(add), "__sub__": sub, "__rsub__": _rev(sub),
+    "__mul__": mul, "__rmul__": _commuted(mul), "__truediv__": div, "__rtruediv__": _rev(div),
     "__floordiv__": floor_divide, "__rfloordiv__": _rev(floor_divide),
     "__mod__": remainder, "__rmod__": _rev(remainder), "__pow__": pow, "__rpow__": _rev(pow),
     "__matmul__": matmul, "__rmatmul__": _rev(matmul),

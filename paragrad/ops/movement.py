@@ -146,7 +146,10 @@ def squeeze(input, dim=None):
 # ---- permutations ----------------------------------------------------------------------------
 class PermuteBackward(Node):
     def backward(self, g):
-        return g.permute(self.inverse)
+        inverse = [0] * len(self.axes)
+        for i, a in enumerate(self.axes):
+            inverse[a] = i
+        return permute_to(g, tuple(inverse))
 
 
 def permute(input, *dims):
@@ -168,7 +171,7 @@ def permute_to(x, axes):
     out = _shared(_wrap(x._backend.permute(x._data, axes), x.dtype, x._device), x)
     if x._requires_grad and autograd._grad_enabled:
         node = PermuteBackward()
-        node.inverse = tuple(np.argsort(axes))
+        node.axes = axes
         record(node, (x,), out)
     return out
 
@@ -183,7 +186,7 @@ def transpose(input, dim0, dim1):
     a, b = dim_arg(dim0, n, "transpose"), dim_arg(dim1, n, "transpose")
     axes = list(range(n))
     axes[a], axes[b] = axes[b], axes[a]
-    return permute(x, axes)
+    return permute_to(x, tuple(axes))       # (a valid permutation: none of permute's checks)
 
 
 swapaxes = swapdims = transpose

@@ -166,6 +166,10 @@ PROMOTION = [  # (name, fn, input dtypes): the output dtype must equal torch's
     ("maximum_int_float", lambda x, y: ns(x).maximum(x, y), ["int32", "float32"]),
     ("int_div_trunc", lambda x, y: ns(x).div(x, y, rounding_mode="trunc"), ["int32", "int32"]),
     ("add_alpha_int", lambda x, y: ns(x).add(x, y, alpha=3), ["int64", "int64"]),
+    # reflected add and mul run as self op scalar: the same dtypes and wrapping as torch's
+    ("1000+uint8", lambda x: 1000 + x, ["uint8"]), ("300*int8", lambda x: 300 * x, ["int8"]),
+    ("2.5*bool", lambda x: 2.5 * x, ["bool"]), ("True+int64", lambda x: True + x, ["int64"]),
+    ("2*f16", lambda x: 2 * x, ["float16"]), ("0.1*f16", lambda x: 0.1 * x, ["float16"]),
 ]
 
 
