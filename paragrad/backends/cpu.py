@@ -22,7 +22,7 @@ _UNARY = {
     "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
 }
 _BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "maximum": np.maximum,
     "minimum": np.minimum, "floordiv": np.floor_divide, "mod": np.remainder,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal,
@@ -72,6 +72,7 @@ def _erf(x, out=None):
 
 
 _BOUND = (int, type(None))       # slice bounds fast_basic_view takes
+_PY_NUMBERS = (int, float)       # (bool is not among them: NumPy would keep it a bool)
 
 
 class CPUBackend(Backend):
@@ -184,8 +185,9 @@ class CPUBackend(Backend):
         token = ERRSTATE.set(IGNORE)
         try:
             f = _BINARY.get(op)
-            if f is not None and out is None and type(a) is np.ndarray and type(b) is np.ndarray:
-                r = f(a, b)                     # tensor op tensor, the hot path (0-d: a scalar)
+            if f is not None and out is None and type(a) is np.ndarray and (
+                    type(b) is np.ndarray or (type(b) in _PY_NUMBERS and a.dtype != _BF16)):
+                r = f(a, b)     # tensor op tensor or Python number, the hot path (0-d: a scalar)
                 return r if type(r) is np.ndarray else np.asarray(r)
             if out is not None and f is not None:   # the optimizers' in-place hot path
                 return f(a, b, out=out)
@@ -201,8 +203,6 @@ class CPUBackend(Backend):
         f = _BINARY.get(op)
         if f is not None:
             return f(a, b, out=out)
-        if op == "div":
-            return np.true_divide(a, b, out=out)
         if op == "pow":
             if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
                 r = int_pow(np, a, b)
