@@ -345,8 +345,7 @@ def getitem(x, key):
     list such as x[[[0, 1], [1, 2]]] is one index array (torch still reads it as a tuple and
     warns that this will change), and a second '...' raises IndexError."""
     if not (x._requires_grad and autograd._grad_enabled):
-        view_of = x._backend.fast("basic_view")     # (no node to record: the view is all)
-        view = view_of(x._data, key) if view_of is not None else None
+        view = _fast_view(x, key)       # (no node to record: the view is all)
         if view is not None:
             return _shared(_wrap(view, x.dtype, x._device), x)
     plan = _basic_plan(x._data.shape, key)      # ints and slices only: no general planning
@@ -449,10 +448,15 @@ def _basic_plan(shape, key):
             tuple(steps) + (1,) * (len(shape) - n), tuple(out_shape) + tuple(shape[n:]))
 
 
+def _fast_view(x, key):
+    """x's buffer indexed by the backend itself (its `basic_view` fast path), or None."""
+    view_of = x._backend.fast("basic_view")
+    return view_of(x._data, key) if view_of is not None else None
+
+
 def _basic_buffer(x, key):
     """The view of x's buffer that a key of ints and slices addresses (see _basic_plan), or None."""
-    view_of = x._backend.fast("basic_view")
-    view = view_of(x._data, key) if view_of is not None else None
+    view = _fast_view(x, key)
     if view is not None:
         return view
     plan = _basic_plan(x._data.shape, key)
