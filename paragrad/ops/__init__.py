@@ -30,7 +30,7 @@ from .rearrangement import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                           tensordot)
 from .rearrangement import (bincount, cross, cumprod, cumsum, diag, diagonal, diff, fliplr, flipud,
                           index_add, index_copy, index_fill, logcumsumexp, ravel,
-                          repeat_interleave, roll, select, take, take_along_dim, tensor_split,
+                          repeat_interleave, select, take, take_along_dim, tensor_split,
                           tile, trace, tril, triu, unfold, unique)
 from .conversion import clone, contiguous, to
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
@@ -41,7 +41,7 @@ from .indexing import (gather, getitem, index_select, masked_select, nonzero, sc
                        setitem)
 from .linalg import bmm, dot, matmul, mm, mv, outer
 from .movement import (broadcast_to, cat, chunk, expand, flatten, flip, hstack, movedim, narrow, pad,
-                       permute, repeat, reshape, split, squeeze, stack, swapaxes, t, transpose, unbind,
+                       permute, repeat, reshape, roll, split, squeeze, stack, swapaxes, t, transpose, unbind,
                        unflatten, unsqueeze, view, vstack)
 from .nn import log_softmax, softmax
 from .norm import layer_norm

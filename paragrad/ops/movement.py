@@ -289,6 +289,47 @@ def repeat(x, *sizes):
     return x.reshape(inter).expand(big).reshape(tuple(r * s for r, s in zip(sizes, shape)))
 
 
+# ---- roll ---------------------------------------------------------------------------------------
+class RollBackward(Node):
+    def backward(self, g):
+        return roll(g, tuple(-s for s in self.shifts), self.dims)
+
+
+def roll(input, shifts, dims=None):
+    """Elements shifted along dims, wrapping around (dims None: over the flattened tensor).
+    One node: each shifted dim is two slices of the buffer concatenated (a roll of indices
+    keeps their known range)."""
+    x = input
+    check_tensor(x, "roll")
+    if dims is None:
+        return roll(x.reshape(-1), shifts, 0).reshape(tuple(x.shape))
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}")
+    b = x._backend
+    buf = x._data
+    for s, dim in zip(shifts, dims):
+        d = dim_arg(dim, x.ndim, "roll")
+        n = buf.shape[d]
+        if n == 0 or s % n == 0:
+            continue
+        s %= n
+        lo, hi, one = [0] * buf.ndim, list(buf.shape), (1,) * buf.ndim
+        tail_lo, head_hi = list(lo), list(hi)
+        tail_lo[d] = head_hi[d] = n - s          # the last s along d, then the first n - s
+        buf = b.concat([b.slice(buf, tuple(tail_lo), tuple(hi), one),
+                        b.slice(buf, tuple(lo), tuple(head_hi), one)], d)
+    if buf is x._data:              # nothing moved: still a new tensor, as torch's
+        buf = b.copy_(b.empty(buf.shape, x.dtype, x._device.index), buf)
+    out = inherit(_wrap(buf, x.dtype, x._device), x)
+    if _track(x):
+        node = RollBackward()
+        node.shifts, node.dims = shifts, dims
+        record(node, (x,), out)
+    return out
+
+
 # ---- slicing -----------------------------------------------------------------------------------
 class SliceBackward(Node):
     def backward(self, g):

@@ -117,27 +117,6 @@ def logcumsumexp(input, dim):
     return _scan(x, dim, logaddexp, float("-inf"))
 
 
-def roll(input, shifts, dims=None):
-    """Elements shifted along dims, wrapping around (dims None: over the flattened tensor)."""
-    from .movement import cat
-    if dims is None:
-        return roll(input.reshape(-1), shifts, 0).reshape(tuple(input.shape))
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    if len(shifts) != len(dims):
-        raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}")
-    x = input
-    for s, dim in zip(shifts, dims):
-        d = dim_arg(dim, x.ndim, "roll")
-        n = x.shape[d]
-        if n == 0:
-            continue
-        s %= n
-        if s:
-            x = cat([x.narrow(d, n - s, s), x.narrow(d, 0, n - s)], d)
-    return x
-
-
 def tile(input, *dims):
     """repeat with dims padded by leading 1s to the input's rank (and the input by leading size-1
     dims to dims' length), as PyTorch. dims: ints, or one sequence of them (torch.tile(x, (2,

@@ -214,3 +214,18 @@ def test_tensordot_and_cdist_gradients(device):
 @pytest.mark.parametrize("args", [(1, 3, 2), (1, 2, 1), (0, 1, 1), (2, 3, 3), (-2, 7, 1)])
 def test_unfold_matches_torch(args, device):
     check_op(lambda x: x.unfold(*args), [(2, 7, 3)], device=device)
+
+
+@pytest.mark.parametrize("shifts,dims", [(0, 1), (4, 1), ((3, -5), (0, 1)), (-1, -1)], ids=repr)
+def test_roll_is_a_new_tensor_even_unmoved(device, shifts, dims):
+    a = np.arange(12.0).reshape(3, 4)
+    x = pg.tensor(a, device=device, requires_grad=True)
+    y = x.roll(shifts, dims)
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), torch.tensor(a).roll(shifts, dims).numpy())
+    assert y is not x
+    y.detach()[0, 0] = -1.0            # (a copy: writing it leaves x alone)
+    assert x[0, 0].item() == 0.0
+    (y * pg.arange(12.0, device=device).reshape(3, 4)).sum().backward()
+    t = torch.tensor(a, requires_grad=True)
+    (t.roll(shifts, dims) * torch.arange(12.0).reshape(3, 4)).sum().backward()
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), t.grad.numpy())
