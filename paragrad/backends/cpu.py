@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 
-from . import cpu_scatter
+from . import cpu_malloc, cpu_scatter
 from .base import Backend, int_pow
 from .quiet_numpy import ERRSTATE, IGNORE, quiet
 
@@ -80,6 +80,9 @@ class CPUBackend(Backend):
     (torch raises no warning for exp(1000) or 0/0). Pure movement and indexing need no wrapper."""
     device_type = "cpu"
     checks_indices = True
+
+    def __init__(self):
+        cpu_malloc.tune()       # buffers of 128 KiB and up reused, not mmapped anew each time
 
     # ---- transfer / creation -------------------------------------------------------------
     @quiet
