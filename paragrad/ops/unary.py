@@ -39,6 +39,24 @@ _GRADS = {
     "atanh": lambda g, x, y: g / (1 - x * x),
 }
 _NEEDS_Y = {"exp", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "expm1", "reciprocal"}
+
+
+def _tanh_grad(b, g, y):
+    t = b.binary("mul", y, y)
+    b.binary("sub", t, 1.0, out=t)              # y^2 - 1 = -(1 - y^2) exactly
+    b.binary("mul", g, t, out=t)
+    return b.unary("neg", t, out=t)             # g (1 - y^2), bit for bit as the formula
+
+
+def _sigmoid_grad(b, g, y):
+    t = b.binary("mul", g, y)
+    b.binary("mul", t, b.binary("sub", y, 1.0), out=t)      # (g y)(y - 1) = -(g y (1 - y))
+    return b.unary("neg", t, out=t)
+
+
+# the same formulas on buffers, for a backward that builds no graph: a third of the host cost
+# of three Tensor ops (tanh and sigmoid are the hand-written recurrent cells' activations)
+_BUFFER_GRADS = {"tanh": _tanh_grad, "sigmoid": _sigmoid_grad}
 _ZERO_GRAD = {"sign", "floor", "ceil", "round", "trunc"}
 _FLOAT_ONLY = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "log1p",
                "expm1", "reciprocal", "asin", "acos", "atan", "asinh", "acosh", "atanh"}
@@ -55,6 +73,8 @@ class UnaryBackward(Node):
             y = unary(self.op, x)      # double backward: differentiate through a fresh forward
         elif self.op == "relu" and g.dtype is y.dtype and (fast := g._backend.fast("relu_backward")):
             return _wrap(fast(g._data, y._data), g.dtype, g._device)   # one kernel, not three
+        elif self.op in _BUFFER_GRADS and g.dtype is y.dtype and g._data.shape == y._data.shape:
+            return _wrap(_BUFFER_GRADS[self.op](g._backend, g._data, y._data), g.dtype, g._device)
         return _GRADS[self.op](g, x, y)
 
 
