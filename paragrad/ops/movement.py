@@ -482,18 +482,20 @@ def stack(tensors, dim=0):
     nonempty(tensors, "stack")
     for t in tensors:
         check_tensor(t, "stack", "tensors")
-    shape = tensors[0].shape
-    for i, t in enumerate(tensors):
-        if t.shape != shape:
+    first = tensors[0]
+    shape = first._data.shape       # (buffer shapes: plain tuples, compared without Sizes)
+    dtype, dev, alike, grad = first.dtype, first._device, True, False
+    for i, t in enumerate(tensors):         # one pass: shapes, and whether the fast form applies
+        if t._data.shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
                                f"entry 0 and {list(t.shape)} at entry {i}")
+        alike = alike and t.dtype is dtype and t._device is dev
+        grad = grad or t._requires_grad
     d = dim_arg(dim, len(shape) + 1, "stack")
-    first = tensors[0]
-    if not autograd.needs_grad(*tensors) and all(
-            t.dtype is first.dtype and t._device is first._device for t in tensors):
+    if alike and not (grad and autograd._grad_enabled):
         # a DataLoader's collate stacks a batch of samples: one concat of the buffers, without
         # a recorded unsqueeze per sample
-        b, one = first._backend, tuple(shape[:d]) + (1,) + tuple(shape[d:])
+        b, one = first._backend, shape[:d] + (1,) + shape[d:]
         return _wrap(b.concat([b.reshape(t._data, one) for t in tensors], d), first.dtype, first._device)
     return cat([t.unsqueeze(d) for t in tensors], d)
 
