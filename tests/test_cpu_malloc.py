@@ -1,4 +1,5 @@
 """The CPU backend tunes glibc's malloc once (backends/cpu_malloc.py), unless told not to."""
+import platform
 import subprocess
 import sys
 
@@ -9,9 +10,8 @@ _PROBE = ("import paragrad, paragrad.backends.cpu_malloc as m; paragrad.zeros(1)
           "print(m._state['tuned'])")
 
 
-def test_tuned_on_this_glibc_machine():
-    assert cpu_malloc.tune() is True
-    assert cpu_malloc._state["tuned"] is True
+def test_tuned_where_the_c_library_is_glibc():
+    assert cpu_malloc.tune() is (platform.libc_ver()[0] == "glibc")
 
 
 def test_system_leaves_glibc_alone():

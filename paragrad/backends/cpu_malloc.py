@@ -26,12 +26,13 @@ def tune():
         _state["tuned"] = False
         if os.environ.get("PARAGRAD_CPU_MALLOC", "tuned") == "system":
             return False
-        name = ctypes.util.find_library("c")
-        try:
-            libc = ctypes.CDLL(name) if name else None
-            mallopt = libc.mallopt if libc is not None else None
-        except (OSError, AttributeError):       # not glibc (musl, macOS): nothing to tune
-            mallopt = None
+        mallopt = None
+        for name in ("libc.so.6", ctypes.util.find_library("c")):
+            try:
+                mallopt = ctypes.CDLL(name).mallopt if name else None
+            except (OSError, AttributeError):   # not glibc (musl, macOS): nothing to tune
+                continue
+            break
         if mallopt is not None:
             _state["tuned"] = bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
                 mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
