@@ -1,5 +1,5 @@
 """pg.linalg: torch.linalg's functions under their torch.linalg names (implemented in
-paragrad/ops/linalg_decompositions.py and linalg_extra.py, where the differences from torch
+paragrad/ops/linalg_decompositions.py and linalg_composites.py, where the differences from torch
 are noted).
 
 Not here: the complex-only and general-eigenvalue functions (eig, eigvals), LU (lu,
@@ -13,11 +13,11 @@ from .ops.linalg_decompositions import (LinAlgError, det, eigh, eigvalsh, inv, s
 from .ops.linalg_decompositions import linalg_cholesky as cholesky
 from .ops.linalg_decompositions import linalg_qr as qr
 from .ops.linalg_decompositions import linalg_svd as svd
-from .ops.linalg_extra import (cond, lstsq, matrix_exp, matrix_norm, matrix_power, matrix_rank,
+from .ops.linalg_composites import (cond, lstsq, matrix_exp, matrix_norm, matrix_power, matrix_rank,
                                multi_dot, pinv, vander, vecdot, vector_norm)
-from .ops.linalg_extra import linalg_cross as cross
-from .ops.linalg_extra import linalg_diagonal as diagonal
-from .ops.linalg_extra import linalg_norm as norm
+from .ops.linalg_composites import linalg_cross as cross
+from .ops.linalg_composites import linalg_diagonal as diagonal
+from .ops.linalg_composites import linalg_norm as norm
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",

@@ -11,9 +11,9 @@ from ..ops.conv import conv1d, conv2d  # noqa: F401  (F.conv1d, F.conv2d)
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401  (F.scaled_dot_product_attention)
 from ..ops.creation import zeros
 from ..ops.embedding import embedding  # noqa: F401  (F.embedding)
-from .functional_extra import _legacy_reduction  # noqa: F401  (also the loss modules')
-from .functional_extra import _warn_target_size
-from .functional_extra import (cosine_similarity, group_norm, huber_loss, interpolate, kl_div,  # noqa: F401
+from .functional_composites import _legacy_reduction  # noqa: F401  (also the loss modules')
+from .functional_composites import _warn_target_size
+from .functional_composites import (cosine_similarity, group_norm, huber_loss, interpolate, kl_div,  # noqa: F401
                                normalize, pairwise_distance, rms_norm, smooth_l1_loss)
 from .functional_losses import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,  # noqa: F401
                                margin_ranking_loss, multi_margin_loss, multilabel_margin_loss,

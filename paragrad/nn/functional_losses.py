@@ -1,5 +1,5 @@
 """The margin, embedding and likelihood losses of PyTorch's F, composed from differentiable
-Tensor ops (the classification and regression ones are in functional.py / functional_extra.py).
+Tensor ops (the classification and regression ones are in functional.py / functional_composites.py).
 size_average / reduce are PyTorch's deprecated arguments: accepted, and used as PyTorch does
 when given."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 from ..ops import where
-from .functional_extra import _legacy_reduction as _reduction
-from .functional_extra import _norm, _reduce, cosine_similarity
+from .functional_composites import _legacy_reduction as _reduction
+from .functional_composites import _norm, _reduce, cosine_similarity
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
@@ -59,7 +59,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       swap=False, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with d any distance (default: pairwise_distance);
     swap uses min(d(a, n), d(p, n)) for the negative distance."""
-    from .functional_extra import pairwise_distance
+    from .functional_composites import pairwise_distance
     if margin <= 0:
         raise ValueError(f"triplet_margin_with_distance_loss: margin must be greater than 0, got {margin}")
     d = distance_function if distance_function is not None else pairwise_distance

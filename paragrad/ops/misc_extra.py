@@ -457,7 +457,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 def chain_matmul(*matrices):
     """torch.chain_matmul (deprecated there): the product of 2-D matrices in the cheapest order
     (linalg.multi_dot), with chain_matmul's own argument checks and messages."""
-    from .linalg_extra import multi_dot
+    from .linalg_composites import multi_dot
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...autograd import no_grad
 from ...ops import empty
-from ..functional_extra import normalize
+from ..functional_composites import normalize
 from ..parameter import Parameter
 from .weight_norm import find_hook, remove_hook
 
