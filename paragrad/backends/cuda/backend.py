@@ -43,6 +43,10 @@ _HALF = tuple(d for d in (np.dtype(np.float16), _bf16.np) if d is not None)
 # 4096 ones would stop at 2048) to accumulate in float32 and round once, as torch's scatter_add
 _SCATTER_ADD_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.float32, np.float64,
                                                    np.uint32, np.uint64))
+# sums over the rows of at most this many rows run as one cuBLAS product (gemm.column_sums);
+# longer columns keep CuPy's reduction tree, whose rounding error grows more slowly
+_GEMM_SUM_ROWS = 4096
+_GEMM_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _REDUCE = {"sum": cupy.sum, "prod": cupy.prod, "max": cupy.max, "min": cupy.min}
 
 _sigmoid = cupy.ElementwiseKernel(
@@ -208,6 +212,9 @@ class CUDABackend(Backend):
     def reduce(self, op, x, axes, keepdims):
         if op == "sum" and x.dtype in _HALF:   # accumulate in float32
             return cupy.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
+        if (op == "sum" and axes == (0,) and x.ndim == 2 and not keepdims and x.dtype in _GEMM_SUM_DTYPES
+                and 0 < x.shape[0] <= _GEMM_SUM_ROWS and x.shape[1]):
+            return gemm.column_sums(x)      # a Linear layer's bias gradient
         return cupy.asarray(_REDUCE[op](x, axis=axes, keepdims=keepdims), dtype=x.dtype)
 
     def arg_reduce(self, op, x, axis, keepdims):
