@@ -350,6 +350,38 @@ class CPUBackend(Backend):
         return dx, dw, db
 
     @quiet
+    def fast_embedding_backward(self, idx, g, num_weights):
+        """(K,) ids (checked by the forward), (K, D) output gradient -> (V, D) weight gradient."""
+        return cpu_scatter.row_sums(idx, g, num_weights)
+
+    @quiet
+    def fast_cross_entropy(self, x, target, ignore_index, mean):
+        """-> (loss (), counted rows (), per-row logsumexp (N,)) for logits x (N, C) and class
+        indices (N,) in bounds (ops/nn.py checks them), in float32 for half dtypes. An ignored
+        row adds nothing, not even a NaN from an infinite logit."""
+        kd = np.dtype(np.float32) if x.dtype in _HALF else x.dtype
+        xk = x.astype(kd, copy=False)
+        valid = target != ignore_index                                      # (N,)
+        m = xk.max(axis=1, keepdims=True)                                   # (N, 1)
+        lse = np.log(np.exp(xk - m).sum(axis=1)) + m[:, 0]                  # (N,)
+        picked = xk[np.arange(xk.shape[0]), np.where(valid, target, 0)]     # (N,)
+        total = np.where(valid, lse - picked, 0).sum(dtype=kd)
+        count = np.asarray(valid.sum(), dtype=kd)
+        return np.asarray(total / count if mean else total, dtype=x.dtype), count, lse
+
+    @quiet
+    def fast_cross_entropy_backward(self, x, target, lse, g, count, mean, ignore_index):
+        """dx = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) for a mean, else g),
+        the softmax read off the forward's logsumexp."""
+        kd = lse.dtype
+        valid = target != ignore_index                                      # (N,)
+        p = np.exp(x.astype(kd, copy=False) - lse[:, None])                 # (N, C)
+        p[np.arange(p.shape[0]), np.where(valid, target, 0)] -= 1
+        scale = np.asarray(g, kd) / max(count, 1) if mean else np.asarray(g, kd)
+        p *= (valid * scale)[:, None]
+        return p.astype(x.dtype, copy=False)
+
+    @quiet
     @_in_float32
     def fast_softmax(self, x, axis):
         """Fused softmax: three passes, one temporary."""

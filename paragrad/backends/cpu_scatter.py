@@ -105,11 +105,8 @@ def _add_rows(out, rows, s):
     n, k = out.shape[0], rows.shape[0]
     wide = np.dtype(np.float32) if out.dtype in _HALF else out.dtype
     if _gemm_fits(out, n, s.size):
-        onehot = np.zeros((n, k), wide)
-        onehot[rows, np.arange(k)] = 1                    # (n, K)
-        sums = onehot @ np.ascontiguousarray(s, wide)     # (n, R); (BLAS wants no stride 0)
-        # a non-finite source would spill: 0 * inf is nan in every other target's sum
-        if np.isfinite(sums).all():
+        sums = _onehot_sums(rows, s, n, wide)
+        if sums is not None:
             hit = np.zeros(n, np.bool_)
             hit[rows] = True
             targets = None if hit.all() else np.flatnonzero(hit)   # others keep a -0.
@@ -127,6 +124,29 @@ def _add_rows(out, rows, s):
     else:
         sums = np.add.reduceat(runs, starts, axis=0, dtype=wide)    # (U, R)
     _add_into(out, ranked[starts], sums)                  # (integers wrap in their dtype)
+
+
+def _onehot_sums(rows, s, n, wide):
+    """(n, R) sums of s's (K, R) rows per target in rows (K,), as one GEMM of a one-hot (n, K)
+    matrix; None where a non-finite source would spill (0 * inf is nan in every other
+    target's sum)."""
+    k = rows.shape[0]
+    onehot = np.zeros((n, k), wide)
+    onehot[rows, np.arange(k)] = 1                        # (n, K)
+    sums = onehot @ np.ascontiguousarray(s, wide)         # (n, R); (BLAS wants no stride 0)
+    return sums if np.isfinite(sums).all() else None
+
+
+def row_sums(rows, s, n):
+    """A fresh (n, R) array: out[rows[k]] += s[k] into zeros, for (K,) rows in [0, n) and a
+    (K, R) s (an embedding's weight gradient). Rows no index hits are +0., as torch's."""
+    if _gemm_fits(s, n, s.size) and s.dtype not in _HALF:
+        sums = _onehot_sums(rows, s, n, s.dtype)
+        if sums is not None:
+            sums += 0.0             # 0 + sum, as torch adds into zeros: a -0. sum becomes +0.
+            return sums
+    out = np.zeros((n,) + s.shape[1:], s.dtype)
+    return scatter_add(out, np.broadcast_to(rows.reshape(-1, 1), s.shape), s, 0)
 
 
 def _add_into(out, targets, sums):

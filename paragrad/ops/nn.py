@@ -121,7 +121,9 @@ def _check_targets(target, n, ignore_index):
     low, high = (-1 if ignore_index == -1 else 0), (n if ignore_index == n else n - 1)
     if known_range is not None and low <= known_range[0] and known_range[1] <= high:
         return
-    bad = out_of_range(target.masked_fill(target == ignore_index, 0), 0, n - 1)
+    bad = out_of_range(target, low, high)
+    if bad is not None and bad == ignore_index:     # an ignore_index outside: check the others
+        bad = out_of_range(target.masked_fill(target == ignore_index, 0), 0, n - 1)
     if bad is not None:
         raise IndexError(f"cross_entropy: Target {bad} is out of bounds for {n} classes")
 

@@ -29,6 +29,32 @@ def test_embedding_finite_differences(device):
              device=device)
 
 
+@pytest.mark.parametrize("vocab", [10, 100], ids=["few-rows", "many-rows"])
+def test_embedding_gradient_of_unused_rows_is_positive_zero(vocab, device):
+    """Rows no index picks get +0. (torch adds into zeros), even when every incoming
+    gradient is negative; a used row sums its gradients."""
+    idx = np.array([[1, 2, 2], [1, 1, 2]], np.int64)
+    w = pg.zeros(vocab, 4, device=device, requires_grad=True)
+    out = pg.nn.functional.embedding(pg.tensor(idx, device=device), w)
+    out.backward(pg.full((2, 3, 4), -0.5, device=device))
+    g = w.grad.numpy()
+    assert not np.signbit(g[[0] + list(range(3, vocab))]).any()
+    np.testing.assert_array_equal(g[1], np.full(4, -1.5, np.float32))
+    np.testing.assert_array_equal(g[2], np.full(4, -1.5, np.float32))
+
+
+def test_embedding_gradient_with_an_infinite_entry_stays_in_its_row(device):
+    """An inf in the incoming gradient reaches only its own row (no 0 * inf spill)."""
+    idx = np.array([0, 3, 3], np.int64)
+    gout = np.ones((3, 2), np.float32)
+    gout[1, 0] = np.inf
+    wt = torch.zeros(5, 2, requires_grad=True)
+    torch.nn.functional.embedding(torch.tensor(idx), wt).backward(torch.tensor(gout))
+    wp = pg.zeros(5, 2, device=device, requires_grad=True)
+    pg.nn.functional.embedding(pg.tensor(idx, device=device), wp).backward(pg.tensor(gout, device=device))
+    np.testing.assert_array_equal(wp.grad.numpy(), wt.grad.numpy())
+
+
 @pytest.mark.parametrize("kw", [{}, {"padding_idx": 2}], ids=["plain", "pad"])
 def test_embedding_double_backward_matches_torch(kw, device):
     """(With scale_grad_by_freq PyTorch's second derivative ignores the scaling — a convention

@@ -179,6 +179,36 @@ def test_cross_entropy_large_logits_stable(device):
     assert np.isfinite(_np(yp))
 
 
+def test_cross_entropy_ignored_row_with_infinite_logit(device):
+    """An ignored row adds nothing to the loss, even an inf logit's nan (torch skips it)."""
+    x = np.array([[np.inf, 0.0, 1.0], [0.5, -1.0, 2.0], [0.1, 0.2, 0.3]], np.float32)
+    yp, _ = run_both("cross_entropy", [x, np.array([-1, 2, 0], np.int64)], dict(ignore_index=-1),
+                     device=device)
+    assert np.isfinite(_np(yp))
+
+
+@pytest.mark.parametrize("target", [[-100, 1, -5], [-100, 7, 0], [-5, 0, 1]], ids=["negative", "high", "no-ignore"])
+def test_cross_entropy_bad_target_next_to_ignored_ones(target, device):
+    """A bad target is found whether or not ignore_index (outside [0, C)) is among them."""
+    x = pg.tensor(make_input((3, 4)), device=device)
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.cross_entropy(x, pg.tensor(target, device=device))
+
+
+def test_cross_entropy_bfloat16_logits_match_torch(device):
+    x = make_input((6, 5))
+    target = np.array([0, 4, -100, 2, 1, 3], np.int64)
+    xt = torch.tensor(x).to(torch.bfloat16).requires_grad_()
+    xp = pg.tensor(x, device=device).to(pg.bfloat16).requires_grad_()
+    yt, yp = TF.cross_entropy(xt, torch.tensor(target)), F.cross_entropy(xp, pg.tensor(target, device=device))
+    assert yp.dtype is pg.bfloat16
+    assert_close(yp.float(), yt.float(), 1e-2, 1e-2, "bfloat16 cross_entropy")
+    yt.backward()
+    yp.backward()
+    assert xp.grad.dtype is pg.bfloat16
+    assert_close(xp.grad.float(), xt.grad.float(), 1e-2, 1e-2, "bfloat16 cross_entropy gradient")
+
+
 def test_cross_entropy_float64(device):
     x, target, weight = class_case("NCd1d2", -100)
     run_both("cross_entropy", [x.astype(np.float64), target],
