@@ -10,7 +10,7 @@ when the output does. Anomaly mode (`anomaly_mode.py`) adds forward tracebacks a
 
 This module never imports `tensor.py`: it sees tensors only through the attributes
 `grad_fn`, `_output_nr`, `_requires_grad`, `_grad` (`.grad` without the setter's checks),
-`_acc`, `_hooks`, `_vc` and a few methods.
+`_acc`, `_hooks`, `_vc` and a few methods (`_with_data` wraps a buffer).
 Gradients themselves are Tensors; backward formulas are written with Tensor ops and run
 with grad mode off.
 
@@ -277,7 +277,7 @@ def needs_grad(*tensors) -> bool:
     if not _grad_enabled:
         return False
     for t in tensors:
-        if t is not None and t.requires_grad:
+        if t is not None and t._requires_grad:
             return True
     return False
 
@@ -304,6 +304,20 @@ def _call(node, grads):
 
 def _add(a, b):
     return b if a is None else (a if b is None else a + b)
+
+
+def _sum_grads(a, b, create_graph):
+    """Two gradients arriving at one output, summed. Without create_graph (nothing to
+    record) two of one dtype, shape and device add as buffers: the Tensor op's promotion,
+    checks and graph bookkeeping cost more than the addition of small ones."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if (not create_graph and a.dtype is b.dtype and a._backend is b._backend and a._device == b._device
+            and a._data.shape == b._data.shape):
+        return a._with_data(a._backend.binary("add", a._data, b._data))
+    return a + b
 
 
 def run_backward(roots, retain_graph=False, capture=None, create_graph=False, inputs=None):
@@ -421,7 +435,7 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
                 slot = buffers.get(child)
                 if slot is None:
                     slot = buffers[child] = [None] * child.n_outputs
-                slot[idx] = _add(slot[idx], g)
+                slot[idx] = _sum_grads(slot[idx], g, create_graph)
             deps[child] -= 1
             if deps[child] == 0:
                 ready.append(child)

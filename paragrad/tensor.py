@@ -282,6 +282,11 @@ class Tensor:
         """A new tensor sharing this one's buffer (and version counter), outside the graph."""
         return view_of(_wrap(self._data, self.dtype, self._device), self)
 
+    def _with_data(self, data):
+        """A new tensor of this dtype and device around the backend buffer `data` (for the
+        autograd engine, which builds tensors without importing this module)."""
+        return _wrap(data, self.dtype, self._device)
+
     @property
     def _version(self):
         """How many in-place writes this tensor's buffer has seen (shared by its views), as

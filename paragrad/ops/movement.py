@@ -441,14 +441,14 @@ def cat(tensors, dim=0):
         raise ValueError("cat(): expected a non-empty list of Tensors")
     for t in tensors:
         check_tensor(t, "cat", "tensors")
-    # PyTorch's legacy rule: 1-D empty tensors are skipped
-    keep = [not (t.ndim == 1 and t.shape[0] == 0) for t in tensors]
+    # PyTorch's legacy rule: 1-D empty tensors are skipped (buffer shapes: no Size built)
+    keep = [t._data.shape != (0,) for t in tensors]
     if not any(keep):
         keep[0] = True
-    parts = [t for t, k in zip(tensors, keep) if k]
+    parts = [t for t, k in zip(tensors, keep) if k] if False in keep else tensors
     ref = parts[0]
-    d = dim_arg(dim, ref.ndim, "cat")
     rs = ref._data.shape
+    d = dim_arg(dim, len(rs), "cat")
     one_dtype = one_device = True
     for i, t in enumerate(parts):
         ts = t._data.shape      # (buffer shapes: tuples, compared without building Sizes)
@@ -467,7 +467,7 @@ def cat(tensors, dim=0):
         union(out, parts)       # (a roll of known indices stays known)
     if autograd.needs_grad(*tensors):
         node = CatBackward()
-        node.sizes, node.dim = [t.shape[d] if k else None for t, k in zip(tensors, keep)], d
+        node.sizes, node.dim = [t._data.shape[d] if k else None for t, k in zip(tensors, keep)], d
         record(node, tensors, out)
     return out
 
