@@ -177,21 +177,23 @@ def linear(x, weight, bias=None):
     for name, t in (("input", x), ("weight", weight)):
         if not isinstance(t, Tensor):
             raise TypeError(f"linear(): argument '{name}' must be Tensor, not {type(t).__name__}")
-    if weight.ndim == 1 and x.ndim >= 1:       # torch allows a vector weight: y = x @ w (+ b)
+    xs, ws = x._data.shape, weight._data.shape      # (buffer shapes: no Size built)
+    if len(ws) == 1 and xs:       # torch allows a vector weight: y = x @ w (+ b)
         out = matmul(x, weight)
         return out + bias if bias is not None else out
-    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+    if len(ws) != 2 or not xs or xs[-1] != ws[1]:
         raise RuntimeError(f"linear: mat1 and mat2 shapes cannot be multiplied: input "
                            f"{tuple(x.shape)} and weight {tuple(weight.shape)} (expected input[..., "
                            f"{weight.shape[-1] if weight.ndim else '?'}] and a 2-D weight)")
     if x.dtype is not weight.dtype or (bias is not None and bias.dtype is not x.dtype):
         raise RuntimeError(f"linear: expected input, weight and bias of one dtype, got {x.dtype}, "
                            f"{weight.dtype}, {bias.dtype if bias is not None else None}")
-    if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
+    if bias is not None and bias._data.shape != (ws[0],) and bias._data.shape != ():
         raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} does not match weight "
                            f"{tuple(weight.shape)}")
-    same_device("linear", x, weight, bias)
-    if x.ndim == 1:
+    if x._device is not weight._device or (bias is not None and bias._device is not x._device):
+        same_device("linear", x, weight, bias)
+    if len(xs) == 1:
         return linear(x.unsqueeze(0), weight, bias).squeeze(0)
     b = x._backend
     data = b.matmul(x._data, b.permute(weight._data, (1, 0)))
