@@ -36,7 +36,7 @@ ARG_REDUCE_OPS = ("argmax", "argmin")
 # Optional fused kernels. Signatures are documented where the op layer calls them.
 FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
-    "cross_entropy", "cross_entropy_backward", "layer_norm", "layer_norm_backward", "linear_act",
+    "cross_entropy", "cross_entropy_backward", "embedding_backward", "layer_norm", "layer_norm_backward", "linear_act",
     "linear_act_backward", "mlp", "mlp_backward", "relu_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
@@ -82,6 +82,9 @@ FAST_PATHS = (
 #   fast_cross_entropy_backward(x, target, lse, g, count, mean, ignore_index) -> dx
 #     = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) if mean else g), g and
 #     count the 0-d buffers (g of x's dtype).
+# embedding (ops/embedding.py): fast_embedding_backward(idx, g, num_weights) -> dw
+#   (num_weights, D), the rows of g (K, D) summed per id of idx (K,) (int64, checked by the
+#   forward), zeros (+0.) where no id points; g C-contiguous, dw of g's dtype.
 # linear_act (ops/linalg.py; act 'relu' or 'gelu_tanh'; x (..., in), w (out, in), b (out,) or None):
 #   fast_linear_act(x, w, b, act) -> (y, aux), aux = what the backward reads (y for relu,
 #     the pre-activation for gelu)

@@ -209,6 +209,22 @@ def test_cross_entropy_bfloat16_logits_match_torch(device):
     assert_close(xp.grad.float(), xt.grad.float(), 1e-2, 1e-2, "bfloat16 cross_entropy gradient")
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_fast_path_agrees_with_the_composition(reduction, device):
+    from paragrad.backends.base import fast_paths
+    x = make_input((7, 5))
+    target = np.array([0, 4, -1, 2, 1, -1, 3], np.int64)
+    results = []
+    for enabled in (True, False):
+        with fast_paths(enabled):
+            xp = pg.tensor(x, device=device, requires_grad=True)
+            loss = F.cross_entropy(xp, pg.tensor(target, device=device), ignore_index=-1, reduction=reduction)
+            loss.backward()
+        results.append((_np(loss), _np(xp.grad)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-5, atol=1e-7)
+
+
 def test_cross_entropy_float64(device):
     x, target, weight = class_case("NCd1d2", -100)
     run_both("cross_entropy", [x.astype(np.float64), target],
