@@ -428,9 +428,27 @@ def unbind(input, dim=0):
 # ---- joining -----------------------------------------------------------------------------------
 class CatBackward(Node):
     def backward(self, g):
+        if not autograd._grad_enabled:
+            return self._on_buffers(g)
         parts = iter(split(g, [s for s in self.sizes if s is not None], self.dim))
         # skipped legacy 1-D empty inputs still get their (empty) gradient, as in PyTorch
         return tuple(next(parts) if s is not None else g.new_zeros(0) for s in self.sizes)
+
+    def _on_buffers(self, g):
+        """The same pieces as buffer slices of g (no graph to build: split's checks and view
+        bookkeeping would be most of this node's cost)."""
+        b, gd, d = g._backend, g._data, self.dim
+        shape = gd.shape
+        starts, stops, steps = [0] * len(shape), list(shape), (1,) * len(shape)
+        out, at = [], 0
+        for size in self.sizes:
+            if size is None:        # a skipped legacy 1-D empty input
+                out.append(g.new_zeros(0))
+                continue
+            starts[d], stops[d] = at, at + size
+            out.append(_wrap(b.slice(gd, tuple(starts), tuple(stops), steps), g.dtype, g._device))
+            at += size
+        return tuple(out)
 
 
 def cat(tensors, dim=0):
