@@ -155,10 +155,10 @@ class LinearBackward(Node):
         gx = _wrap(b.matmul(gd, w._data), dtype, dev) if edges[0] is not None else None      # (..., in)
         gw = gb = None
         if edges[1] is not None or edges[2] is not None:
-            g2 = b.reshape(gd, (_prod(gs[:-1]), gs[-1]))                                     # (N, out)
+            g2 = gd if len(gs) == 2 else b.reshape(gd, (_prod(gs[:-1]), gs[-1]))           # (N, out)
             if edges[1] is not None:                                                          # (out, in)
-                gw = _wrap(b.matmul(b.permute(g2, (1, 0)), b.reshape(x._data, (_prod(xs[:-1]), xs[-1]))),
-                           dtype, dev)
+                x2 = x._data if len(xs) == 2 else b.reshape(x._data, (_prod(xs[:-1]), xs[-1]))
+                gw = _wrap(b.matmul(b.permute(g2, (1, 0)), x2), dtype, dev)
             if edges[2] is not None:
                 gb = _wrap(b.reduce("sum", g2, (0,), False), dtype, dev)
         return gx, gw, gb
