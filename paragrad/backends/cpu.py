@@ -52,6 +52,35 @@ def _in_float32(fn):
 _REDUCE = {"sum": np.add.reduce, "prod": np.multiply.reduce, "max": np.maximum.reduce,
            "min": np.minimum.reduce}
 
+_ROW_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_ones = {}
+
+
+def _sum_along(x, axis):
+    """x summed over `axis`, kept as a size-1 dim (the softmax family's row sums). Over the
+    last axis of a float32/float64 array: a product with a ones vector, whose BLAS kernel runs
+    4-5x faster than NumPy's reduction along rows ((512, 27): 15 -> 3.4 us; (350, 11297):
+    660 -> 173 us), accumulating in the array's dtype as torch's vectorized sums do."""
+    n = x.shape[axis] if x.ndim else 0
+    if x.dtype not in _ROW_SUM_DTYPES or axis not in (-1, x.ndim - 1) or n == 0 or x.ndim == 0:
+        return np.add.reduce(x, axis=axis, keepdims=True)
+    key = (n, x.dtype)
+    ones = _ones.get(key)
+    if ones is None:
+        ones = _ones[key] = np.ones(n, x.dtype)
+    return np.matmul(x, ones)[..., None]
+
+
+def _max_along(x, axis):
+    """x's maximum over `axis`, kept as a size-1 dim. Short last-axis rows (at most 64, at
+    least 64 of them) are transposed into one contiguous copy first: NumPy reduces along a
+    short row one row at a time, and across rows as one vectorized pass ((512, 27): 25 -> 9.5
+    us; (4096, 10): 181 -> 21 us). Same values, NaN included."""
+    if x.ndim >= 2 and axis in (-1, x.ndim - 1) and 0 < x.shape[-1] <= 64 and x.size >= 64 * x.shape[-1]:
+        return np.maximum.reduce(np.ascontiguousarray(np.moveaxis(x, -1, 0)), axis=0)[..., None]
+    return np.maximum.reduce(x, axis=axis, keepdims=True)
+
+
 _erf64 = np.frompyfunc(math.erf, 1, 1)
 
 
@@ -364,8 +393,8 @@ class CPUBackend(Backend):
         kd = np.dtype(np.float32) if x.dtype in _HALF else x.dtype
         xk = x.astype(kd, copy=False)
         valid = target != ignore_index                                      # (N,)
-        m = xk.max(axis=1, keepdims=True)                                   # (N, 1)
-        lse = np.log(np.exp(xk - m).sum(axis=1)) + m[:, 0]                  # (N,)
+        m = _max_along(xk, 1)                                               # (N, 1)
+        lse = np.log(_sum_along(np.exp(xk - m), 1)[:, 0]) + m[:, 0]         # (N,)
         picked = xk[np.arange(xk.shape[0]), np.where(valid, target, 0)]     # (N,)
         total = np.where(valid, lse - picked, 0).sum(dtype=kd)
         count = np.asarray(valid.sum(), dtype=kd)
@@ -387,9 +416,9 @@ class CPUBackend(Backend):
     @_in_float32
     def fast_softmax(self, x, axis):
         """Fused softmax: three passes, one temporary."""
-        y = x - x.max(axis=axis, keepdims=True)
+        y = x - _max_along(x, axis)
         np.exp(y, out=y)
-        y /= y.sum(axis=axis, keepdims=True)
+        y /= _sum_along(y, axis)
         return y
 
     @quiet
@@ -397,14 +426,14 @@ class CPUBackend(Backend):
     def fast_softmax_backward(self, y, g, axis):
         """dx = y * (g - sum(g * y)); y is the softmax output."""
         gy = g * y
-        gy -= y * gy.sum(axis=axis, keepdims=True)
+        gy -= y * _sum_along(gy, axis)
         return gy
 
     @quiet
     @_in_float32
     def fast_log_softmax(self, x, axis):
-        y = x - x.max(axis=axis, keepdims=True)
-        y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
+        y = x - _max_along(x, axis)
+        y -= np.log(_sum_along(np.exp(y), axis))
         return y
 
     @quiet
@@ -413,7 +442,7 @@ class CPUBackend(Backend):
         """dx = g - exp(y) * sum(g); y is the log-softmax output. One (N, C) buffer, updated in
         place (the same values as the three-temporary form: 4.8 -> 3.6 ms at 350 x 11297)."""
         r = np.exp(y, out=np.empty_like(y))           # (an array even when 0-d)
-        r *= np.add.reduce(g, axis=axis, keepdims=True)
+        r *= _sum_along(g, axis)
         return np.subtract(g, r, out=r)
 
     @quiet

@@ -146,3 +146,16 @@ def test_softmax_errors(device, op, fn, exc, words):
     for w in words + ([op] if exc is not TypeError or "Tensor" in words else []):
         assert w in msg, f"{w!r} not in: {msg}"
     assert x.grad_fn is None
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("shape", [(200, 12), (8, 40, 5), (70, 64)], ids=["rows", "3d", "64-wide"])
+def test_softmax_many_short_rows_match_torch(device, op, shape):
+    """Many short rows (the CPU backend reduces them transposed and sums by a product with
+    ones), with a NaN in one row and -inf in another, against torch: values and gradients."""
+    x = make_input(shape, "float32", -4, 4, np.random.default_rng(5))
+    flat = x.reshape(-1, shape[-1])
+    flat[3, 2] = np.nan
+    flat[7, :] = -np.inf
+    flat[9, 1] = np.inf
+    check_op(call(op, -1), None, inputs=[x], device=device)

@@ -225,6 +225,16 @@ def test_cross_entropy_fast_path_agrees_with_the_composition(reduction, device):
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("classes", [10, 27, 300])
+def test_cross_entropy_many_rows_match_torch(classes, device):
+    """512 rows (the CPU fast path's transposed row maximum and its sums by a product with
+    ones), some ignored, against torch."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-5, 5, (512, classes)).astype(np.float32)
+    target = rng.integers(-1, classes, 512)
+    run_both("cross_entropy", [x, target], dict(ignore_index=-1), device=device)
+
+
 def test_cross_entropy_float64(device):
     x, target, weight = class_case("NCd1d2", -100)
     run_both("cross_entropy", [x.astype(np.float64), target],
