@@ -64,11 +64,16 @@ def _sum_along(x, axis):
     n = x.shape[axis] if x.ndim else 0
     if x.dtype not in _ROW_SUM_DTYPES or axis not in (-1, x.ndim - 1) or n == 0 or x.ndim == 0:
         return np.add.reduce(x, axis=axis, keepdims=True)
-    key = (n, x.dtype)
+    return np.matmul(x, _ones_for(n, x.dtype))[..., None]
+
+
+def _ones_for(n, dtype):
+    """A cached (n,) vector of ones (never written: the row and column sums multiply by it)."""
+    key = (n, dtype)
     ones = _ones.get(key)
     if ones is None:
-        ones = _ones[key] = np.ones(n, x.dtype)
-    return np.matmul(x, ones)[..., None]
+        ones = _ones[key] = np.ones(n, dtype)
+    return ones
 
 
 def _max_along(x, axis):
@@ -546,7 +551,8 @@ class CPUBackend(Backend):
 def _layer_norm(x, w, b, n_norm, eps):
     rows, stat_shape, ct = _ln_layout(x, n_norm)
     x2 = x.reshape(rows)                                   # (M, N), a view: x is C-ordered
-    mean = x2.mean(axis=1, keepdims=True, dtype=ct)        # (M, 1), pairwise sum
+    mean = (_sum_along(x2, 1) / rows[1] if x2.dtype == ct       # (M, 1): a product with ones
+            else x2.mean(axis=1, keepdims=True, dtype=ct))          # (half: a float32 sum)
     out = np.empty(x.shape, ct)            # owns its memory (a reshaped result would be a view)
     y = np.subtract(x2, mean, out=out.reshape(rows))
     rstd = np.einsum("ij,ij->i", y, y)[:, None]           # (M, 1)
@@ -581,10 +587,10 @@ def _layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db):
         dw = dw.astype(x.dtype, copy=False)
     if need_db:
         db = np.empty(norm_shape, ct)
-        np.sum(g2, axis=0, out=db.reshape(-1))
+        np.matmul(_ones_for(rows[0], g2.dtype), g2, out=db.reshape(-1))      # column sums
         db = db.astype(x.dtype, copy=False)
     gw = g2 if w is None else np.multiply(g2, w.reshape(-1), dtype=ct)
-    c1 = gw.mean(axis=1, keepdims=True)                             # mean(gw)
+    c1 = _sum_along(gw, 1) / rows[1]                                # mean(gw), (M, 1)
     c2 = np.einsum("ij,ij->i", gw, xhat)[:, None]                  # sum(gw * xhat)
     c2 /= rows[1]
     # dx = rstd * (gw - c1 - xhat * c2), in xhat's buffer
