@@ -1,8 +1,8 @@
 """Differentiable ops, one file per family, and the table that makes them Tensor methods.
 
 Reading this file gives the Tensor method surface: the _METHODS table below, plus the
-METHODS of linalg_composites, misc_extra, order_statistics, special, tensor_surface and windows, merged at
-the end.
+METHODS of composites, linalg_composites, order_statistics, special, tensor_surface and
+windows, merged at the end.
 """
 from __future__ import annotations
 
@@ -330,8 +330,8 @@ _PROPERTIES = {"T": movement.T, "mT": movement.mT}
 
 # families kept in modules of their own: each lists its functions in __all__ and its Tensor
 # methods in METHODS
-from . import linalg_composites, misc_extra, order_statistics, special, tensor_surface, windows  # noqa: E402
-for _mod in (linalg_composites, misc_extra, order_statistics, special, tensor_surface, windows):
+from . import composites, linalg_composites, order_statistics, special, tensor_surface, windows  # noqa: E402
+for _mod in (composites, linalg_composites, order_statistics, special, tensor_surface, windows):
     globals().update({_n: getattr(_mod, _n) for _n in _mod.__all__})
     _METHODS.update(_mod.METHODS)
 _PROPERTIES.update(tensor_surface.PROPERTIES)

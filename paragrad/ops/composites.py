@@ -1,4 +1,4 @@
-"""More PyTorch functions composed from differentiable paragrad ops (gradients come from
+"""PyTorch functions composed from differentiable paragrad ops (gradients come from
 autograd, and every backend runs them unchanged): rotations and diagonal embeddings, index
 factories (tril/triu_indices, combinations), sign and floating-point decomposition (signbit,
 copysign, ldexp, frexp), integer gcd/lcm, membership (isin), the add-a-product family (addbmm,
