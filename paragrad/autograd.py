@@ -302,10 +302,6 @@ def _call(node, grads):
     return in_grads if isinstance(in_grads, tuple) else (in_grads,)
 
 
-def _add(a, b):
-    return b if a is None else (a if b is None else a + b)
-
-
 def _sum_grads(a, b, create_graph):
     """Two gradients arriving at one output, summed. Without create_graph (nothing to
     record) two of one dtype, shape and device add as buffers: the Tensor op's promotion,
@@ -359,7 +355,7 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         node, idx = e
         slot = buffers.setdefault(node, [None] * node.n_outputs)
-        slot[idx] = _add(slot[idx], g)
+        slot[idx] = _sum_grads(slot[idx], g, create_graph)
         claimed.add(id(g))
         start.append(node)
 

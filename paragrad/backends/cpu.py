@@ -1,4 +1,12 @@
-"""The NumPy backend: every primitive of base.py on ndarrays, plus a few fused fast paths."""
+"""The NumPy backend: every primitive of base.py on ndarrays, plus a few fused fast paths.
+
+In order below: the ufunc tables; helpers the fast paths share (float32 for half dtypes, row
+sums and short-row maxima faster than NumPy's reductions along a row, erf); CPUBackend, in
+base.py's order (transfer and creation, random, elementwise, reduce, linear algebra,
+movement, indexing, then the fast paths); the fast paths' bodies (layer_norm, convolution
+by im2col) and their scratch buffers. Scatter-add lives in cpu_scatter.py, the malloc tuning
+in cpu_malloc.py.
+"""
 from __future__ import annotations
 
 import functools
@@ -35,6 +43,7 @@ _HALF = tuple(d for d in (np.dtype(np.float16), _dtypes.bfloat16.np) if d is not
 _BF16 = _dtypes.bfloat16.np
 
 
+# ---- helpers the fast paths share -------------------------------------------------------------
 def _in_float32(fn):
     """Run a fused op on float16/bfloat16 arrays in float32 and round its result once, as
     PyTorch's opmath (bfloat16 arrays would otherwise sum in bfloat16)."""
@@ -548,6 +557,7 @@ class CPUBackend(Backend):
         return tuple(np.linalg.svd(a, full_matrices=full_matrices))
 
 
+# ---- fast-path bodies: layer_norm, convolution -------------------------------------------------
 def _layer_norm(x, w, b, n_norm, eps):
     rows, stat_shape, ct = _ln_layout(x, n_norm)
     x2 = x.reshape(rows)                                   # (M, N), a view: x is C-ordered
