@@ -82,9 +82,15 @@ FAST_PATHS = (
 #   fast_cross_entropy_backward(x, target, lse, g, count, mean, ignore_index) -> dx
 #     = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) if mean else g), g and
 #     count the 0-d buffers (g of x's dtype).
+# pow (ops/binary.py): fast_pow_scalar(x, exponent) -> x ** exponent for a float buffer and an
+#   exponent the op layer would compose from multiplies (2, 3, 4, -2, ...), rounded as those
+#   multiplies ((x*x)*x for 3, 1/(x*x) for -2); None where the backend has no kernel for it.
+# roll (ops/movement.py): fast_roll(x, shift, axis) -> a new buffer, x rolled by 0 < shift <
+#   x.shape[axis] along axis; None where the backend has no kernel for x's layout.
 # embedding (ops/embedding.py): fast_embedding_backward(idx, g, num_weights) -> dw
 #   (num_weights, D), the rows of g (K, D) summed per id of idx (K,) (int64, checked by the
-#   forward), zeros (+0.) where no id points; g C-contiguous, dw of g's dtype.
+#   forward), zeros (+0.) where no id points; g C-contiguous, dw of g's dtype; None where the
+#   backend has no kernel for g's dtype (the op layer composes).
 # linear_act (ops/linalg.py; act 'relu' or 'gelu_tanh'; x (..., in), w (out, in), b (out,) or None):
 #   fast_linear_act(x, w, b, act) -> (y, aux), aux = what the backward reads (y for relu,
 #     the pre-activation for gelu)

@@ -316,7 +316,9 @@ def _pow_special(bk, x, b, dtype, index):
         return bk.copy_(bk.empty(tuple(x.shape), dtype, index), x)
     if b in _HALF_WIDE.get(dtype, ()):  # float16/bfloat16: in float32, rounded once
         return bk.cast(k(bk, bk.cast(x, dt.float32)), dtype)
-    return k(bk, x)
+    fast = bk.fast("pow_scalar")        # the same multiplies in one kernel
+    y = fast(x, b) if fast is not None else None
+    return k(bk, x) if y is None else y
 
 
 def pow(input, exponent):

@@ -30,8 +30,9 @@ class EmbeddingBackward(Node):
         if not autograd._grad_enabled:     # the common case, on buffers: the ids were checked
             b = g._backend                  # in the forward, no graph to record
             fast = b.fast("embedding_backward")
-            if fast is not None:
-                return (_wrap(fast(flat._data, b.contiguous(gf._data), self.num_weights), g.dtype, g._device),)
+            dw = fast(flat._data, b.contiguous(gf._data), self.num_weights) if fast is not None else None
+            if dw is not None:
+                return (_wrap(dw, g.dtype, g._device),)
             dw = b.full((self.num_weights, d), 0, g.dtype, g._device.index)          # (V, D)
             rows = b.expand(b.reshape(flat._data, (-1, 1)), (flat.shape[0], d))       # (K, D)
             return (_wrap(b.scatter_add(dw, rows, b.contiguous(gf._data), 0), g.dtype, g._device),)

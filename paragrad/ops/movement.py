@@ -297,8 +297,8 @@ class RollBackward(Node):
 
 def roll(input, shifts, dims=None):
     """Elements shifted along dims, wrapping around (dims None: over the flattened tensor).
-    One node: each shifted dim is two slices of the buffer concatenated (a roll of indices
-    keeps their known range)."""
+    One node: each shifted dim is one backend kernel where there is one, else two slices of the
+    buffer concatenated (a roll of indices keeps their known range)."""
     x = input
     check_tensor(x, "roll")
     if dims is None:
@@ -315,6 +315,11 @@ def roll(input, shifts, dims=None):
         if n == 0 or s % n == 0:
             continue
         s %= n
+        fast = b.fast("roll")
+        rolled = fast(buf, s, d) if fast is not None else None
+        if rolled is not None:
+            buf = rolled
+            continue
         lo, hi, one = [0] * buf.ndim, list(buf.shape), (1,) * buf.ndim
         tail_lo, head_hi = list(lo), list(hi)
         tail_lo[d] = head_hi[d] = n - s          # the last s along d, then the first n - s

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import check_op, fd_check, lib, make_input
+from tests.helpers import _np, check_op, fd_check, lib, make_input
 
 
 def T(x, data, **kw):
@@ -380,3 +380,13 @@ def test_setitem_of_no_elements_still_checks_the_value_shape(device):
     x = pg.zeros(5, device=device)
     with pytest.raises(RuntimeError):
         x[5:] = pg.zeros(3, device=device)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16", "int32", "float64", "bool"])
+def test_rows_picked_by_a_tensor_index_wrap_negative_ids(dtype, device):
+    """x[idx] along the first dim for every element size (a device may copy rows as words of
+    that size) with negative ids, an index of two dims and rows of several dims."""
+    a = (np.arange(5 * 2 * 3).reshape(5, 2, 3) % 7).astype(dtype)
+    idx = [[-1, 0, 4], [-5, 2, 2]]
+    got = _np(pg.tensor(a, device=device)[pg.tensor(idx, device=device)])
+    np.testing.assert_array_equal(got, torch.tensor(a)[torch.tensor(idx)].numpy())

@@ -32,6 +32,9 @@ CASES = [
     (layer_norm(8, bias=False), (4, 8)),
     (layer_norm((3, 8), elementwise_affine=False), (2, 3, 8)),
     (layer_norm(6), (6,)),
+    # many rows: the CUDA weight and bias gradients add partial column sums of row chunks
+    (layer_norm(70), (40, 75, 70)),
+    (layer_norm(300), (50, 300)),
 ]
 
 

@@ -17,8 +17,8 @@ from ...dtypes import bfloat16 as _bf16
 
 from ..base import Backend, int_pow
 from ..quiet_numpy import quiet
-from . import batchnorm, dnn, elementwise, fused, gemm, graphs, lt, memory, pool, recurrent
-from .kernels import kernel, launch
+from . import batchnorm, dnn, elementwise, fused, gemm, graphs, indexing, lt, memory, pool, recurrent
+from .kernels import c_contiguous, kernel, launch
 
 _UNARY = {
     "neg": cupy.negative, "exp": cupy.exp, "log": cupy.log, "sqrt": cupy.sqrt, "abs": cupy.abs,
@@ -258,13 +258,17 @@ class CUDABackend(Backend):
         return cupy.concatenate(xs, axis=axis)
 
     def contiguous(self, x):
-        return cupy.ascontiguousarray(x)
+        return c_contiguous(x)
 
     def flip(self, x, axes):
         return cupy.flip(x, axes).copy()    # a copy, as PyTorch's flip
 
     # ---- indexing ----------------------------------------------------------------------------
     def take(self, x, index, axis):     # (checks_indices is False: the op layer checks them)
+        if axis == 0:
+            y = indexing.take_rows(x, index)
+            if y is not None:
+                return y
         return cupy.take(x, index, axis=axis)
 
     def gather(self, x, index, axis):
@@ -343,6 +347,18 @@ class CUDABackend(Backend):
 
     def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
         return pool.max_pool2d_backward(gy, idx, h, w, k, s, p, d)
+
+    def fast_roll(self, x, shift, axis):
+        return indexing.roll(x, shift, axis)
+
+    def fast_pow_scalar(self, x, exponent):
+        return elementwise.power(x, exponent)
+
+    def fast_embedding_backward(self, idx, g, num_weights):
+        if g.dtype in _HALF:        # summed in float32 and rounded once, as torch's
+            dw = indexing.row_sums(idx, g.astype(np.float32), num_weights)
+            return None if dw is None else dw.astype(g.dtype)
+        return indexing.row_sums(idx, g, num_weights)
 
     def fast_relu_backward(self, g, y):
         return lt.relu_grad(g, y)

@@ -15,7 +15,7 @@ import cupy
 import numpy as np
 
 from . import memory
-from .kernels import kernel
+from .kernels import c_contiguous, kernel
 
 _BLOCK = 256
 _MIN_SHARE = 4096        # fewest elements a reduction block takes (16 a thread); fewer is overhead
@@ -93,7 +93,7 @@ def _ptr(a):
 
 def _flat(a, kd):
     """a as a C-contiguous 1-D buffer of kd (a itself when it already is one)."""
-    return None if a is None else cupy.ascontiguousarray(a.astype(kd, copy=False)).reshape(-1)
+    return None if a is None else c_contiguous(a.astype(kd, copy=False)).reshape(-1)
 
 
 def _dims(x):
@@ -111,11 +111,11 @@ def batch_norm(x, w, b, rm, rv, training, momentum, eps):
     kd = _kernel_dtype(x)
     sfx = _SUFFIX[kd.name]
     c, m, geom = _dims(x)
-    xk = cupy.ascontiguousarray(x.astype(kd, copy=False))
+    xk = c_contiguous(x.astype(kd, copy=False))
     mean, rstd = cupy.empty(c, dtype=kd), cupy.empty(c, dtype=kd)
     if training:
         work = [None, None] if rm is None else [
-            r if r.dtype == kd and r.flags.c_contiguous else cupy.ascontiguousarray(r.astype(kd))
+            r if r.dtype == kd and r.flags.c_contiguous else c_contiguous(r.astype(kd))
             for r in (rm, rv)]
         splits = _splits(m, c)
         partial = cupy.empty(2 * c * splits, dtype=np.float64)
@@ -146,8 +146,8 @@ def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db
     kd = _kernel_dtype(x)
     sfx = _SUFFIX[kd.name]
     c, m, geom = _dims(x)
-    xk = cupy.ascontiguousarray(x.astype(kd, copy=False))
-    gk = cupy.ascontiguousarray(g.astype(kd, copy=False))
+    xk = c_contiguous(x.astype(kd, copy=False))
+    gk = c_contiguous(g.astype(kd, copy=False))
     m1, r1 = _flat(mean, kd), _flat(rstd, kd)
     dw = cupy.empty(c, dtype=kd) if need_dw else None
     db = cupy.empty(c, dtype=kd) if need_db else None

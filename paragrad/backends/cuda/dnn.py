@@ -21,6 +21,7 @@ from ... import capture
 from .. import cudnn as cudnn_flags
 from . import matmul as flags
 from . import conv_gemm, timing
+from .kernels import c_contiguous
 
 _graphs: dict = {}
 _handles: dict = {}
@@ -250,6 +251,6 @@ def sdpa_backward(q, k, v, out, dout, stats, scale, is_causal):
     g, (Q, K, V, O, dO, S), (dQ, dK, dV) = _sdpa_graph(True, (q.shape, k.shape, v.shape), q.dtype,
                                                        float(scale), bool(is_causal))
     dq, dk, dv = cupy.empty_like(q), cupy.empty_like(k), cupy.empty_like(v)
-    _run(g, {Q: q, K: k, V: v, O: cupy.ascontiguousarray(out), dO: dout,
-             S: cupy.ascontiguousarray(stats.astype(np.float32, copy=False)), dQ: dq, dK: dk, dV: dv})
+    _run(g, {Q: q, K: k, V: v, O: c_contiguous(out), dO: dout,
+             S: c_contiguous(stats.astype(np.float32, copy=False)), dQ: dq, dK: dk, dV: dv})
     return dq, dk, dv

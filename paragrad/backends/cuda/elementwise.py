@@ -17,6 +17,7 @@ _FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
 _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "tanh": "Tanh",
           "abs": "Abs", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "relu": "Relu"}
+_POWERS = {3: "Cube", 4: "Fourth", -2: "InvSquare"}     # (3.0 finds 3)
 _FULL, _ROW, _ONE = 0, 1, 2
 _BLOCK = 256
 _MAX_BLOCKS = 8192      # then grid-stride: plenty to fill the GPU, few blocks for tiny launches
@@ -85,7 +86,16 @@ def binary(op, a, b, out):
 
 def unary(op, x, out):
     """op(x) as one raw launch, or None where the ufunc must do it."""
-    name = _UNARY.get(op)
+    return _unary(_UNARY.get(op), x, out)
+
+
+def power(x, exponent):
+    """x ** exponent as one launch for the exponents the op layer composes from several
+    multiplies (3, 4, -2), or None."""
+    return _unary(_POWERS.get(exponent), x, None)
+
+
+def _unary(name, x, out):
     if name is None or type(x) is not cupy.ndarray:
         return None
     ctype = _FLOATS.get(x.dtype)

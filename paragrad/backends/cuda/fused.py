@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import capture
 from . import memory
-from .kernels import kernel
+from .kernels import c_contiguous, kernel
 
 _BLOCK = 256
 _CHUNK = 2048           # must equal CHUNK in kernels/optim.cu: ~8 elements a thread, enough blocks to fill the GPU
@@ -25,11 +25,11 @@ def _rows(x, axis):
     if moved:
         x = cupy.moveaxis(x, axis, -1)
     shape = x.shape
-    x2 = cupy.ascontiguousarray(x).reshape(math.prod(shape[:-1]), shape[-1])
+    x2 = c_contiguous(x).reshape(math.prod(shape[:-1]), shape[-1])
 
     def back(y2):
         y = y2.reshape(shape)
-        return cupy.ascontiguousarray(cupy.moveaxis(y, -1, axis)) if moved else y
+        return c_contiguous(cupy.moveaxis(y, -1, axis)) if moved else y
     return x2, back
 
 
@@ -78,8 +78,8 @@ def cross_entropy(x, target, ignore_index, mean):
     (N, C): one kernel. The caller checks the targets' bounds (ops/nn.py); a target out of
     bounds gives NaN."""
     kd = _kernel_dtype(x)
-    x2 = cupy.ascontiguousarray(x.astype(kd, copy=False))
-    t = cupy.ascontiguousarray(target.astype(np.int64, copy=False))
+    x2 = c_contiguous(x.astype(kd, copy=False))
+    t = c_contiguous(target.astype(np.int64, copy=False))
     n, c = x2.shape
     out = cupy.empty(2, dtype=kd)
     lse = cupy.empty(n, dtype=kd)
@@ -96,8 +96,8 @@ def cross_entropy_backward(x, target, lse, g, count, mean, ignore_index):
     """dx = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) for a mean, else g):
     one kernel; g and count are 0-d device buffers."""
     kd = _kernel_dtype(x)
-    x2 = cupy.ascontiguousarray(x.astype(kd, copy=False))
-    t = cupy.ascontiguousarray(target.astype(np.int64, copy=False))
+    x2 = c_contiguous(x.astype(kd, copy=False))
+    t = c_contiguous(target.astype(np.int64, copy=False))
     dx = cupy.empty_like(x2)
     if x2.shape[0]:
         kernel("rows.cu", f"xent_bwd_{_SUFFIX[kd]}")((x2.shape[0],), (_BLOCK,), (
@@ -109,13 +109,13 @@ def cross_entropy_backward(x, target, lse, g, count, mean, ignore_index):
 def layer_norm(x, w, b, n_norm_dims, eps):
     kd = _kernel_dtype(x)
     cols = math.prod(x.shape[x.ndim - n_norm_dims:])
-    x2 = cupy.ascontiguousarray(x.astype(kd, copy=False)).reshape(-1, cols)
+    x2 = c_contiguous(x.astype(kd, copy=False)).reshape(-1, cols)
     rows = x2.shape[0]
     y = cupy.empty_like(x2)
     mean = cupy.empty(rows, dtype=kd)
     rstd = cupy.empty(rows, dtype=kd)
-    wk = cupy.ascontiguousarray(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
-    bk = cupy.ascontiguousarray(b.astype(kd, copy=False)).reshape(-1) if b is not None else None
+    wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
+    bk = c_contiguous(b.astype(kd, copy=False)).reshape(-1) if b is not None else None
     if rows:
         kernel("rows.cu", f"ln_fwd_{_SUFFIX[kd]}")((rows,), (_BLOCK,), (
             x2, wk if wk is not None else _NULL, bk if bk is not None else _NULL, y, mean, rstd,
@@ -127,10 +127,10 @@ def layer_norm(x, w, b, n_norm_dims, eps):
 def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
     kd = _kernel_dtype(x)
     cols = math.prod(x.shape[x.ndim - n_norm_dims:])
-    x2 = cupy.ascontiguousarray(x.astype(kd, copy=False)).reshape(-1, cols)
-    g2 = cupy.ascontiguousarray(g.astype(kd, copy=False)).reshape(-1, cols)
+    x2 = c_contiguous(x.astype(kd, copy=False)).reshape(-1, cols)        # (rows, cols)
+    g2 = c_contiguous(g.astype(kd, copy=False)).reshape(-1, cols)
     rows = x2.shape[0]
-    wk = cupy.ascontiguousarray(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
+    wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
     m1, r1 = mean.astype(kd, copy=False).reshape(-1), rstd.astype(kd, copy=False).reshape(-1)
     dx = cupy.empty_like(x2)
     if rows:
@@ -138,11 +138,31 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
             g2, x2, wk if wk is not None else _NULL, m1, r1, dx, np.int64(cols)))
     norm_shape = x.shape[x.ndim - n_norm_dims:]
     dw = db = None
-    if need_dw:
-        dw = (g2 * ((x2 - m1[:, None]) * r1[:, None])).sum(0).reshape(norm_shape).astype(x.dtype, copy=False)
-    if need_db:
-        db = g2.sum(0).reshape(norm_shape).astype(x.dtype, copy=False)
-    return dx.reshape(x.shape).astype(x.dtype, copy=False), dw, db
+    if need_dw or need_db:
+        dw, db = _layer_norm_params_backward(g2, x2, m1, r1, kd)
+        dw, db = dw.reshape(norm_shape).astype(x.dtype, copy=False), db.reshape(norm_shape).astype(x.dtype, copy=False)
+    return dx.reshape(x.shape).astype(x.dtype, copy=False), (dw if need_dw else None), (db if need_db else None)
+
+
+_PARAM_BLOCKS = 264     # about two blocks per SM of an H100: chunks of rows until the grid has that many
+
+
+def _layer_norm_params_backward(g2, x2, m1, r1, kd):
+    """(dw, db) (cols,): the column sums of g * xhat and of g over (rows, cols), one launch."""
+    rows, cols = x2.shape
+    dw, db = cupy.empty(cols, kd), cupy.empty(cols, kd)
+    if not rows:
+        dw.fill(0)
+        db.fill(0)
+        return dw, db
+    strips = (cols + 31) // 32
+    chunks = max(1, min((rows + 31) // 32, _PARAM_BLOCKS // strips))
+    chunk = (rows + chunks - 1) // chunks
+    chunks = (rows + chunk - 1) // chunk
+    part = cupy.empty((2, chunks, cols), kd) if chunks > 1 else _NULL
+    kernel("rows.cu", f"ln_bwd_params_{_SUFFIX[kd]}")((strips, chunks), (32, 8), (
+        g2, x2, m1, r1, part, dw, db, _ticket(), np.int64(rows), np.int64(cols), np.int64(chunk)))
+    return dw, db
 
 
 # ---- multi-tensor optimizer updates ------------------------------------------------------------

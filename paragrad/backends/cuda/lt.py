@@ -17,6 +17,7 @@ from nvmath.linalg.advanced import Matmul, MatmulEpilog as E
 
 from ... import capture
 from . import gemm, machine_cache, small_gemm, timing
+from .kernels import c_contiguous
 
 _plans = {}
 _SUPPORTED = {"float32", "float16", "bfloat16"}
@@ -87,7 +88,7 @@ def linear_act(x, w, b, act):
     the cuBLAS GEMM and applies bias and activation in place."""
     out_f = w.shape[0]
     lead = x.shape[:-1]
-    x2 = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    x2 = c_contiguous(x).reshape(-1, x.shape[-1])
     if not supported(x):
         z = gemm.matmul(x2, w.T)
         if b is not None:
@@ -120,17 +121,17 @@ def _zeros(n, dtype):
 
 def linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db):
     out_f = w.shape[0]
-    g2 = cupy.ascontiguousarray(g).reshape(-1, out_f)
-    a2 = cupy.ascontiguousarray(aux).reshape(-1, out_f)
+    g2 = c_contiguous(g).reshape(-1, out_f)
+    a2 = c_contiguous(aux).reshape(-1, out_f)
     dz = relu_grad(g2, a2) if act == "relu" else _gelu_tanh_grad(g2, a2)      # (N, out)
     dx = dw = db = None
     if need_dx:
         dx = gemm.matmul(dz, w).reshape(x.shape)                                  # (N, in)
     if need_dw and not supported(x):
-        dw = gemm.matmul(dz.T, cupy.ascontiguousarray(x).reshape(-1, x.shape[-1]))
+        dw = gemm.matmul(dz.T, c_contiguous(x).reshape(-1, x.shape[-1]))
         db = dz.sum(0) if need_db else None
     elif need_dw:
-        x2 = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
+        x2 = c_contiguous(x).reshape(-1, x.shape[-1])
         if need_db:      # dW^T = x^T @ dz with the bias gradient (a column sum of dz) fused in
             r, extra = _run(E.BGRADB, x2.T, dz)
             db = _owned(extra["bgradb"].reshape(out_f))
@@ -160,7 +161,7 @@ def mlp(x, layers):
     if not supported(x) or any(a == "gelu_tanh" and w.shape[0] == 1 for (_, _, a), (w, _, _)
                                in zip(layers, layers[1:])):
         return None
-    h = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    h = c_contiguous(x).reshape(-1, x.shape[-1])
     small = _small_chain(h, layers)
     h, saved = (_forward_small if small else _forward_lt)(h, layers)
     return h.reshape(x.shape[:-1] + (h.shape[-1],)), _Saved(small, saved)
@@ -255,7 +256,7 @@ def mlp_backward(g, layers, saved, need_dx, needs):
     main = cupy.cuda.get_current_stream()
     side = _side_stream(main)
     small, saved = saved
-    dz = cupy.ascontiguousarray(g).reshape(-1, g.shape[-1])
+    dz = c_contiguous(g).reshape(-1, g.shape[-1])
     top = layers[-1][2]
     if top is not None:     # the top layer's activation: elementwise, from its y (relu) or z (gelu)
         dz = (relu_grad if top == "relu" else _gelu_tanh_grad)(dz, saved[-1][1])

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import cupy
 
+from .kernels import c_contiguous
+
 _GEOMETRY = "int32 H, int32 W, int32 Ho, int32 Wo, int32 kh, int32 kw, int32 sh, int32 sw, int32 ph, int32 pw, int32 dh, int32 dw"
 
 _forward = cupy.ElementwiseKernel(
@@ -84,7 +86,7 @@ def max_pool2d(x, k, s, p, d, ho, wo):
     n, c, h, w = x.shape
     y = cupy.empty((n, c, ho, wo), dtype=x.dtype)
     idx = cupy.empty((n, c, ho, wo), dtype=cupy.int64)
-    _forward(cupy.ascontiguousarray(x), *_geometry(h, w, ho, wo, k, s, p, d), y, idx)
+    _forward(c_contiguous(x), *_geometry(h, w, ho, wo, k, s, p, d), y, idx)
     return y, idx
 
 
@@ -94,5 +96,5 @@ def max_pool2d_backward(gy, idx, h, w, k, s, p, d):
         return None
     n, c, ho, wo = gy.shape
     dx = cupy.empty((n, c, h, w), dtype=gy.dtype)
-    _backward(cupy.ascontiguousarray(gy), cupy.ascontiguousarray(idx), *_geometry(h, w, ho, wo, k, s, p, d), dx)
+    _backward(c_contiguous(gy), c_contiguous(idx), *_geometry(h, w, ho, wo, k, s, p, d), dx)
     return dx

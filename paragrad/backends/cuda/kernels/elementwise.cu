@@ -46,6 +46,10 @@ struct Sigmoid {
     }
 };
 struct Relu { template <typename T> __device__ static T f(T x) { return x < T(0) ? T(0) : x; } };
+// small integer powers, rounded as the multiplies the op layer composes them from
+struct Cube { template <typename T> __device__ static T f(T x) { T s = x * x; return s * x; } };
+struct Fourth { template <typename T> __device__ static T f(T x) { T s = x * x; return s * s; } };
+struct InvSquare { template <typename T> __device__ static T f(T x) { return T(1) / (x * x); } };
 
 template <typename T, typename Op>
 __global__ void unary(const T* x, T* y, long long n) {

@@ -1,6 +1,7 @@
 // Row-wise fused kernels: one block per row of a (rows, cols) contiguous matrix.
 //   softmax / log_softmax forward and backward, cross-entropy forward and backward,
-//   layer_norm forward and backward (the per-row part; weight/bias gradients are column sums).
+//   layer_norm forward and backward (the per-row part), and layer_norm's weight and bias
+//   gradients, column sums (blocks over strips of 32 columns and chunks of rows).
 // T is float or double; accumulation is in the same type (float32 rows are short enough).
 
 #include "block_reduce.cuh"
@@ -144,13 +145,61 @@ template <typename T> __device__ void ln_bwd(const T* g, const T* x, const T* w,
     }
 }
 
+// layer_norm's dw = sum over rows of g * xhat, db = sum of g, for (rows, cols) g and x.
+// Grid (column strips of 32, row chunks), block (32, 8): each block sums its chunk for its 32
+// columns, in a fixed order. With one chunk it writes dw and db; with several it writes
+// partials (2, chunks, cols) and the last block to finish (a ticket counter, reset by that
+// block for the next launch) adds the chunks in order, so the result is deterministic.
+template <typename T> __device__ void ln_bwd_params(const T* g, const T* x, const T* mean, const T* rstd,
+                                                    T* part, T* dw, T* db, unsigned int* ticket,
+                                                    long long rows, long long cols, long long chunk) {
+    __shared__ T sw[8][33], sb[8][33];
+    __shared__ bool last;
+    int tx = threadIdx.x, ty = threadIdx.y;
+    long long c = blockIdx.x * 32LL + tx;
+    long long r0 = blockIdx.y * chunk, r1 = min(rows, r0 + chunk);
+    T aw = T(0), ab = T(0);
+    if (c < cols)
+        for (long long r = r0 + ty; r < r1; r += 8) {
+            T gv = g[r * cols + c];
+            aw += gv * ((x[r * cols + c] - mean[r]) * rstd[r]);
+            ab += gv;
+        }
+    sw[ty][tx] = aw;
+    sb[ty][tx] = ab;
+    __syncthreads();
+    int chunks = gridDim.y;
+    if (ty == 0 && c < cols) {
+        T w = T(0), b = T(0);
+        for (int k = 0; k < 8; k++) { w += sw[k][tx]; b += sb[k][tx]; }
+        if (chunks == 1) { dw[c] = w; db[c] = b; }
+        else { part[blockIdx.y * cols + c] = w; part[(chunks + blockIdx.y) * cols + c] = b; }
+    }
+    if (chunks == 1) return;
+    __threadfence();                        // the partials are visible before the ticket says so
+    __syncthreads();
+    if (tx == 0 && ty == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const volatile T* vp = part;
+    for (long long j = ty * 32LL + tx; j < cols; j += 256) {
+        T w = T(0), b = T(0);
+        for (int k = 0; k < chunks; k++) { w += vp[k * cols + j]; b += vp[(chunks + k) * cols + j]; }
+        dw[j] = w;
+        db[j] = b;
+    }
+    if (tx == 0 && ty == 0) *ticket = 0u;
+}
+
 #define ROWS(T, S) \
 extern "C" __global__ void softmax_fwd_##S(const T* x, T* y, long long cols, int log) { softmax_fwd<T>(x, y, cols, log); } \
 extern "C" __global__ void softmax_bwd_##S(const T* y, const T* g, T* dx, long long cols, int log) { softmax_bwd<T>(y, g, dx, cols, log); } \
 extern "C" __global__ void xent_fwd_##S(const T* x, const long long* t, T* rows, T* lse, T* out, unsigned int* ticket, long long cols, long long ig, int mean) { xent_fwd<T>(x, t, rows, lse, out, ticket, cols, ig, mean); } \
 extern "C" __global__ void xent_bwd_##S(const T* x, const long long* t, const T* lse, const T* g, const T* count, T* dx, long long cols, long long ig, int mean) { xent_bwd<T>(x, t, lse, g, count, dx, cols, ig, mean); } \
 extern "C" __global__ void ln_fwd_##S(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, long long cols, T eps) { ln_fwd<T>(x, w, b, y, mean, rstd, cols, eps); } \
-extern "C" __global__ void ln_bwd_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, long long cols) { ln_bwd<T>(g, x, w, mean, rstd, dx, cols); }
+extern "C" __global__ void ln_bwd_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, long long cols) { ln_bwd<T>(g, x, w, mean, rstd, dx, cols); } \
+extern "C" __global__ void ln_bwd_params_##S(const T* g, const T* x, const T* mean, const T* rstd, T* part, T* dw, T* db, unsigned int* ticket, long long rows, long long cols, long long chunk) { ln_bwd_params<T>(g, x, mean, rstd, part, dw, db, ticket, rows, cols, chunk); }
 
 ROWS(float, f32)
 ROWS(double, f64)
