@@ -36,6 +36,28 @@ def main():
         args = (ctypes.c_void_p * 4)(*(ctypes.addressof(p) for p in (pa, pb, pc, pn)))
         cupy.cuda.driver.launchKernel(raw.kernel.ptr, 8, 1, 1, 256, 1, 1, 0, 0, ctypes.addressof(args), 0)
 
+    launches = []
+    try:        # the driver's launch through cuda-python, the arguments packed once
+        from cuda.bindings import driver as cu
+        function = cu.CUfunction(raw.kernel.ptr)
+        packed = (ctypes.c_void_p * 4)(*(ctypes.addressof(p) for p in (pa, pb, pc, pn)))
+        address = ctypes.addressof(packed)
+
+        def bindings_launch():
+            cu.cuLaunchKernel(function, 8, 1, 1, 256, 1, 1, 0, 0, address, 0)
+
+        def bindings_launch_repacked():     # new buffers each call: the pointers rewritten
+            pa.value, pb.value, pc.value = a.data.ptr, b.data.ptr, c.data.ptr
+            cu.cuLaunchKernel(function, 8, 1, 1, 256, 1, 1, 0, 0, address, 0)
+        c.fill(0)
+        bindings_launch()
+        sync_cp()
+        assert cupy.allclose(c, a + b), "cuLaunchKernel through cuda.bindings computed something else"
+        launches = [("cuda.bindings cuLaunchKernel", bindings_launch, sync_cp),
+                    ("cuda.bindings, pointers rewritten", bindings_launch_repacked, sync_cp)]
+    except Exception as e:      # (cuda-python missing or another API version: say so)
+        print(f"cuda.bindings launch not measured: {type(e).__name__}: {e}")
+
     ta, tb, tbias = torch.rand(32, 64, device="cuda"), torch.rand(32, 64, device="cuda"), torch.rand(64, device="cuda")
     ga, gb, gbias = (pg.tensor(x.get(), device="cuda") for x in (a, b, bias))
     rows = [
@@ -45,6 +67,7 @@ def main():
         ("ElementwiseKernel(a, b, c)", lambda: add_kernel(a, b, c), sync_cp),
         ("RawKernel launch", lambda: raw((8,), (256,), (a, b, c, n)), sync_cp),
         ("driver launchKernel (ctypes)", driver_launch, sync_cp),
+        *launches,
         ("cupy.empty", lambda: cupy.empty((32, 64), cupy.float32), sync_cp),
         ("torch a + b", lambda: ta + tb, sync_t),
         ("torch a + bias", lambda: ta + tbias, sync_t),
@@ -55,11 +78,65 @@ def main():
         ("paragrad sigmoid", lambda: ga.sigmoid(), sync_cp),
         ("paragrad a * 2.0", lambda: ga * 2.0, sync_cp),
     ]
+    rows += gemm_rows(sync_cp, sync_t)
     print(f"command : python {' '.join(sys.argv)}")
     print(f"device  : {torch.cuda.get_device_name()}, cupy {cupy.__version__}, torch {torch.__version__}, "
           f"paragrad {pg.__version__}")
     for name, fn, sync in rows:
         print(f"{name:32s} {_time(fn, 3000, sync):8.2f} us")
+
+
+def gemm_rows(sync_cp, sync_t):
+    """A (512, 64) @ (64, 256) float32 product (a Linear over a batch of sequences) by each
+    path: cuBLAS's gemm_strided_batched_ex (what paragrad calls), cuBLASLt's matmul with the
+    descriptors and the algorithm chosen once (no per-call heuristics), paragrad's backend
+    GEMM, paragrad's a @ b, torch's."""
+    from nvmath.bindings import cublas, cublasLt
+
+    from paragrad.backends.cuda import gemm
+
+    m, k, n = 512, 64, 256
+    a, b = cupy.random.rand(m, k, dtype=cupy.float32), cupy.random.rand(k, n, dtype=cupy.float32)
+    c = cupy.empty((m, n), cupy.float32)
+    one, zero = np.ones(1, np.float32), np.zeros(1, np.float32)
+    h = gemm.handle()
+    compute = cublas.ComputeType.COMPUTE_32F
+
+    def strided():
+        cublas.gemm_strided_batched_ex(h, cublas.Operation.N, cublas.Operation.N, n, m, k, one.ctypes.data,
+                                       b.data.ptr, 0, n, 0, a.data.ptr, 0, k, 0, zero.ctypes.data,
+                                       c.data.ptr, 0, n, m * n, 1, compute, -1)
+
+    # cuBLASLt, column-major: C^T (n, m) = B^T (n, k) @ A^T (k, m)
+    lh = cublasLt.create()
+    desc = cublasLt.matmul_desc_create(compute, 0)
+    bd, ad, cd = (cublasLt.matrix_layout_create(0, n, k, n), cublasLt.matrix_layout_create(0, k, m, k),
+                  cublasLt.matrix_layout_create(0, n, m, n))
+    pref = cublasLt.matmul_preference_create()
+    ws_size = np.array([4 << 20], np.uint64)
+    cublasLt.matmul_preference_set_attribute(pref, cublasLt.MatmulPreferenceAttribute.MAX_WORKSPACE_BYTES,
+                                             ws_size.ctypes.data, 8)
+    found = cublasLt.MatmulHeuristicResult(1)
+    count = np.zeros(1, np.int32)
+    cublasLt.matmul_algo_get_heuristic(lh, desc, bd, ad, cd, cd, pref, 1, found.ptr, count.ctypes.data)
+    ws = cupy.empty(4 << 20, cupy.uint8)
+    stream = cupy.cuda.get_current_stream().ptr
+
+    def lt():
+        cublasLt.matmul(lh, desc, one.ctypes.data, b.data.ptr, bd, a.data.ptr, ad, zero.ctypes.data,
+                        c.data.ptr, cd, c.data.ptr, cd, found.ptr, ws.data.ptr, 4 << 20, stream)
+
+    lt()
+    sync_cp()
+    assert cupy.allclose(c, a @ b, rtol=1e-3, atol=1e-3), "cuBLASLt product differs"
+    ta, tb = torch.rand(m, k, device="cuda"), torch.rand(k, n, device="cuda")
+    ga, gb = pg.tensor(a.get(), device="cuda"), pg.tensor(b.get(), device="cuda")
+    return [("cuBLAS gemm_strided_batched_ex", strided, sync_cp),
+            ("cuBLASLt matmul, algo cached", lt, sync_cp),
+            ("paragrad backend gemm.matmul", lambda: gemm.matmul(a, b), sync_cp),
+            ("paragrad gemm.matmul(out=)", lambda: gemm.matmul(a, b, c), sync_cp),
+            ("paragrad a @ b (512x64 @ 64x256)", lambda: ga @ gb, sync_cp),
+            ("torch a @ b (512x64 @ 64x256)", lambda: ta @ tb, sync_t)]
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ ARG_REDUCE_OPS = ("argmax", "argmin")
 # Optional fused kernels. Signatures are documented where the op layer calls them.
 FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
-    "cross_entropy", "cross_entropy_backward", "embedding_backward", "layer_norm", "layer_norm_backward", "linear_act",
+    "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll", "layer_norm", "layer_norm_backward", "linear_act",
     "linear_act_backward", "mlp", "mlp_backward", "relu_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
@@ -150,6 +150,24 @@ FAST_PATHS = (
 # logsumexp of the scaled scores, (B, H, L, 1) float32. The backward gets stats from the fast
 # forward, or from the composite one when the backend has a fast backward (same layout).
 # Returning None declines (e.g. a dtype the kernel lacks): the op then composes primitives.
+
+
+_BOUND = (int, type(None))       # slice bounds a basic view takes
+
+
+def plain_basic_key(key, ndim):
+    """Whether x[key] on an array buffer of ndim dims is torch's view: a key of ints and slices
+    of int bounds with positive steps, no more items than dims (array backends'
+    fast_basic_view; anything else goes to the op layer's planner, which gives torch's errors)."""
+    items = key if type(key) is tuple else (key,)
+    if len(items) > ndim:
+        return False
+    for k in items:
+        if type(k) is not int and not (type(k) is slice and type(k.start) in _BOUND
+                                       and type(k.stop) in _BOUND and type(k.step) in _BOUND
+                                       and (k.step is None or k.step > 0)):
+            return False
+    return True
 
 
 _fast_paths_enabled = [True]

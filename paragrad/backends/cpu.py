@@ -18,7 +18,7 @@ import numpy as np
 from .. import dtypes as _dtypes
 
 from . import cpu_malloc, cpu_scatter
-from .base import Backend, int_pow
+from .base import Backend, int_pow, plain_basic_key
 from .quiet_numpy import ERRSTATE, IGNORE, quiet
 
 _UNARY = {
@@ -116,7 +116,6 @@ def _erf(x, out=None):
     return r.astype(x.dtype, copy=False)
 
 
-_BOUND = (int, type(None))       # slice bounds fast_basic_view takes
 _PY_NUMBERS = (int, float)       # (bool is not among them: NumPy would keep it a bool)
 
 
@@ -322,14 +321,8 @@ class CPUBackend(Backend):
         """x[key] as NumPy's basic indexing gives it, where that is torch's view: a key of
         in-range ints and slices of ints with positive steps, fewer than x has dims or leaving
         an array. None for anything else (the op layer's planner gives torch's errors)."""
-        items = key if type(key) is tuple else (key,)
-        if len(items) > x.ndim:
+        if not plain_basic_key(key, x.ndim):
             return None
-        for k in items:
-            if type(k) is not int and not (type(k) is slice and type(k.start) in _BOUND
-                                           and type(k.stop) in _BOUND and type(k.step) in _BOUND
-                                           and (k.step is None or k.step > 0)):
-                return None
         try:
             v = x[key]
         except IndexError:      # an int out of range

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from .. import capture
 from .. import dtypes as dt
 from ..autograd import Function
 from ..ops import pad, sigmoid, tanh  # noqa: F401
@@ -27,7 +28,8 @@ from .functional_activation import (celu, celu_, elu, elu_, gelu, glu, hardshrin
                                     threshold_)
 from ..ops.linalg import linear  # noqa: F401  (F.linear)
 from ..ops._common import same_device
-from ..ops.nn import cross_entropy_indices
+from ..ops.index_bounds import known
+from ..ops.nn import check_targets, cross_entropy_indices
 from ..ops.regression_loss import regression_loss
 from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)
 from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,  # noqa: F401
@@ -183,11 +185,17 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"nll_loss: expected target of shape {(input.shape[0],) + tuple(input.shape[2:])} "
                          f"for input of shape {tuple(input.shape)}, got {tuple(target.shape)}")
     n_classes = input.shape[1]
+    if target.numel() and not capture.active():     # (no host reads inside pg.jit)
+        check_targets(target, n_classes, ignore_index, "nll_loss")
+    r = known(target)
+    if weight is None and r is not None and not r[0] <= ignore_index <= r[1]:
+        # no target is ignore_index (their known range excludes it): the plain negative pick
+        loss = -input.gather(1, target.long().unsqueeze(1)).squeeze(1)      # (N, ...)
+        if reduction != "none":
+            return loss.mean() if reduction == "mean" else loss.sum()
+        return loss.squeeze(0) if squeeze else loss
     ignored = target == ignore_index
     safe = target.masked_fill(ignored, 0).long()
-    if safe.numel() and (int(safe.min()) < 0 or int(safe.max()) >= n_classes):
-        bad = int(safe.max()) if int(safe.max()) >= n_classes else int(safe.min())
-        raise IndexError(f"nll_loss: Target {bad} is out of bounds for {n_classes} classes")
     picked = -input.gather(1, safe.unsqueeze(1)).squeeze(1)          # (N, ...)
     w = weight[safe] if weight is not None else None
     keep = (~ignored).to(input.dtype)

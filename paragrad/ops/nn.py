@@ -113,7 +113,7 @@ def _softmax_buf(b, x):
     return b.binary("div", e, b.reduce("sum", e, (1,), True), out=e)
 
 
-def _check_targets(target, n, ignore_index):
+def check_targets(target, n, ignore_index, op="cross_entropy"):
     """Every target is a class index in [0, n) or ignore_index, else IndexError: a host read
     of the targets' range unless it is known (labels uploaded from the host and gathered)."""
     known_range = known(target)
@@ -125,7 +125,7 @@ def _check_targets(target, n, ignore_index):
     if bad is not None and bad == ignore_index:     # an ignore_index outside: check the others
         bad = out_of_range(target.masked_fill(target == ignore_index, 0), 0, n - 1)
     if bad is not None:
-        raise IndexError(f"cross_entropy: Target {bad} is out of bounds for {n} classes")
+        raise IndexError(f"{op}: Target {bad} is out of bounds for {n} classes")
 
 
 def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
@@ -136,7 +136,7 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
     b = x._backend
     n = x.shape[1]
     if target.numel() and not capture.active():     # (no host reads inside pg.jit)
-        _check_targets(target, n, ignore_index)
+        check_targets(target, n, ignore_index)
     fast = b.fast("cross_entropy")
     mean = reduction == "mean"
     lse_rows = None

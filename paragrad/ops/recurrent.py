@@ -111,7 +111,12 @@ def _compose(mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse):
 # ---- buffer views --------------------------------------------------------------------------------
 
 def _row(b, x, i):
-    """x[i] of a stacked buffer (S, ...), a view."""
+    """x[i] of a stacked buffer (S, ...), a view (the backend's own indexing where it has it:
+    this runs several times per time step)."""
+    view_of = b.fast("basic_view")
+    v = view_of(x, i) if view_of is not None else None
+    if v is not None:
+        return v
     s = x.shape
     n = len(s)
     return b.reshape(b.slice(x, (i,) + (0,) * (n - 1), (i + 1,) + s[1:], (1,) * n), s[1:])

@@ -145,6 +145,24 @@ def test_nll_loss(layout, weighted, ignore, reduction, device):
     run_both("nll_loss", [x, target], kw, device=device)
 
 
+@pytest.mark.parametrize("ignore", [-100, 3])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_loss_targets_of_known_range(ignore, reduction, device):
+    """Targets whose range paragrad knows without reading them (randint's): with ignore_index
+    outside that range nll_loss takes a shorter path; both paths match torch, with gradients."""
+    x = make_input((2, 6, 5), rng=np.random.default_rng(3))    # (N, C, d)
+    pg.manual_seed(0)
+    target = pg.randint(0, 6, (2, 5), device=device)
+    xp, xt = pg.tensor(x, device=device, requires_grad=True), torch.tensor(x, requires_grad=True)
+    yp = F.nll_loss(xp, target, ignore_index=ignore, reduction=reduction)
+    yt = TF.nll_loss(xt, torch.tensor(_np(target)), ignore_index=ignore, reduction=reduction)
+    assert_close(yp, yt, 1e-6, 1e-5, "nll_loss")
+    cot = np.random.default_rng(1).standard_normal(tuple(yt.shape)).astype(np.float32)
+    yp.backward(pg.tensor(cot, device=device))
+    yt.backward(torch.tensor(cot))
+    assert_close(xp.grad, xt.grad, 1e-6, 1e-5, "nll_loss gradient")
+
+
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("reduction", REDUCTIONS)

@@ -15,7 +15,7 @@ import numpy as np
 from ... import capture
 from ...dtypes import bfloat16 as _bf16
 
-from ..base import Backend, int_pow
+from ..base import Backend, int_pow, plain_basic_key
 from ..quiet_numpy import quiet
 from . import batchnorm, dnn, elementwise, fused, gemm, graphs, indexing, lt, memory, pool, recurrent
 from .kernels import c_contiguous, kernel, launch
@@ -347,6 +347,16 @@ class CUDABackend(Backend):
 
     def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
         return pool.max_pool2d_backward(gy, idx, h, w, k, s, p, d)
+
+    def fast_basic_view(self, x, key):
+        """x[key] by CuPy's basic indexing (a view, 0-d included) for a key of in-range ints and
+        slices with positive steps; None for anything else."""
+        if not plain_basic_key(key, x.ndim):
+            return None
+        try:
+            return x[key]
+        except IndexError:      # an int out of range
+            return None
 
     def fast_roll(self, x, shift, axis):
         return indexing.roll(x, shift, axis)
