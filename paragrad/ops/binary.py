@@ -47,11 +47,11 @@ def _result_dtype(a, b):
 
 
 def _check_shapes(op, a, b):
-    try:
-        np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise RuntimeError(f"{op}: The size of tensor a {tuple(a.shape)} must match the size of "
-                           f"tensor b {tuple(b.shape)} (shapes not broadcastable)") from None
+    sa, sb = a._data.shape, b._data.shape
+    for x, y in zip(reversed(sa), reversed(sb)):    # (NumPy's broadcast_shapes costs 5x more)
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"{op}: The size of tensor a {sa} must match the size of "
+                               f"tensor b {sb} (shapes not broadcastable)")
 
 
 def prepare(op, a, b, compute=None):
@@ -67,7 +67,8 @@ def prepare(op, a, b, compute=None):
         dtype = _result_dtype(a, b)
         if compute is not None:
             dtype = compute(dtype)
-        if a._data.shape != b._data.shape:      # (buffer shapes: tuples, no Size built)
+        sa, sb = a._data.shape, b._data.shape   # (buffer shapes: tuples, no Size built)
+        if sa != sb and sa and sb:              # (a 0-d operand broadcasts to anything)
             _check_shapes(op, a, b)
         ab = a._data if a.dtype is dtype else a._backend.cast(a._data, dtype)
         bb = b._data if b.dtype is dtype else b._backend.cast(b._data, dtype)
