@@ -16,7 +16,7 @@ from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, bump_version, rebind
 from ._common import check_tensor, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
-from .movement import _shared, reshape_to, slice_op
+from .movement import _shared, _unslice, reshape_to, slice_op
 
 
 # ---- take / gather / scatter as differentiable ops -------------------------------------------
@@ -337,6 +337,25 @@ def _strides(sizes):
     return out[::-1]
 
 
+class BasicViewBackward(Node):
+    """x[key] of ints and slices, taken by the backend's indexing: the gradient is g written
+    into zeros of x's shape at the same key. The slice plan (starts, stops, steps) is made
+    only when the backward itself must be recorded (create_graph), and then by slice_op's
+    own adjoint."""
+    def backward(self, g):
+        if not autograd._grad_enabled:
+            b = g._backend
+            z = b.full(self.shape, 0, g.dtype, g._device.index)
+            view_of = b.fast("basic_view")
+            view = view_of(z, self.key) if view_of is not None else None
+            if view is not None:
+                b.copy_(view, g._data)
+                return _wrap(z, g.dtype, g._device)
+        starts, stops, steps, _ = _basic_plan(self.shape, self.key)
+        sliced = tuple(len(range(a, e, s)) for a, e, s in zip(starts, stops, steps))
+        return _unslice(reshape_to(g, sliced), self.shape, starts, stops, steps)
+
+
 def getitem(x, key):
     """x[key] with PyTorch's rules: ints and slices are basic (a view) and applied first, then
     index tensors/lists/masks with NumPy's placement of the advanced dims.
@@ -344,10 +363,14 @@ def getitem(x, key):
     Differs from torch 2.13 in two deprecated corners, where paragrad follows NumPy: a nested
     list such as x[[[0, 1], [1, 2]]] is one index array (torch still reads it as a tuple and
     warns that this will change), and a second '...' raises IndexError."""
-    if not (x._requires_grad and autograd._grad_enabled):
-        view = _fast_view(x, key)       # (no node to record: the view is all)
-        if view is not None:
-            return _shared(_wrap(view, x.dtype, x._device), x)
+    view = _fast_view(x, key)           # ints and slices, by the backend's own indexing
+    if view is not None:
+        out = _shared(_wrap(view, x.dtype, x._device), x)
+        if x._requires_grad and autograd._grad_enabled:
+            node = BasicViewBackward()
+            node.shape, node.key = x._data.shape, key
+            record(node, (x,), out)
+        return out
     plan = _basic_plan(x._data.shape, key)      # ints and slices only: no general planning
     if plan is not None:
         return slice_op(x, *plan)       # (a new view even of everything: x[:] is not x, as torch)
