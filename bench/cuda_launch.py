@@ -36,6 +36,8 @@ def main():
         args = (ctypes.c_void_p * 4)(*(ctypes.addressof(p) for p in (pa, pb, pc, pn)))
         cupy.cuda.driver.launchKernel(raw.kernel.ptr, 8, 1, 1, 256, 1, 1, 0, 0, ctypes.addressof(args), 0)
 
+    from paragrad.backends.cuda.kernels import Kernel
+    packed_kernel = Kernel(raw.kernel)      # paragrad's launcher around the same function
     launches = []
     try:        # the driver's launch through cuda-python, the arguments packed once
         from cuda.bindings import driver as cu
@@ -68,6 +70,7 @@ def main():
         ("RawKernel launch", lambda: raw((8,), (256,), (a, b, c, n)), sync_cp),
         ("driver launchKernel (ctypes)", driver_launch, sync_cp),
         *launches,
+        ("paragrad Kernel (packed launch)", lambda: packed_kernel((8,), (256,), (a, b, c, n)), sync_cp),
         ("cupy.empty", lambda: cupy.empty((32, 64), cupy.float32), sync_cp),
         ("torch a + b", lambda: ta + tb, sync_t),
         ("torch a + bias", lambda: ta + tbias, sync_t),
