@@ -37,7 +37,7 @@ def main():
         cupy.cuda.driver.launchKernel(raw.kernel.ptr, 8, 1, 1, 256, 1, 1, 0, 0, ctypes.addressof(args), 0)
 
     from paragrad.backends.cuda.kernels import Kernel
-    packed_kernel = Kernel(raw.kernel)      # paragrad's launcher around the same function
+    packed_kernel = Kernel(raw)             # paragrad's launcher around the same kernel
     launches = []
     try:        # the driver's launch through cuda-python, the arguments packed once
         from cuda.bindings import driver as cu

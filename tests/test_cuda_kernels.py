@@ -57,3 +57,21 @@ def test_a_launch_the_driver_refuses_raises():
     args = (x, x, np.int64(10), np.float32(1), np.float64(0), np.int32(0), np.uint64(0), np.uint32(0))
     with pytest.raises(RuntimeError, match="kernel launch failed"):
         mixed((1,), (4096,), args)      # 4096 threads: more than a block holds
+
+
+def test_cupy_launches_when_asked(tmp_path):
+    """PARAGRAD_CUDA_LAUNCH=cupy: no driver handle, every launch is CuPy's call, same results;
+    another value is refused with the variable's name."""
+    import os
+    import subprocess
+    import sys
+    probe = ("import numpy as np, paragrad as pg; from paragrad.backends.cuda import kernels; "
+             "assert kernels._driver is None; x = pg.tensor(np.arange(6.0), device='cuda'); "
+             "print(((x * 2) + 1).cpu().numpy().tolist())")
+    env = dict(os.environ, PARAGRAD_CUDA_LAUNCH="cupy")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1.0, 3.0, 5.0, 7.0, 9.0, 11.0]"
+    env["PARAGRAD_CUDA_LAUNCH"] = "fast"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert out.returncode != 0 and "PARAGRAD_CUDA_LAUNCH must be 'driver' or 'cupy'" in out.stderr

@@ -25,8 +25,9 @@ def take_rows(x, idx):
     """x[idx] along axis 0 for a C-contiguous x (V, ...) and C-contiguous int64 indices of any
     shape -> (*idx.shape, ...); None for other operands (the caller takes CuPy's path)."""
     word = _WORDS.get(x.itemsize)
-    if word is None or not x.ndim or not x._c_contiguous or idx.dtype != _INT64 or not idx._c_contiguous:
-        return None
+    if (word is None or type(idx) is not cupy.ndarray or not x.ndim or not x._c_contiguous
+            or idx.dtype != _INT64 or not idx._c_contiguous):
+        return None             # (a host index array, too, goes to CuPy's take)
     v = x.shape[0]
     k, d = idx.size, (x.size // v if v else 0)
     out = cupy.empty(idx.shape + x.shape[1:], x.dtype)
@@ -40,7 +41,8 @@ def row_sums(idx, g, num_rows):
     """dw (num_rows, D): the rows of g (K, D) summed per id of idx (K,), zeros where no id
     points; float32/float64 only (None otherwise: no atomic add of that width)."""
     ctype = _ATOMIC.get(g.dtype)
-    if ctype is None or idx.dtype != _INT64 or not idx._c_contiguous or not g._c_contiguous:
+    if (ctype is None or type(idx) is not cupy.ndarray or idx.dtype != _INT64 or not idx._c_contiguous
+            or not g._c_contiguous):
         return None
     k, d = g.shape
     dw = cupy.empty((num_rows, d), g.dtype)

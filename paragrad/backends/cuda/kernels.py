@@ -2,23 +2,29 @@
 binaries on disk; loaded once per process, per source file), and launching them.
 
 A launch goes through the driver's cuLaunchKernel (cuda-python, which nvmath-python brings)
-with the arguments written into C values packed once per kernel: about 1.3 us of host time
-less than CuPy's kernel call, which converts every argument anew (bench/cuda_launch.py: 3.9
-against 5.2 us on an H100 host). Arguments of a type the packing doesn't know, or a machine
-without cuda-python, take CuPy's call.
+with the arguments written into C values packed once per kernel and argument types: CuPy's
+kernel call converts every argument anew, about 1.3 us more host time per launch
+(bench/cuda_launch.py on an H100 host: 3.9 against 5.2 us). Arguments of a type the packing
+doesn't know, a machine without cuda-python, or PARAGRAD_CUDA_LAUNCH=cupy take CuPy's call.
 """
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from pathlib import Path
 
 import cupy
 import numpy as np
 
+_LAUNCH = os.environ.get("PARAGRAD_CUDA_LAUNCH", "driver")
+if _LAUNCH not in ("driver", "cupy"):
+    raise RuntimeError(f"PARAGRAD_CUDA_LAUNCH must be 'driver' or 'cupy', got {_LAUNCH!r}")
 try:
     from cuda.bindings import driver as _driver
 except ImportError:         # (then every launch is CuPy's)
+    _driver = None
+if _LAUNCH == "cupy":
     _driver = None
 
 _modules = {}
@@ -47,8 +53,8 @@ class Kernel:
     """A loaded kernel, called as CuPy's are: kernel(grid, block, args)."""
 
     def __init__(self, function):
-        self.function = function        # CuPy's: the fallback
-        self.handle = _driver.CUfunction(function.ptr) if _driver is not None else None
+        self.function = function        # CuPy's RawKernel: the fallback
+        self.handle = _driver.CUfunction(function.kernel.ptr) if _driver is not None else None
         self.packs = {}                 # argument types -> (C values, their address array) or None
         self.lock = threading.Lock()    # (the packed values are shared by the threads)
 
@@ -76,8 +82,9 @@ class Kernel:
             g, b = grid + _PAD[len(grid)], block + _PAD[len(block)]
             err, = _driver.cuLaunchKernel(self.handle, g[0], g[1], g[2], b[0], b[1], b[2], 0,
                                           cupy.cuda.get_current_stream().ptr, pack[2], 0)
-        if err is not _SUCCESS:
-            raise RuntimeError(f"CUDA kernel launch failed: {err.name} (grid {grid}, block {block})")
+        if err != _SUCCESS:
+            raise RuntimeError(f"CUDA kernel launch failed: {getattr(err, 'name', err)} (grid {grid}, "
+                               f"block {block})")
 
 
 _SUCCESS = _driver.CUresult.CUDA_SUCCESS if _driver is not None else None
