@@ -2,10 +2,11 @@
 binaries on disk; loaded once per process, per source file), and launching them.
 
 A launch goes through the driver's cuLaunchKernel (cuda-python, which nvmath-python brings)
-with the arguments written into C values packed once per kernel and argument types: CuPy's
-kernel call converts every argument anew, about 1.3 us more host time per launch
-(bench/cuda_launch.py on an H100 host: 3.9 against 5.2 us). Arguments of a type the packing
-doesn't know, a machine without cuda-python, or PARAGRAD_CUDA_LAUNCH=cupy take CuPy's call.
+with the arguments written into C values packed once per kernel and argument types. CuPy's
+kernel call converts every argument anew: about 1 us more host time per launch
+(bench/cuda_launch.py on an H100 host: 6.85 against 7.90 us for one kernel). Arguments of a
+type the packing doesn't know, a machine without cuda-python, or PARAGRAD_CUDA_LAUNCH=cupy
+take CuPy's call.
 """
 from __future__ import annotations
 
