@@ -76,6 +76,9 @@ def _sum_along(x, axis):
     return np.matmul(x, _ones_for(n, x.dtype))[..., None]
 
 
+_COLUMN_SUM_ROWS = 4096     # (beyond it, NumPy's pairwise sum keeps float32 error lower)
+
+
 def _ones_for(n, dtype):
     """A cached (n,) vector of ones (never written: the row and column sums multiply by it)."""
     key = (n, dtype)
@@ -272,6 +275,12 @@ class CPUBackend(Backend):
     def reduce(self, op, x, axes, keepdims):
         if op == "sum" and x.dtype in _HALF:   # accumulate in float32, as PyTorch
             return np.add.reduce(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
+        if (op == "sum" and axes == (0,) and x.ndim == 2 and x.dtype in _ROW_SUM_DTYPES
+                and 0 < x.shape[0] <= _COLUMN_SUM_ROWS):
+            # a Linear layer's bias gradient: ones @ x, BLAS's GEMV, 2.5x faster than NumPy's
+            # reduction over rows ((32, 64): 2.3 -> 0.9 us), as the CUDA backend's column sums
+            r = np.matmul(_ones_for(x.shape[0], x.dtype), x)                    # (c,)
+            return r[None] if keepdims else r
         r = _REDUCE[op](x, axis=axes, keepdims=keepdims)
         return np.asarray(r, dtype=x.dtype)
 

@@ -445,13 +445,17 @@ class CatBackward(Node):
         b, gd, d = g._backend, g._data, self.dim
         shape = gd.shape
         starts, stops, steps = [0] * len(shape), list(shape), (1,) * len(shape)
+        view_of, lead = b.fast("basic_view"), (slice(None),) * d
         out, at = [], 0
         for size in self.sizes:
             if size is None:        # a skipped legacy 1-D empty input
                 out.append(g.new_zeros(0))
                 continue
-            starts[d], stops[d] = at, at + size
-            out.append(_wrap(b.slice(gd, tuple(starts), tuple(stops), steps), g.dtype, g._device))
+            piece = view_of(gd, lead + (slice(at, at + size),)) if view_of is not None else None
+            if piece is None:
+                starts[d], stops[d] = at, at + size
+                piece = b.slice(gd, tuple(starts), tuple(stops), steps)
+            out.append(_wrap(piece, g.dtype, g._device))
             at += size
         return tuple(out)
 
