@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import _np, check_op, fd_check, lib, make_input
+from tests.helpers import _np, check_op, fd_check, lib
 
 
 def T(x, data, **kw):

@@ -11,7 +11,7 @@ import math
 import cupy
 import numpy as np
 
-from .kernels import compiled
+from .kernels import GRID_BLOCK, compiled, grid_stride
 
 _FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
@@ -19,8 +19,6 @@ _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rs
           "abs": "Abs", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "relu": "Relu"}
 _POWERS = {3: "Cube", 4: "Fourth", -2: "InvSquare"}     # (3.0 finds 3)
 _FULL, _ROW, _ONE = 0, 1, 2
-_BLOCK = 256
-_MAX_BLOCKS = 8192      # then grid-stride: plenty to fill the GPU, few blocks for tiny launches
 
 
 def _kernel(expr):
@@ -31,10 +29,6 @@ def _fits(out, shape, dtype):
     """An `out` buffer a raw launch can write: none given, or contiguous of the result's shape
     and dtype."""
     return out is None or (out.shape == shape and out.dtype == dtype and out._c_contiguous)
-
-
-def _grid(n):
-    return (min((n + _BLOCK - 1) // _BLOCK, _MAX_BLOCKS),)
 
 
 def _layout(x, shape, n):
@@ -65,7 +59,7 @@ def binary(op, a, b, out):
             return None
         c = cupy.empty(a.shape, a.dtype) if out is None else out
         if a.size:
-            _kernel(f"binary_scalar<{ctype}, {name}>")(_grid(a.size), (_BLOCK,),
+            _kernel(f"binary_scalar<{ctype}, {name}>")(grid_stride(a.size), (GRID_BLOCK,),
                                                       (a, a.dtype.type(b), c, np.int64(a.size)))
         return c
     if type(b) is not cupy.ndarray or b.dtype != a.dtype or not b._c_contiguous:
@@ -80,7 +74,7 @@ def binary(op, a, b, out):
     row = (b if la == _FULL else a).size        # (the repeated row's length, where there is one)
     c = cupy.empty(shape, a.dtype) if out is None else out
     if n:
-        _kernel(f"binary<{ctype}, {name}, {la}, {lb}>")(_grid(n), (_BLOCK,), (a, b, c, np.int64(n), np.int64(row)))
+        _kernel(f"binary<{ctype}, {name}, {la}, {lb}>")(grid_stride(n), (GRID_BLOCK,), (a, b, c, np.int64(n), np.int64(row)))
     return c
 
 
@@ -105,7 +99,7 @@ def _unary(name, x, out):
         return None
     y = cupy.empty(x.shape, x.dtype) if out is None else out
     if x.size:
-        _kernel(f"unary<{ctype}, {name}>")(_grid(x.size), (_BLOCK,), (x, y, np.int64(x.size)))
+        _kernel(f"unary<{ctype}, {name}>")(grid_stride(x.size), (GRID_BLOCK,), (x, y, np.int64(x.size)))
     return y
 
 
@@ -124,5 +118,5 @@ def full(shape, value, dtype):
         return None
     y = cupy.empty(shape, dtype)
     if y.size:
-        _kernel(f"fill<{ctype}>")(_grid(y.size), (_BLOCK,), (y, dtype.type(value), np.int64(y.size)))
+        _kernel(f"fill<{ctype}>")(grid_stride(y.size), (GRID_BLOCK,), (y, dtype.type(value), np.int64(y.size)))
     return y

@@ -8,17 +8,11 @@ import math
 import cupy
 import numpy as np
 
-from .kernels import compiled
+from .kernels import GRID_BLOCK, compiled, grid_stride
 
 _WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 _ATOMIC = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _INT64 = np.dtype(np.int64)
-_BLOCK = 256
-_MAX_BLOCKS = 8192
-
-
-def _grid(n):
-    return (min((n + _BLOCK - 1) // _BLOCK, _MAX_BLOCKS),)
 
 
 def take_rows(x, idx):
@@ -32,7 +26,7 @@ def take_rows(x, idx):
     k, d = idx.size, (x.size // v if v else 0)
     out = cupy.empty(idx.shape + x.shape[1:], x.dtype)
     if k * d:
-        compiled("indexing.cu", f"gather_rows<{word}>")(_grid(k * d), (_BLOCK,), (
+        compiled("indexing.cu", f"gather_rows<{word}>")(grid_stride(k * d), (GRID_BLOCK,), (
             x, idx, out, np.int64(k), np.int64(d), np.int64(v)))
     return out
 
@@ -49,7 +43,7 @@ def row_sums(idx, g, num_rows):
     if dw.nbytes:
         dw.data.memset_async(0, dw.nbytes)
     if k * d:
-        compiled("indexing.cu", f"scatter_add_rows<{ctype}>")(_grid(k * d), (_BLOCK,), (
+        compiled("indexing.cu", f"scatter_add_rows<{ctype}>")(grid_stride(k * d), (GRID_BLOCK,), (
             idx, g, dw, np.int64(k), np.int64(d), np.int64(num_rows)))
     return dw
 
@@ -64,6 +58,6 @@ def roll(x, shift, axis):
     inner = x.size // (math.prod(x.shape[:axis]) * n) if x.size else 1
     out = cupy.empty(x.shape, x.dtype)
     if x.size:
-        compiled("indexing.cu", f"roll<{word}>")(_grid(x.size), (_BLOCK,), (
+        compiled("indexing.cu", f"roll<{word}>")(grid_stride(x.size), (GRID_BLOCK,), (
             x, out, np.int64(x.size), np.int64(n), np.int64(inner), np.int64(shift)))
     return out

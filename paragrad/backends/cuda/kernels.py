@@ -118,6 +118,15 @@ def compiled(source: str, expression: str):
 _device = cupy.cuda.runtime.getDevice       # (a loaded function belongs to one device)
 
 
+GRID_BLOCK, _MAX_BLOCKS = 256, 8192
+
+
+def grid_stride(n):
+    """The grid of a grid-stride kernel over n elements in blocks of GRID_BLOCK threads: one
+    thread per element up to 8192 blocks (plenty to fill the GPU), then each thread strides."""
+    return (min((n + GRID_BLOCK - 1) // GRID_BLOCK, _MAX_BLOCKS),)
+
+
 def launch(fn, n, *args, block=256):
     """One thread per element for n elements."""
     if n:
