@@ -138,6 +138,9 @@ class Node:
     retained = None         # {output_index: weakref to the tensor} for retain_grad
     user_code = False       # backward is user code (custom Function): see _owned
     versions = ()           # versions of the saved tensors when they were saved
+    # add_into(acc, g) -> bool, on nodes whose input gradient is g written into zeros (a
+    # slice's, a view's): add it into the engine's own gradient buffer `acc` instead, in place
+    add_into = None
 
     def backward(self, *grads):
         raise NotImplementedError(f"{type(self).__name__} has no backward")
@@ -383,10 +386,19 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
         results = [None] * len(capture)
 
     anomaly = anomaly_mode._enabled
+    # gradient sums the engine made and nothing else holds (id -> tensor, which also keeps
+    # the id from being reused): an add_into node may add into one of these in place. An RNN
+    # that reads emb[:, t] at every step then fills one (B, T, D) gradient, not T zero-filled
+    # ones summed.
+    owned = {}
     ready = [n for n in dict.fromkeys(start) if deps.get(n, 0) == 0]
     while ready:
         node = ready.pop()
         grads = buffers.pop(node, None) or [None] * node.n_outputs
+        if owned:
+            for g in grads:
+                if g is not None:
+                    owned.pop(id(g), None)
 
         # tensor hooks first (on this node's non-leaf outputs, or on the leaf it accumulates
         # into), so both .grad and autograd.grad see the gradient the hooks return; then
@@ -416,6 +428,8 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
 
         if grads.count(None) == len(grads):      # nothing flows here: skip the formula
             in_grads = (None,) * len(node.next_edges)
+        elif node.add_into is not None and not create_graph and _added_in_place(node, grads, buffers, owned):
+            in_grads = (None,)                  # (already in the input's gradient buffer)
         else:
             in_grads = anomaly_mode.checked_call(_call, node, grads) if anomaly else _call(node, grads)
             if node.user_code:      # a custom Function may return tensors the user keeps
@@ -431,11 +445,31 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
                 slot = buffers.get(child)
                 if slot is None:
                     slot = buffers[child] = [None] * child.n_outputs
-                slot[idx] = _sum_grads(slot[idx], g, create_graph)
+                old = slot[idx]
+                if old is None:
+                    slot[idx] = g
+                    if node.add_into is not None and not create_graph:
+                        owned[id(g)] = g        # (a fresh zero-filled buffer of its formula)
+                else:
+                    slot[idx] = new = _sum_grads(old, g, create_graph)
+                    if not create_graph:
+                        owned.pop(id(old), None)
+                        owned[id(new)] = new
             deps[child] -= 1
             if deps[child] == 0:
                 ready.append(child)
     return results if capture is not None else None
+
+
+def _added_in_place(node, grads, buffers, owned):
+    """Whether `node` (an add_into node) added its input gradient into the buffer already
+    waiting at its input, which the engine made and nothing else holds."""
+    e = node.next_edges[0] if len(node.next_edges) == 1 else None
+    if e is None or grads[0] is None:
+        return False
+    slot = buffers.get(e[0])
+    acc = slot[e[1]] if slot is not None else None
+    return acc is not None and owned.get(id(acc)) is acc and node.add_into(acc, grads[0])
 
 
 def _run_hooks(hooks, g, claimed):

@@ -355,6 +355,18 @@ class BasicViewBackward(Node):
         sliced = tuple(len(range(a, e, s)) for a, e, s in zip(starts, stops, steps))
         return _unslice(reshape_to(g, sliced), self.shape, starts, stops, steps)
 
+    def add_into(self, acc, g):
+        """g added into acc[key] in place (the engine's own gradient buffer of x's shape)."""
+        b = acc._backend
+        view_of = b.fast("basic_view")
+        if view_of is None or acc.dtype is not g.dtype or acc._data.shape != self.shape or g._backend is not b:
+            return False
+        view = view_of(acc._data, self.key)
+        if view is None or view.shape != g._data.shape:
+            return False
+        b.binary("add", view, g._data, out=view)
+        return True
+
 
 def getitem(x, key):
     """x[key] with PyTorch's rules: ints and slices are basic (a view) and applied first, then
