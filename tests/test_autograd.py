@@ -904,3 +904,19 @@ def test_autograd_grad_of_many_slices_leaves_no_shared_buffer():
     g2, = pg.autograd.grad(loss, h)
     np.testing.assert_allclose(g1.tolist(), (2 * 2 * a).tolist(), rtol=1e-12)
     np.testing.assert_array_equal(np.asarray(g1.tolist()), np.asarray(g2.tolist()))
+
+
+def test_gradients_of_split_chunk_and_narrow_pieces_match_torch():
+    """split/chunk/narrow pieces of one tensor, each used once or twice: their gradients meet
+    in one buffer (added in place by the engine) and equal torch's."""
+    a = np.random.default_rng(2).standard_normal((2, 3, 12))
+    grads = []
+    for lib in (pg, torch):
+        x = lib.tensor(a, requires_grad=True)
+        h = x * 1.5
+        q, k, v = h.split(4, dim=2)
+        c0, c1 = h.chunk(2, dim=1)[0], x.narrow(2, 3, 5)
+        loss = (q * k).sum() + (v ** 2).sum() + (q.exp()).sum() + c0.sum() * 2 + (c1 ** 3).sum()
+        loss.backward()
+        grads.append(np.asarray(x.grad.tolist()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)

@@ -342,6 +342,19 @@ class SliceBackward(Node):
             g = reshape_to(g, self.sliced)
         return _unslice(g, self.shape, self.starts, self.stops, self.steps)
 
+    def add_into(self, acc, g):
+        """g added into acc at the slice, in place (the engine's own gradient buffer of the
+        input's shape): split/chunk/narrow pieces then fill one gradient."""
+        b = acc._backend
+        if acc.dtype is not g.dtype or acc._data.shape != tuple(self.shape) or g._backend is not b:
+            return False
+        view = b.slice(acc._data, self.starts, self.stops, self.steps)
+        gd = g._data if self.sliced is None else b.reshape(g._data, self.sliced)
+        if view.shape != gd.shape:
+            return False
+        b.binary("add", view, gd, out=view)
+        return True
+
 
 class UnsliceBackward(Node):
     def backward(self, g):
