@@ -305,6 +305,12 @@ def _call(node, grads):
     return in_grads if isinstance(in_grads, tuple) else (in_grads,)
 
 
+def _same_buffer_kind(a, b):
+    """Two gradients that add as buffers: one dtype, backend, device and shape."""
+    return (a.dtype is b.dtype and a._backend is b._backend and a._device == b._device
+            and a._data.shape == b._data.shape)
+
+
 def _sum_grads(a, b, create_graph):
     """Two gradients arriving at one output, summed. Without create_graph (nothing to
     record) two of one dtype, shape and device add as buffers: the Tensor op's promotion,
@@ -313,8 +319,7 @@ def _sum_grads(a, b, create_graph):
         return b
     if b is None:
         return a
-    if (not create_graph and a.dtype is b.dtype and a._backend is b._backend and a._device == b._device
-            and a._data.shape == b._data.shape):
+    if not create_graph and _same_buffer_kind(a, b):
         return a._with_data(a._backend.binary("add", a._data, b._data))
     return a + b
 
@@ -386,10 +391,10 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
         results = [None] * len(capture)
 
     anomaly = anomaly_mode._enabled
-    # gradient sums the engine made and nothing else holds (id -> tensor, which also keeps
-    # the id from being reused): an add_into node may add into one of these in place. An RNN
-    # that reads emb[:, t] at every step then fills one (B, T, D) gradient, not T zero-filled
-    # ones summed.
+    # gradient buffers the engine made and nothing else holds (id -> tensor, which also keeps
+    # the id from being reused): later gradients for the same input add into them in place
+    # (no new buffer per sum), and an add_into node adds its slice there. An RNN that reads
+    # emb[:, t] at every step then fills one (B, T, D) gradient, not T zero-filled ones summed.
     owned = {}
     ready = [n for n in dict.fromkeys(start) if deps.get(n, 0) == 0]
     while ready:
@@ -450,6 +455,8 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
                     slot[idx] = g
                     if node.add_into is not None and not create_graph:
                         owned[id(g)] = g        # (a fresh zero-filled buffer of its formula)
+                elif owned.get(id(old)) is old and _same_buffer_kind(old, g):
+                    old._backend.binary("add", old._data, g._data, out=old._data)     # in place
                 else:
                     slot[idx] = new = _sum_grads(old, g, create_graph)
                     if not create_graph:
