@@ -479,13 +479,18 @@ def cat(tensors, dim=0):
                         f"{type(tensors).__name__}")
     if not tensors:     # (a ValueError in torch's cat, a RuntimeError in the stacks)
         raise ValueError("cat(): expected a non-empty list of Tensors")
-    for t in tensors:
-        check_tensor(t, "cat", "tensors")
     # PyTorch's legacy rule: 1-D empty tensors are skipped (buffer shapes: no Size built)
-    keep = [t._data.shape != (0,) for t in tensors]
-    if not any(keep):
-        keep[0] = True
-    parts = [t for t, k in zip(tensors, keep) if k] if False in keep else tensors
+    keep = []
+    for t in tensors:
+        if type(t) is not Tensor:
+            check_tensor(t, "cat", "tensors")
+        keep.append(t._data.shape != (0,))
+    if False in keep:
+        if True not in keep:
+            keep[0] = True
+        parts = [t for t, k in zip(tensors, keep) if k]
+    else:
+        parts = tensors
     ref = parts[0]
     rs = ref._data.shape
     d = dim_arg(dim, len(rs), "cat")
