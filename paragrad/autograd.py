@@ -6,7 +6,9 @@ to: the input's own `grad_fn`, or an `AccumulateGrad` node for a leaf. `run_back
 those edges in topological order with an explicit queue (no recursion, so chains of any length
 work) and writes `.grad` on leaves. Without retain_graph, each node then releases every
 tensor and buffer it held (`Node.release_variables`), so activations die at backward, not
-when the output does. Anomaly mode (`anomaly_mode.py`) adds forward tracebacks and NaN checks.
+when the output does. Gradients meeting at one input add into a buffer the engine made
+itself, in place, and a node whose gradient is a slice written into zeros (`add_into`) adds
+just its slice there. Anomaly mode (`anomaly_mode.py`) adds forward tracebacks and NaN checks.
 
 This module never imports `tensor.py`: it sees tensors only through the attributes
 `grad_fn`, `_output_nr`, `_requires_grad`, `_grad` (`.grad` without the setter's checks),
@@ -395,15 +397,15 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
     # the id from being reused): later gradients for the same input add into them in place
     # (no new buffer per sum), and an add_into node adds its slice there. An RNN that reads
     # emb[:, t] at every step then fills one (B, T, D) gradient, not T zero-filled ones summed.
-    owned = {}
+    fresh = {}
     ready = [n for n in dict.fromkeys(start) if deps.get(n, 0) == 0]
     while ready:
         node = ready.pop()
         grads = buffers.pop(node, None) or [None] * node.n_outputs
-        if owned:
+        if fresh:       # (what this node takes is no longer the engine's alone)
             for g in grads:
                 if g is not None:
-                    owned.pop(id(g), None)
+                    fresh.pop(id(g), None)
 
         # tensor hooks first (on this node's non-leaf outputs, or on the leaf it accumulates
         # into), so both .grad and autograd.grad see the gradient the hooks return; then
@@ -433,7 +435,7 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
 
         if grads.count(None) == len(grads):      # nothing flows here: skip the formula
             in_grads = (None,) * len(node.next_edges)
-        elif node.add_into is not None and not create_graph and _added_in_place(node, grads, buffers, owned):
+        elif node.add_into is not None and not create_graph and _added_in_place(node, grads, buffers, fresh):
             in_grads = (None,)                  # (already in the input's gradient buffer)
         else:
             in_grads = anomaly_mode.checked_call(_call, node, grads) if anomaly else _call(node, grads)
@@ -454,21 +456,21 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
                 if old is None:
                     slot[idx] = g
                     if node.add_into is not None and not create_graph:
-                        owned[id(g)] = g        # (a fresh zero-filled buffer of its formula)
-                elif owned.get(id(old)) is old and _same_buffer_kind(old, g):
+                        fresh[id(g)] = g        # (a zero-filled buffer its formula made)
+                elif fresh.get(id(old)) is old and _same_buffer_kind(old, g):
                     old._backend.binary("add", old._data, g._data, out=old._data)     # in place
                 else:
                     slot[idx] = new = _sum_grads(old, g, create_graph)
                     if not create_graph:
-                        owned.pop(id(old), None)
-                        owned[id(new)] = new
+                        fresh.pop(id(old), None)
+                        fresh[id(new)] = new
             deps[child] -= 1
             if deps[child] == 0:
                 ready.append(child)
     return results if capture is not None else None
 
 
-def _added_in_place(node, grads, buffers, owned):
+def _added_in_place(node, grads, buffers, fresh):
     """Whether `node` (an add_into node) added its input gradient into the buffer already
     waiting at its input, which the engine made and nothing else holds."""
     e = node.next_edges[0] if len(node.next_edges) == 1 else None
@@ -476,7 +478,7 @@ def _added_in_place(node, grads, buffers, owned):
         return False
     slot = buffers.get(e[0])
     acc = slot[e[1]] if slot is not None else None
-    return acc is not None and owned.get(id(acc)) is acc and node.add_into(acc, grads[0])
+    return acc is not None and fresh.get(id(acc)) is acc and node.add_into(acc, grads[0])
 
 
 def _run_hooks(hooks, g, claimed):

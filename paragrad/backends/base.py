@@ -36,8 +36,9 @@ ARG_REDUCE_OPS = ("argmax", "argmin")
 # Optional fused kernels. Signatures are documented where the op layer calls them.
 FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
-    "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll", "layer_norm", "layer_norm_backward", "linear_act",
-    "linear_act_backward", "mlp", "mlp_backward", "relu_backward",
+    "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll",
+    "layer_norm", "layer_norm_backward", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
+    "relu_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step",

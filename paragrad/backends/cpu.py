@@ -62,6 +62,7 @@ _REDUCE = {"sum": np.add.reduce, "prod": np.multiply.reduce, "max": np.maximum.r
            "min": np.minimum.reduce}
 
 _ROW_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_COLUMN_SUM_ROWS = 4096     # (beyond it, NumPy's pairwise sum keeps float32 error lower)
 _ones = {}
 
 
@@ -74,9 +75,6 @@ def _sum_along(x, axis):
     if x.dtype not in _ROW_SUM_DTYPES or axis not in (-1, x.ndim - 1) or n == 0 or x.ndim == 0:
         return np.add.reduce(x, axis=axis, keepdims=True)
     return np.matmul(x, _ones_for(n, x.dtype))[..., None]
-
-
-_COLUMN_SUM_ROWS = 4096     # (beyond it, NumPy's pairwise sum keeps float32 error lower)
 
 
 def _ones_for(n, dtype):
@@ -415,8 +413,9 @@ class CPUBackend(Backend):
         e = np.subtract(xk, m)                                              # (N, C)
         lse = np.log(_sum_along(np.exp(e, out=e), 1)[:, 0]) + m[:, 0]       # (N,)
         picked = xk[np.arange(xk.shape[0]), np.where(valid, target, 0)]     # (N,)
-        total = np.add.reduce(np.where(valid, lse - picked, 0), dtype=kd)   # (ndarray.sum's
-        count = np.asarray(np.add.reduce(valid), dtype=kd)                  # Python layer skipped)
+        # (np.add.reduce: ndarray.sum's Python layer costs a microsecond a call)
+        total = np.add.reduce(np.where(valid, lse - picked, 0), dtype=kd)
+        count = np.asarray(np.add.reduce(valid), dtype=kd)
         return np.asarray(total / count if mean else total, dtype=x.dtype), count, lse
 
     @quiet

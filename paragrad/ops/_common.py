@@ -56,6 +56,13 @@ def dims_arg(dim, ndim, op):
     return (_dim(dim, ndim, op),)
 
 
+def buffer_view(b, buf, key):
+    """buf[key] for a key of ints and slices by backend b's own indexing (its `basic_view`
+    fast path), or None where it has none or declines (the caller plans a slice instead)."""
+    view_of = b.fast("basic_view")
+    return view_of(buf, key) if view_of is not None else None
+
+
 def cast_buf(t, dtype):
     """t's buffer converted to dtype (no copy if it already has it)."""
     return t._data if t.dtype is dtype else t._backend.cast(t._data, dtype)

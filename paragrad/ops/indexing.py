@@ -14,7 +14,7 @@ from .. import autograd, capture
 from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, bump_version, rebind
-from ._common import check_tensor, dim_arg, same_device
+from ._common import buffer_view, check_tensor, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
 from .movement import _shared, _unslice, reshape_to, slice_op
 
@@ -346,8 +346,7 @@ class BasicViewBackward(Node):
         if not autograd._grad_enabled:
             b = g._backend
             z = b.full(self.shape, 0, g.dtype, g._device.index)
-            view_of = b.fast("basic_view")
-            view = view_of(z, self.key) if view_of is not None else None
+            view = buffer_view(b, z, self.key)
             if view is not None:
                 b.copy_(view, g._data)
                 return _wrap(z, g.dtype, g._device)
@@ -358,10 +357,9 @@ class BasicViewBackward(Node):
     def add_into(self, acc, g):
         """g added into acc[key] in place (the engine's own gradient buffer of x's shape)."""
         b = acc._backend
-        view_of = b.fast("basic_view")
-        if view_of is None or acc.dtype is not g.dtype or acc._data.shape != self.shape or g._backend is not b:
+        if acc.dtype is not g.dtype or acc._data.shape != self.shape or g._backend is not b:
             return False
-        view = view_of(acc._data, self.key)
+        view = buffer_view(b, acc._data, self.key)
         if view is None or view.shape != g._data.shape:
             return False
         b.binary("add", view, g._data, out=view)
@@ -485,8 +483,7 @@ def _basic_plan(shape, key):
 
 def _fast_view(x, key):
     """x's buffer indexed by the backend itself (its `basic_view` fast path), or None."""
-    view_of = x._backend.fast("basic_view")
-    return view_of(x._data, key) if view_of is not None else None
+    return buffer_view(x._backend, x._data, key)
 
 
 def _basic_buffer(x, key):

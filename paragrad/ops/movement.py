@@ -10,7 +10,7 @@ from .. import autograd
 from .. import dtypes as dt
 from ..autograd import Node, record
 from ..tensor import Tensor, _wrap, view_of
-from ._common import check_tensor, dim_arg, same_device, sum_to
+from ._common import buffer_view, check_tensor, dim_arg, same_device, sum_to
 from .index_bounds import inherit, union
 
 
@@ -458,13 +458,13 @@ class CatBackward(Node):
         b, gd, d = g._backend, g._data, self.dim
         shape = gd.shape
         starts, stops, steps = [0] * len(shape), list(shape), (1,) * len(shape)
-        view_of, lead = b.fast("basic_view"), (slice(None),) * d
+        lead = (slice(None),) * d
         out, at = [], 0
         for size in self.sizes:
             if size is None:        # a skipped legacy 1-D empty input
                 out.append(g.new_zeros(0))
                 continue
-            piece = view_of(gd, lead + (slice(at, at + size),)) if view_of is not None else None
+            piece = buffer_view(b, gd, lead + (slice(at, at + size),))
             if piece is None:
                 starts[d], stops[d] = at, at + size
                 piece = b.slice(gd, tuple(starts), tuple(stops), steps)

@@ -53,7 +53,7 @@ from __future__ import annotations
 from .. import autograd
 from ..autograd import Node, needs_grad, record
 from ..tensor import _wrap
-from ._common import same_device, snapshot
+from ._common import buffer_view, same_device, snapshot
 from .linalg import linear
 from .movement import stack
 
@@ -113,8 +113,7 @@ def _compose(mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse):
 def _row(b, x, i):
     """x[i] of a stacked buffer (S, ...), a view (the backend's own indexing where it has it:
     this runs several times per time step)."""
-    view_of = b.fast("basic_view")
-    v = view_of(x, i) if view_of is not None else None
+    v = buffer_view(b, x, i)
     if v is not None:
         return v
     s = x.shape

@@ -21,15 +21,26 @@ import numpy as np
 _LAUNCH = os.environ.get("PARAGRAD_CUDA_LAUNCH", "driver")
 if _LAUNCH not in ("driver", "cupy"):
     raise RuntimeError(f"PARAGRAD_CUDA_LAUNCH must be 'driver' or 'cupy', got {_LAUNCH!r}")
-try:
-    from cuda.bindings import driver as _driver
-except ImportError:         # (then every launch is CuPy's)
-    _driver = None
-if _LAUNCH == "cupy":
-    _driver = None
+
+
+def _driver_module():
+    """cuda-python's driver bindings, or None: asked not to, or not installed (then every
+    launch is CuPy's)."""
+    if _LAUNCH != "driver":
+        return None
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        return None
+    return driver
+
+
+_driver = _driver_module()
+_SUCCESS = _driver.CUresult.CUDA_SUCCESS if _driver is not None else None
 
 _modules = {}
 _instances = {}       # (source, kernel name or template instantiation, device) -> Kernel
+_device = cupy.cuda.runtime.getDevice       # (a loaded function belongs to one device)
 _DIR = Path(__file__).parent / "kernels"
 # optimizer updates, batch norm and the elementwise kernels must round like the composed
 # primitives (or ufuncs) they replace: no fused multiply-add
@@ -88,9 +99,6 @@ class Kernel:
                                f"block {block})")
 
 
-_SUCCESS = _driver.CUresult.CUDA_SUCCESS if _driver is not None else None
-
-
 def kernel(source: str, name: str):
     """Kernel `name` of `source` (a module per file), loaded on the current device."""
     key = (source, name, _device())
@@ -113,9 +121,6 @@ def compiled(source: str, expression: str):
                              name_expressions=(expression,))
         fn = _instances[key] = Kernel(mod.get_function(expression))
     return fn
-
-
-_device = cupy.cuda.runtime.getDevice       # (a loaded function belongs to one device)
 
 
 GRID_BLOCK, _MAX_BLOCKS = 256, 8192
