@@ -38,7 +38,7 @@ FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll",
     "layer_norm", "layer_norm_backward", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
-    "relu_backward",
+    "relu_backward", "sigmoid_backward", "tanh_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step",
@@ -67,6 +67,9 @@ FAST_PATHS = (
 #   fast_linalg_eigh(a, uplo) -> (w (..., n) ascending, V (..., n, n) with a = V diag(w) V^T),
 #     reading the triangle uplo ('L' or 'U')
 #   fast_linalg_svd(a, full_matrices) -> (U, S, Vh), S (..., min(m, n)) descending
+# sigmoid, tanh (ops/unary.py): fast_sigmoid_backward(g, y), fast_tanh_backward(g, y) -> dx
+#   from the output y, rounded as ops/unary.py's buffer formulas; None where the kernel can't
+#   take the buffers (the op layer composes).
 # relu (ops/unary.py): fast_relu_backward(g, y) -> dx = 0 where y <= 0 else g (torch's
 #   threshold_backward), g and y of one shape and float dtype.
 # max_pool2d (ops/pool.py; x (N, C, H, W), k, s, p, d (h, w) int pairs validated by the op,

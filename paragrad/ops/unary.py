@@ -57,6 +57,7 @@ def _sigmoid_grad(b, g, y):
 # the same formulas on buffers, for a backward that builds no graph: a third of the host cost
 # of three Tensor ops (tanh and sigmoid are the hand-written recurrent cells' activations)
 _BUFFER_GRADS = {"tanh": _tanh_grad, "sigmoid": _sigmoid_grad}
+_FAST_GRADS = {"tanh": "tanh_backward", "sigmoid": "sigmoid_backward"}
 _ZERO_GRAD = {"sign", "floor", "ceil", "round", "trunc"}
 _FLOAT_ONLY = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "log1p",
                "expm1", "reciprocal", "asin", "acos", "atan", "asinh", "acosh", "atanh"}
@@ -74,7 +75,12 @@ class UnaryBackward(Node):
         elif self.op == "relu" and g.dtype is y.dtype and (fast := g._backend.fast("relu_backward")):
             return _wrap(fast(g._data, y._data), g.dtype, g._device)   # one kernel, not three
         elif self.op in _BUFFER_GRADS and g.dtype is y.dtype and g._data.shape == y._data.shape:
-            return _wrap(_BUFFER_GRADS[self.op](g._backend, g._data, y._data), g.dtype, g._device)
+            b = g._backend
+            fast = b.fast(_FAST_GRADS[self.op])         # one kernel where the backend has it
+            dx = fast(g._data, y._data) if fast is not None else None
+            if dx is None:
+                dx = _BUFFER_GRADS[self.op](b, g._data, y._data)
+            return _wrap(dx, g.dtype, g._device)
         return _GRADS[self.op](g, x, y)
 
 

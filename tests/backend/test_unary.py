@@ -247,3 +247,21 @@ def test_relu_backward_edges_match_torch(device):
     ty.backward(torch.tensor(grads))
     np.testing.assert_array_equal(y.detach().cpu().numpy(), ty.detach().numpy())    # relu(nan) = nan
     np.testing.assert_array_equal(x.grad.cpu().numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("op", ["sigmoid", "tanh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_activation_backward_fast_path_is_the_composition_bit_for_bit(op, dtype, device):
+    """A backend's one-kernel sigmoid/tanh backward rounds as the buffer formulas it replaces
+    (fast paths off: the composition), over ordinary values and the edges (0, +-inf, nan)."""
+    from paragrad.backends.base import fast_paths
+    rng = np.random.default_rng(0)
+    vals = np.concatenate([rng.standard_normal(500) * 4, [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(dtype)
+    cot = rng.standard_normal(vals.size).astype(dtype)
+    grads = []
+    for enabled in (True, False):
+        with fast_paths(enabled):
+            x = pg.tensor(vals, device=device, requires_grad=True)
+            getattr(x, op)().backward(pg.tensor(cot, device=device))
+            grads.append(x.grad.cpu().numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])

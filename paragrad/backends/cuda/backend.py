@@ -373,6 +373,12 @@ class CUDABackend(Backend):
     def fast_relu_backward(self, g, y):
         return lt.relu_grad(g, y)
 
+    def fast_sigmoid_backward(self, g, y):
+        return elementwise.activation_grad("sigmoid", g, y)
+
+    def fast_tanh_backward(self, g, y):
+        return elementwise.activation_grad("tanh", g, y)
+
     def fast_linear_act(self, x, w, b, act):
         return lt.linear_act(x, w, b, act)
 

@@ -18,6 +18,7 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
 _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "tanh": "Tanh",
           "abs": "Abs", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "relu": "Relu"}
 _POWERS = {3: "Cube", 4: "Fourth", -2: "InvSquare"}     # (3.0 finds 3)
+_ACTIVATION_GRADS = {"sigmoid": "SigmoidGrad", "tanh": "TanhGrad"}
 _FULL, _ROW, _ONE = 0, 1, 2
 
 
@@ -76,6 +77,21 @@ def binary(op, a, b, out):
     if n:
         _kernel(f"binary<{ctype}, {name}, {la}, {lb}>")(grid_stride(n), (GRID_BLOCK,), (a, b, c, np.int64(n), np.int64(row)))
     return c
+
+
+def activation_grad(op, g, y):
+    """The gradient of sigmoid or tanh from the output y and the incoming g (same shape and
+    dtype, contiguous float32/float64) as one launch, or None."""
+    name = _ACTIVATION_GRADS.get(op)
+    ctype = _FLOATS.get(g.dtype)
+    if (name is None or ctype is None or type(g) is not cupy.ndarray or type(y) is not cupy.ndarray
+            or y.dtype != g.dtype or y.shape != g.shape or not g._c_contiguous or not y._c_contiguous):
+        return None
+    dx = cupy.empty(g.shape, g.dtype)
+    if g.size:
+        _kernel(f"binary<{ctype}, {name}, {_FULL}, {_FULL}>")(grid_stride(g.size), (GRID_BLOCK,), (
+            g, y, dx, np.int64(g.size), np.int64(g.size)))
+    return dx
 
 
 def unary(op, x, out):
