@@ -18,6 +18,7 @@ from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, s
 from .tensor import Size, Tensor
 from .ops import *  # noqa: F401,F403  (the functional forms: pg.exp, pg.cat, ...)
 from .ops import (abs, all, any, max, min, pow, round, sum)  # noqa: A004  (torch names)
+from .ops import methods as _tensor_methods  # noqa: E402,F401  (attaches the Tensor methods)
 
 from . import accelerator, cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401

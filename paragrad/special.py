@@ -14,10 +14,10 @@ from .ops import logsumexp as _logsumexp
 from .ops import round as _round
 from .ops import sigmoid as expit
 from .ops import softmax as _softmax
-from .ops.special import (digamma, entr, erfc, erfcx, erfinv, i0, i0e, i1, i1e, log_ndtr, ndtr,
+from .ops.elementwise.special import (digamma, entr, erfc, erfcx, erfinv, i0, i0e, i1, i1e, log_ndtr, ndtr,
                           ndtri, polygamma, xlog1py, xlogy, zeta)
-from .ops.special import lgamma as gammaln
-from .ops.special import mvlgamma as _mvlgamma
+from .ops.elementwise.special import lgamma as gammaln
+from .ops.elementwise.special import mvlgamma as _mvlgamma
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erfc", "erfcx",
            "erfinv", "expit", "logit", "exp2", "expm1", "log1p", "i0", "i0e", "i1", "i1e", "ndtr",

@@ -2,9 +2,11 @@
 
 This file holds the state and the methods that are not ops (inspection, conversion to Python
 and NumPy, autograd entry points). The differentiable ops live in `ops/` and are attached as
-methods by `ops/__init__.py`, so `x.exp()`, `x + y` and `x[0]` are defined there.
+methods by the table in `ops/methods.py`, so `x.exp()`, `x + y` and `x[0]` are defined there.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from . import autograd, capture
 from . import dtypes as dt
@@ -40,21 +42,11 @@ class Size(tuple):
 
 
 class Tensor:
+    """The methods defined here are the ones autograd and the backends need. Every op method
+    (`x.exp()`, `x + y`, `x.add_(y)`, ..., and the legacy constructor `Tensor(data)`) is attached
+    from the table in ops/methods.py, so this module imports nothing from ops/."""
     __slots__ = ("_data", "_backend", "_device", "dtype", "_requires_grad", "_grad", "grad_fn",
                  "_output_nr", "_acc", "_hooks", "__weakref__", "__dict__", "_vc")
-
-    def __init__(self, *args, dtype=None, device=None):
-        """`Tensor(data)` (default float dtype) or `Tensor(*sizes)` (uninitialized), as
-        PyTorch's legacy constructor. Prefer `paragrad.tensor` / `paragrad.empty`."""
-        from .ops.creation import empty, tensor
-        dtype = dtype or dt.get_default_dtype()
-        if not args:
-            args = (0,)         # Tensor() is an empty 1-d tensor, as in PyTorch
-        if len(args) == 1 and not isinstance(args[0], (int, Size)):
-            src = tensor(args[0], dtype=dtype, device=device)
-        else:
-            src = empty(*args, dtype=dtype, device=device)
-        _init(self, src._data, src.dtype, src._device)
 
     # ---- basic properties -----------------------------------------------------------------
     @property
@@ -173,15 +165,6 @@ class Tensor:
         a = self._host("numpy.asarray(Tensor)")
         return a.astype(dtype) if dtype is not None else a
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule sharing this tensor's memory (for np.from_dlpack, torch.from_dlpack,
-        cupy.from_dlpack, ...); see paragrad/dlpack.py."""
-        from .dlpack import to_dlpack
-        return to_dlpack(self, stream, max_version, dl_device, copy)
-
-    def __dlpack_device__(self):
-        from .dlpack import dlpack_device
-        return dlpack_device(self)
 
     def item(self):
         if self.numel() != 1:
@@ -351,9 +334,10 @@ class Tensor:
                                    f"(got shape {tuple(self.shape)})")
             return _wrap(self._backend.full(self._data.shape, 1, self.dtype, self._device.index),
                          self.dtype, self._device)
-        if not isinstance(gradient, Tensor):
-            from .ops.creation import tensor
-            gradient = tensor(gradient, dtype=self.dtype, device=self._device)
+        if not isinstance(gradient, Tensor):      # a number or nested list, read as this tensor's dtype
+            array = np.asarray(gradient, dtype=self.dtype.to_numpy())
+            gradient = _wrap(self._backend.from_numpy(array, self.dtype, self._device.index),
+                             self.dtype, self._device)
         if gradient.shape != self.shape:
             raise RuntimeError(f"{op}: Mismatch in shape: grad_output[0] has a shape of "
                                f"{tuple(gradient.shape)} and output[0] has a shape of {tuple(self.shape)}")

@@ -75,7 +75,7 @@ def test_fast_path_matches_composite(shape, dtype, training, affine):
 def test_fast_path_is_taken(monkeypatch):
     """Every float dtype runs the kernels (the composite would raise here), forward and
     backward, training and eval."""
-    import paragrad.ops.batchnorm as bn
+    import paragrad.ops.neural.batch_norm as bn
 
     def composite(*args, **kwargs):
         raise AssertionError("the composite ran")

@@ -48,7 +48,7 @@ def _graph_refs(y, leaves):
     """Weak references to every tensor and buffer the graph's nodes hold, except the leaves
     the caller keeps (and their buffers), which must stay, and attention's cached causal
     bias, which outlives any one graph."""
-    from paragrad.ops.attention import _causal_cache
+    from paragrad.ops.neural.attention import _causal_cache
     keep = {id(t) for t in leaves} | {id(t._data) for t in leaves} | set(map(id, _causal_cache.values()))
     refs = []
     for node in _nodes(y):

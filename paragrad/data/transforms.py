@@ -6,11 +6,11 @@ independent randomness per image; a (C, H, W) image is treated as a batch of one
 """
 from __future__ import annotations
 
-from ..ops.binary import where
+from ..ops.elementwise.binary import where
 from ..ops.creation import arange, rand, randint, tensor
-from ..ops.index_bounds import remember
-from ..ops.indexing import gather
-from ..ops.movement import flip, pad
+from ..ops.indexing.index_bounds import remember
+from ..ops.indexing.subscripts import gather
+from ..ops.movement.views import flip, pad
 from ..tensor import Tensor
 
 

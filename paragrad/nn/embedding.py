@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..ops.creation import empty
-from ..ops.embedding import embedding
+from ..ops.neural.embedding import embedding
 from . import init
 from .module import Module
 from .parameter import Parameter

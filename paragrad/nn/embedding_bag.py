@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..ops import tensor, zeros
-from ..ops.embedding import embedding
+from ..ops.neural.embedding import embedding
 from ..tensor import Tensor
 from . import init
 from .embedding import lookup_options_repr

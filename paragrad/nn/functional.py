@@ -8,10 +8,10 @@ from .. import capture
 from .. import dtypes as dt
 from ..autograd import Function
 from ..ops import pad, sigmoid, tanh  # noqa: F401
-from ..ops.conv import conv1d, conv2d  # noqa: F401  (F.conv1d, F.conv2d)
-from ..ops.attention import scaled_dot_product_attention  # noqa: F401  (F.scaled_dot_product_attention)
+from ..ops.neural.conv import conv1d, conv2d  # noqa: F401  (F.conv1d, F.conv2d)
+from ..ops.neural.attention import scaled_dot_product_attention  # noqa: F401  (F.scaled_dot_product_attention)
 from ..ops.creation import zeros
-from ..ops.embedding import embedding  # noqa: F401  (F.embedding)
+from ..ops.neural.embedding import embedding  # noqa: F401  (F.embedding)
 from .functional_composites import _legacy_reduction  # noqa: F401  (also the loss modules')
 from .functional_composites import _warn_target_size
 from .functional_composites import (cosine_similarity, group_norm, huber_loss, interpolate, kl_div,  # noqa: F401
@@ -26,17 +26,17 @@ from .functional_activation import (celu, celu_, elu, elu_, gelu, glu, hardshrin
                                     relu_, rrelu, rrelu_, selu, selu_, silu, softmax, softmin,
                                     softplus, softshrink, softsign, tanhshrink, threshold,
                                     threshold_)
-from ..ops.linalg import linear  # noqa: F401  (F.linear)
+from ..ops.linalg.products import linear  # noqa: F401  (F.linear)
 from ..ops._common import same_device
-from ..ops.index_bounds import known
-from ..ops.nn import check_targets, cross_entropy_indices
-from ..ops.regression_loss import regression_loss
-from ..ops.norm import layer_norm  # noqa: F401  (F.layer_norm)
-from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,  # noqa: F401
+from ..ops.indexing.index_bounds import known
+from ..ops.neural.softmax import check_targets, cross_entropy_indices
+from ..ops.neural.regression_loss import regression_loss
+from ..ops.neural.layer_norm import layer_norm  # noqa: F401  (F.layer_norm)
+from ..ops.neural.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,  # noqa: F401
                         max_pool1d, max_pool2d)
-from ..ops.pool_extra import (adaptive_max_pool1d, adaptive_max_pool2d, lp_pool1d, lp_pool2d,  # noqa: F401
+from ..ops.neural.pool_composites import (adaptive_max_pool1d, adaptive_max_pool2d, lp_pool1d, lp_pool2d,  # noqa: F401
                               max_unpool1d, max_unpool2d)
-from ..ops.batchnorm import batch_norm  # noqa: F401  (F.batch_norm)
+from ..ops.neural.batch_norm import batch_norm  # noqa: F401  (F.batch_norm)
 from ..random import default_generator
 from ..tensor import Tensor, _wrap
 

@@ -7,8 +7,8 @@ import warnings
 
 from .. import dtypes as dt
 from ..ops import where
-from ..ops.regression_loss import regression_loss
-from ..ops.vector_norm import vector_norm
+from ..ops.neural.regression_loss import regression_loss
+from ..ops.linalg.vector_norm import vector_norm
 from ..tensor import Tensor
 
 _norm = vector_norm     # (the name functional_losses imports)
@@ -184,7 +184,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         outs = tuple(int(math.floor(n * s)) for n, s in zip(ins, sf))
         scales = [None] * spatial if recompute_scale_factor else list(sf)
     if mode == "area":      # window averages: adaptive average pooling to the output size
-        from ..ops.pool import adaptive_avg_pool1d, adaptive_avg_pool2d
+        from ..ops.neural.pool import adaptive_avg_pool1d, adaptive_avg_pool2d
         if spatial not in (1, 2):
             raise NotImplementedError("interpolate: mode 'area' supports 3-D and 4-D inputs here")
         return adaptive_avg_pool1d(input, outs[0]) if spatial == 1 else adaptive_avg_pool2d(input, outs)

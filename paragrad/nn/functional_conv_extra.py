@@ -12,8 +12,8 @@ runs them and autograd gives the gradients:
 from __future__ import annotations
 
 from ..ops._common import as_int
-from ..ops.conv import conv2d
-from ..ops.movement import pad, slice_op, stack
+from ..ops.neural.conv import conv2d
+from ..ops.movement.views import pad, slice_op, stack
 from ..tensor import Tensor
 
 __all__ = ["conv_transpose1d", "conv_transpose2d", "unfold", "fold", "pixel_shuffle",

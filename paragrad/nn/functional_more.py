@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..autograd import no_grad
 from ..ops import argmax, cat, softmax, triu_indices
 from ..ops.creation import rand_like, zeros, zeros_like
-from ..ops.vector_norm import distance
+from ..ops.linalg.vector_norm import distance
 
 __all__ = ["instance_norm", "local_response_norm", "bilinear", "gumbel_softmax", "pdist"]
 

@@ -54,7 +54,7 @@ def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Normal samples redrawn until they fall in [a, b] (rejection keeps the exact law)."""
     with no_grad():
         from ..ops.creation import randn
-        from ..ops.binary import where
+        from ..ops.elementwise.binary import where
         vals = randn(tuple(t.shape), generator=generator, dtype=t.dtype, device=t.device) * std + mean
         for _ in range(100):
             bad = (vals < a) | (vals > b)

@@ -15,8 +15,8 @@ import numbers
 import warnings
 
 from ..ops.creation import empty, zeros
-from ..ops.movement import cat, stack
-from ..ops.recurrent import GATES, gru_cell, lstm_cell, recurrent_sequence, rnn_cell
+from ..ops.movement.views import cat, stack
+from ..ops.neural.recurrent import GATES, gru_cell, lstm_cell, recurrent_sequence, rnn_cell
 from . import functional as F
 from . import init
 from .module import Module

@@ -86,26 +86,6 @@ def snapshot(t):
     return s
 
 
-def sum_to(g, shape):
-    """Reduce a broadcast gradient back to an input's shape (differentiable)."""
-    gshape, shape = g._data.shape, tuple(shape)
-    if gshape == shape:
-        return g
-    lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
-    if axes:
-        g = g.sum(dim=axes, keepdim=True)
-    from .movement import reshape_to
-    return reshape_to(g, shape) if g._data.shape != shape else g
-
-
-def grad_for(g, t):
-    """Gradient g shaped and typed for input t (undoing broadcasting and promotion)."""
-    g = sum_to(g, t.shape)
-    return g if g.dtype is t.dtype else g.to(t.dtype)
-
-
 def floating(dtype):
     """The dtype an op that needs floating point computes in (ints/bool -> default float)."""
     return dtype if dtype.is_floating_point else dt.get_default_dtype()

@@ -23,16 +23,15 @@ from .. import autograd
 from .. import dtypes as dt
 from ..backends import backend_for
 from ..tensor import Tensor
-from . import _inplace_unary
 from ._common import check_tensor, dim_arg, floating, same_device
-from .binary import sub, where
+from .elementwise.binary import sub, where
 from .creation import _dtype, _finish, _number, factory_device, full, ones, tensor, zeros
-from .indexing import nonzero
-from .linalg import mm, mv, outer
-from .math_composites import norm
-from .movement import cat, pad
-from .reduce import mean, std
-from .rearrangement import cumsum, diag
+from .indexing.subscripts import nonzero
+from .linalg.products import mm, mv, outer
+from .elementwise.math import norm
+from .movement.views import cat, pad
+from .reduce.reductions import mean, std
+from .movement.rearrangement import cumsum, diag
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 
@@ -457,7 +456,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 def chain_matmul(*matrices):
     """torch.chain_matmul (deprecated there): the product of 2-D matrices in the cheapest order
     (linalg.multi_dot), with chain_matmul's own argument checks and messages."""
-    from .linalg_composites import multi_dot
+    from .linalg.matrix_functions import multi_dot
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
@@ -669,33 +668,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return out[0] if len(out) == 1 else tuple(out)
 
 
-# ---- in-place forms ------------------------------------------------------------------------------
-def _can_cast(src, dst):
-    """PyTorch's can_cast for in-place results: no float -> integer, no number -> bool."""
-    if src.is_floating_point and not dst.is_floating_point:
-        return False
-    return not (src is not dt.bool_ and dst is dt.bool_)
-
-
-def _inplace(fn):
-    """fn_ as a method: the result must keep self's shape and be castable to its dtype."""
-    name = fn.__name__ + "_"
-
-    def compute(self, *args, **kwargs):
-        out = fn(self, *args, **kwargs)
-        if tuple(out.shape) != tuple(self.shape):
-            raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(out.shape)}")
-        if out.dtype is not self.dtype:
-            if not _can_cast(out.dtype, self.dtype):
-                raise RuntimeError(f"{name}: result type {out.dtype} can't be cast to the desired "
-                                   f"output type {self.dtype}")
-            out = out.to(self.dtype)
-        return out
-    compute.__name__ = fn.__name__
-    return _inplace_unary(compute)
-
-
 __all__ = [
     "rot90", "diag_embed", "diagflat", "vander", "tril_indices", "triu_indices", "combinations",
     "argwhere", "narrow_copy", "positive", "rsub", "isin", "isneginf", "isposinf", "isreal",
@@ -703,13 +675,3 @@ __all__ = [
     "addr", "chain_matmul", "std_mean", "trapezoid", "trapz", "cumulative_trapezoid", "cov",
     "corrcoef", "renorm", "unique_consecutive",
 ]
-
-METHODS = {
-    "rot90": rot90, "diag_embed": diag_embed, "diagflat": diagflat, "argwhere": argwhere,
-    "narrow_copy": narrow_copy, "positive": positive, "isneginf": isneginf, "isposinf": isposinf,
-    "isreal": isreal, "signbit": signbit, "copysign": copysign, "ldexp": ldexp, "frexp": frexp,
-    "sinc": sinc, "gcd": gcd, "lcm": lcm, "addbmm": addbmm, "addmv": addmv, "addr": addr,
-    "cov": cov, "corrcoef": corrcoef, "renorm": renorm, "unique_consecutive": unique_consecutive,
-}
-METHODS.update({f.__name__ + "_": _inplace(f) for f in (copysign, ldexp, sinc, gcd, lcm, addbmm,
-                                                         addmv, addr, renorm)})

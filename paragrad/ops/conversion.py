@@ -7,7 +7,7 @@ from ..autograd import Node, record
 from ..backends import as_device, backend_for, device as Device
 from ..tensor import Tensor, _wrap
 from ._common import check_tensor
-from .index_bounds import remember_host_values
+from .indexing.index_bounds import remember_host_values
 
 
 class ToCopyBackward(Node):

@@ -8,8 +8,8 @@ import numpy as np
 from .. import dtypes as dt
 from ..backends import CPU, as_device, backend_for
 from ..random import default_generator
-from ..tensor import Tensor, _wrap
-from .index_bounds import remember, remember_host_values
+from ..tensor import Size, Tensor, _init, _wrap
+from .indexing.index_bounds import remember, remember_host_values
 from .python_data import nested_data_array
 
 
@@ -76,6 +76,19 @@ def _to_array(data):
     if arr is None:
         raise ValueError(f"tensor(): nested sequences must be rectangular: {numpy_error}") from None
     raise TypeError(f"tensor(): could not convert data of type {type(data).__name__} to a tensor")
+
+
+def legacy_init(self, *args, dtype=None, device=None):
+    """`Tensor(data)` (default float dtype) or `Tensor(*sizes)` (uninitialized), as
+    PyTorch's legacy constructor. Prefer `paragrad.tensor` / `paragrad.empty`."""
+    dtype = dtype or dt.get_default_dtype()
+    if not args:
+        args = (0,)         # Tensor() is an empty 1-d tensor, as in PyTorch
+    if len(args) == 1 and not isinstance(args[0], (int, Size)):
+        src = tensor(args[0], dtype=dtype, device=device)
+    else:
+        src = empty(*args, dtype=dtype, device=device)
+    _init(self, src._data, src.dtype, src._device)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):

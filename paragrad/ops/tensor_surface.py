@@ -20,13 +20,14 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..tensor import Size, Tensor
-from ._common import check_tensor, sum_to
-from .binary import where
+from ._common import check_tensor
+from .movement.views import sum_to
+from .elementwise.binary import where
 from .creation import rand, randn, tensor, zeros_like
-from .math_composites import logaddexp
-from .movement import mT, transpose, vstack
-from .rearrangement import tensor_split
-from .unary import clamp
+from .elementwise.math import logaddexp
+from .movement.views import mT, transpose, vstack
+from .movement.rearrangement import tensor_split
+from .elementwise.unary import clamp
 
 _LN2 = math.log(2.0)
 
@@ -80,22 +81,6 @@ def broadcast_shapes(*shapes):
                            f"to a single shape") from None
 
 
-def _ndimension(self):
-    return self.ndim
-
-
-def _nbytes(self):
-    return self.numel() * self.dtype.itemsize
-
-
-def _itemsize(self):
-    return self.dtype.itemsize
-
-
-def _is_cpu(self):
-    return self.device.type == "cpu"
-
-
 # ---- the complex family, on real tensors ---------------------------------------------------
 def conj(input):
     """A real tensor is its own conjugate (torch returns the input itself)."""
@@ -127,12 +112,6 @@ def imag(input):
 def adjoint(input):
     """The conjugate transpose of the last two dims (a transpose for real tensors)."""
     return mT(input)
-
-
-def _H(self):
-    if self.ndim != 2:
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
-    return mT(self)
 
 
 # ---- shapes ------------------------------------------------------------------------------
@@ -232,22 +211,6 @@ def bitwise_right_shift(input, other):
     return where((b < 0) | (b > top), fill, out)
 
 
-def _contains(self, element):
-    """element in tensor: whether any entry equals it (torch's __contains__)."""
-    if not isinstance(element, (Tensor, int, float, bool)):
-        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
-                           f"{type(element).__name__}.")
-    return bool((self == element).any().item())
-
-
-def _reversed(self):
-    return self if self.ndim == 0 else self.flip(0)
-
-
-def _complex(self):
-    return complex(self.item())
-
-
 # ---- random ----------------------------------------------------------------------------------
 def bernoulli(input, p=None, *, generator=None):
     """A 0/1 tensor of input's shape and floating dtype: 1 with probability input (or p where
@@ -285,17 +248,3 @@ __all__ = ["is_floating_point", "is_complex", "is_signed", "is_nonzero", "is_sam
            "imag", "adjoint", "hsplit", "vsplit", "dsplit", "row_stack", "swapdims", "clamp_min",
            "clamp_max", "logaddexp2", "unravel_index", "bitwise_left_shift", "bitwise_right_shift",
            "bernoulli", "normal"]
-
-METHODS = {
-    "is_signed": is_signed, "is_nonzero": is_nonzero, "is_same_size": is_same_size,
-    "ndimension": _ndimension, "conj": conj, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg,
-    "is_conj": is_conj, "is_neg": is_neg, "adjoint": adjoint, "hsplit": hsplit, "vsplit": vsplit,
-    "dsplit": dsplit, "logaddexp2": logaddexp2, "sum_to_size": sum_to_size, "bernoulli": bernoulli,
-    "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
-    "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
-    "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
-    "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
-    "__contains__": _contains, "__reversed__": _reversed, "__complex__": _complex,
-}
-PROPERTIES = {"nbytes": _nbytes, "itemsize": _itemsize, "is_cpu": _is_cpu, "real": real, "imag": imag,
-              "H": _H, "mH": mT}

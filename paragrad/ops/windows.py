@@ -57,4 +57,3 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device
 
 
 __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
-METHODS: dict = {}

@@ -164,7 +164,7 @@ def test_double_backward(kw, device):
 
 
 def test_exports():
-    assert pg.conv2d is pg.nn.functional.conv2d is pg.ops.conv.conv2d
+    assert pg.conv2d is pg.nn.functional.conv2d is pg.ops.neural.conv.conv2d
 
 
 # ---- errors: PyTorch's rules, messages naming conv2d and the shapes -----------------------------

@@ -1,4 +1,4 @@
-"""torch's in-place `name_` Tensor methods (ops/__init__.py's _INPLACE and the in-place view
+"""torch's in-place `name_` Tensor methods (ops/methods.py's INPLACE and the in-place view
 ops) against torch: values written into the same tensor object, dtype rules (an integer
 tensor refuses a float result), gradients through an in-place op on a non-leaf, and the leaf
 refusal, on every device."""
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import paragrad as pg
-from paragrad.ops import _INPLACE
+from paragrad.ops.methods import INPLACE as _INPLACE
 from tests.helpers import assert_close
 
 UNARY = """absolute acos arccos arcsin arcsinh arctan arctanh asin asinh atan atanh ceil cos cosh

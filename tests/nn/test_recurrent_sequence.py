@@ -9,7 +9,7 @@ import torch
 
 import paragrad as pg
 from paragrad.backends.base import fast_paths
-from paragrad.ops.recurrent import recurrent_sequence
+from paragrad.ops.neural.recurrent import recurrent_sequence
 from tests.helpers import fd_check
 
 L, N, H_IN, HID = 5, 3, 4, 6
@@ -201,7 +201,7 @@ def test_fast_path_seam(device, monkeypatch, taken):
     """Each per-step fast path is looked up through backend.fast() with the documented
     arguments; a declining one (False) leaves the composition to run, a taking one (True) is
     trusted: here it runs the composition itself, so the results must not change."""
-    import paragrad.ops.recurrent as rec
+    import paragrad.ops.neural.recurrent as rec
     composed = {"lstm_cell_forward": rec.lstm_gates_forward, "lstm_cell_backward": rec.lstm_gates_backward,
                 "gru_cell_forward": rec.gru_gates_forward, "gru_cell_backward": rec.gru_gates_backward,
                 "rnn_cell_forward": rec.rnn_gates_forward, "rnn_cell_backward": rec.rnn_gates_backward}

@@ -2,12 +2,12 @@
 the backend provides one and composed from primitives otherwise."""
 from __future__ import annotations
 
-from .. import autograd, capture
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import _wrap
-from ._common import alias, check_tensor, dim_arg
-from .index_bounds import known, out_of_range
+from ... import autograd, capture
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import _wrap
+from .._common import alias, check_tensor, dim_arg
+from ..indexing.index_bounds import known, out_of_range
 
 
 class SoftmaxBackward(Node):

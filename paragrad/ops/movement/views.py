@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import Tensor, _wrap, view_of
-from ._common import buffer_view, check_tensor, dim_arg, same_device, sum_to
-from .index_bounds import inherit, union
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import Tensor, _wrap, view_of
+from .._common import buffer_view, check_tensor, dim_arg, same_device
+from ..indexing.index_bounds import inherit, union
 
 
 def _sizes(args, op):
@@ -141,6 +141,26 @@ def squeeze(input, dim=None):
         axes = [dim_arg(d, x.ndim, "squeeze") for d in dims]
         axes = [a for a in axes if x.ndim and x.shape[a] == 1]
     return reshape_to(x, tuple(s for i, s in enumerate(x._data.shape) if i not in axes))
+
+
+# ---- gradients of broadcasts -------------------------------------------------------------
+def sum_to(g, shape):
+    """Reduce a broadcast gradient back to an input's shape (differentiable)."""
+    gshape, shape = g._data.shape, tuple(shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    if axes:
+        g = g.sum(dim=axes, keepdim=True)
+    return reshape_to(g, shape) if g._data.shape != shape else g
+
+
+def grad_for(g, t):
+    """Gradient g shaped and typed for input t (undoing broadcasting and promotion)."""
+    g = sum_to(g, t.shape)
+    return g if g.dtype is t.dtype else g.to(t.dtype)
 
 
 # ---- permutations ----------------------------------------------------------------------------
@@ -620,7 +640,7 @@ def pad(input, pad, mode="constant", value=None):
             if b > n or a > n:
                 raise RuntimeError("pad: Padding value causes wrapping around more than once.")
             idx = idx % n
-        from .creation import tensor
+        from ..creation import tensor
         x = x.index_select(ax, tensor(idx, device=x.device))
     return x
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ._common import as_int, check_tensor
-from .binary import where
-from .creation import tensor, zeros
+from ... import dtypes as dt
+from .._common import as_int, check_tensor
+from ..elementwise.binary import where
+from ..creation import tensor, zeros
 from .pool import _pair, adaptive_output_size, avg_pool2d
 
 

@@ -4,16 +4,16 @@ indexed updates, counting and unique values, small selections). Elementwise comp
 math_composites.py."""
 from __future__ import annotations
 
-from .. import dtypes as dt
-from ..tensor import Tensor
-from ._common import check_tensor, dim_arg
-from .binary import where
-from .math_composites import _float, logaddexp
+from ... import dtypes as dt
+from ...tensor import Tensor
+from .._common import check_tensor, dim_arg
+from ..elementwise.binary import where
+from ..elementwise.math import _float, logaddexp
 
 
 
 def _tri_mask(x, diagonal, upper):
-    from .creation import arange
+    from ..creation import arange
     rows, cols = x.shape[-2], x.shape[-1]
     r = arange(rows, device=x.device).unsqueeze(1)            # (rows, 1)
     c = arange(cols, device=x.device).unsqueeze(0)            # (1, cols)
@@ -38,7 +38,7 @@ def triu(input, diagonal=0):
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The offset-th diagonal of the (dim1, dim2) planes, as a new last dim."""
-    from .creation import arange, tensor
+    from ..creation import arange, tensor
     check_tensor(input, "diagonal")
     d1, d2 = dim_arg(dim1, input.ndim, "diagonal"), dim_arg(dim2, input.ndim, "diagonal")
     if d1 == d2:
@@ -60,7 +60,7 @@ def diag(input, diagonal=0):
         return _diagonal(input, diagonal)
     if input.ndim != 1:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
-    from .creation import arange, zeros
+    from ..creation import arange, zeros
     n = input.shape[0] + abs(diagonal)
     out = zeros(n * n, dtype=input.dtype, device=input.device)
     i = arange(input.shape[0], device=input.device)
@@ -80,7 +80,7 @@ def trace(input):
 def _scan(x, dim, combine, identity):
     """Inclusive scan along dim: log2(n) rounds of combining each element with the one `shift`
     places before it (Hillis-Steele); the first `shift` elements combine with `identity`."""
-    from .movement import pad
+    from .views import pad
     if x.ndim == 0:
         return x.clone()
     d = dim_arg(dim, x.ndim, "scan")
@@ -121,7 +121,7 @@ def tile(input, *dims):
     """repeat with dims padded by leading 1s to the input's rank (and the input by leading size-1
     dims to dims' length), as PyTorch. dims: ints, or one sequence of them (torch.tile(x, (2,
     3)), x.tile(2, 3))."""
-    from .movement import _sizes
+    from .views import _sizes
     dims = _sizes(dims, "tile")
     x = input.reshape((1,) * (len(dims) - input.ndim) + tuple(input.shape)) if len(dims) > input.ndim else input
     return x.repeat(*((1,) * (x.ndim - len(dims)) + dims))
@@ -130,7 +130,7 @@ def tile(input, *dims):
 def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     """Each element repeated `repeats` times (an int, or a tensor of one count per element)
     along dim (None: over the flattened input)."""
-    from .creation import tensor
+    from ..creation import tensor
     import numpy as np
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else dim_arg(dim, x.ndim, "repeat_interleave")
@@ -184,7 +184,7 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 def index_fill(input, dim, index, value):
     """input with the slices at index along dim set to value."""
-    from .creation import zeros
+    from ..creation import zeros
     d, idx = _index_mask_and_source(input, dim, index, None)
     hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(
         d, idx, 1) > 0
@@ -193,7 +193,7 @@ def index_fill(input, dim, index, value):
 
 def index_copy(input, dim, index, source):
     """input with its slices at index along dim replaced by source's."""
-    from .creation import zeros
+    from ..creation import zeros
     d, idx = _index_mask_and_source(input, dim, index, source)
     hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(d, idx, 1) > 0
     placed = (input * 0).detach().scatter(d, idx, source)
@@ -202,7 +202,7 @@ def index_copy(input, dim, index, source):
 
 def bincount(input, weights=None, minlength=0):
     """Counts (or summed weights) of each value of a 1-D non-negative integer tensor."""
-    from .creation import zeros
+    from ..creation import zeros
     if input.ndim != 1 or input.dtype.is_floating_point:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if input.numel() and int(input.min()) < 0:
@@ -211,7 +211,7 @@ def bincount(input, weights=None, minlength=0):
     src = weights if weights is not None else None
     out = zeros(n, dtype=(weights.dtype if weights is not None else dt.int64), device=input.device)
     if src is None:
-        from .creation import ones
+        from ..creation import ones
         src = ones(input.shape[0], dtype=dt.int64, device=input.device)
     return out.scatter_add(0, input.long(), src)
 
@@ -221,7 +221,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     values on the host: the output size depends on them). With dim, the distinct slices along
     dim, in lexicographic order, and the inverse index of each slice."""
     import numpy as np
-    from .creation import tensor
+    from ..creation import tensor
     a = input.detach().cpu().numpy()
     if dim is None:
         vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
@@ -282,7 +282,7 @@ def take_along_dim(input, indices, dim=None):
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """n-th forward differences along dim (prepend/append joined first)."""
-    from .movement import cat
+    from .views import cat
     d = dim_arg(dim, input.ndim, "diff")
     x = cat([t for t in (prepend, input, append) if t is not None], d) if (prepend is not None or append is not None) else input
     for _ in range(n):
@@ -294,7 +294,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 def cross(input, other, dim=None):
     """The 3-vector cross product along dim (the first size-3 dim when None, as torch.cross)."""
-    from .movement import stack
+    from .views import stack
     if dim is None:
         dim = next(i for i, s in enumerate(input.shape) if s == 3)
     d = dim_arg(dim, input.ndim, "cross")
@@ -352,7 +352,7 @@ def meshgrid(*tensors, indexing="ij"):
 
 
 def cartesian_prod(*tensors):
-    from .movement import stack
+    from .views import stack
     ts = _flat_args(tensors)
     if len(ts) == 1:
         return ts[0]
@@ -361,8 +361,8 @@ def cartesian_prod(*tensors):
 
 def block_diag(*tensors):
     """A block-diagonal matrix of the given matrices (0-d and 1-D ones as rows)."""
-    from .creation import zeros
-    from .movement import pad
+    from ..creation import zeros
+    from .views import pad
     ts = [t.reshape(1, -1) if t.ndim < 2 else t for t in _flat_args(tensors)]
     rows, cols = sum(t.shape[0] for t in ts), sum(t.shape[1] for t in ts)
     if not ts:
@@ -371,18 +371,18 @@ def block_diag(*tensors):
     for t in ts:        # each block padded left/right to the full width, then stacked
         out.append(pad(t, [c, cols - c - t.shape[1]]))
         c += t.shape[1]
-    from .movement import cat
+    from .views import cat
     return cat(out, 0).reshape(rows, cols)
 
 
 def column_stack(tensors):
-    from .movement import cat, nonempty
+    from .views import cat, nonempty
     nonempty(tensors, "column_stack")
     return cat([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors], 1)
 
 
 def dstack(tensors):
-    from .movement import cat, nonempty
+    from .views import cat, nonempty
     nonempty(tensors, "dstack")
     return cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(tensors[0])], 2)
 
@@ -423,8 +423,8 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 
 def cdist(x1, x2, p=2.0):
     """Pairwise p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M)."""
-    from .linalg_decompositions import _tname
-    from .vector_norm import distance
+    from ..linalg.decompositions import _tname
+    from ..linalg.vector_norm import distance
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     for name, t in (("X1", x1), ("X2", x2)):
@@ -436,7 +436,7 @@ def cdist(x1, x2, p=2.0):
 def unfold(input, dimension, size, step):
     """Tensor.unfold: every window of `size` elements taken `step` apart along dimension; the
     windows replace that dim and the window elements go last."""
-    from .creation import arange
+    from ..creation import arange
     d = dim_arg(dimension, input.ndim, "unfold") if input.ndim else 0
     n = input.shape[d] if input.ndim else 1
     if size > n:

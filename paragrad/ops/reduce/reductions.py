@@ -5,11 +5,11 @@ import builtins
 import warnings
 from collections import namedtuple
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import Tensor, _wrap
-from ._common import alias, check_tensor, dim_arg, dims_arg, snapshot
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import Tensor, _wrap
+from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -29,7 +29,7 @@ def _keep_shape(shape, axes):
 
 def _expand_back(g, shape, axes, keepdim):
     """Broadcast a reduced gradient back over the reduced axes."""
-    from .movement import expand_to, reshape_to
+    from ..movement.views import expand_to, reshape_to
     if not keepdim:
         g = reshape_to(g, _keep_shape(shape, axes))
     return expand_to(g, tuple(shape))
@@ -190,7 +190,7 @@ def _max_min(op, x, dim, keepdim, name):
     if dim is None:
         return _extreme(op, x, None, False, name, nan_ties=True)
     if isinstance(dim, Tensor):          # max(a, b) is maximum(a, b)
-        from .binary import maximum, minimum
+        from ..elementwise.binary import maximum, minimum
         return (maximum if op == "max" else minimum)(x, dim)
     d = dim_arg(dim, x.ndim, name)
     _check_nonempty(x, (d,), d, name)
@@ -271,7 +271,7 @@ class ProdBackward(Node):
         # no zero: prod/x; exactly one zero: the product of the others at that spot; else 0
         no_zero = out.reshape(keep).expand(shape) / safe
         one_zero = prod_nonzero.expand(shape).masked_fill(~zero, 0.0)
-        from .binary import where
+        from ..elementwise.binary import where
         return g * where(nzeros == 0, no_zero, where(nzeros == 1, one_zero, 0.0))
 
 

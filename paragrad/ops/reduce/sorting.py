@@ -3,12 +3,12 @@ argsort primitive, and multinomial sampling as a Gumbel top-k. The values are a 
 input at the sorted indices, so gradients flow back through that gather."""
 from __future__ import annotations
 
-from .. import dtypes as dt
-from ..autograd import no_grad
-from ..tensor import _wrap
-from ._common import check_tensor, dim_arg
-from .indexing import gather
-from .reduce import values_indices
+from ... import dtypes as dt
+from ...autograd import no_grad
+from ...tensor import _wrap
+from .._common import check_tensor, dim_arg
+from ..indexing.subscripts import gather
+from .reductions import values_indices
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -65,7 +65,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     not necessarily normalized): without replacement a Gumbel top-k of log weights (exactly
     sequential sampling without replacement), with replacement num_samples independent
     Gumbel-max draws."""
-    from .creation import rand
+    from ..creation import rand
     check_tensor(input, "multinomial")
     if input.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got {input.ndim}")

@@ -3,11 +3,11 @@ backward is the closed form (no graph of a dozen primitives). A backend's `layer
 `layer_norm_backward` fast paths run it fused; otherwise it composes primitives on buffers."""
 from __future__ import annotations
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import _wrap
-from ._common import check_tensor, same_device
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import _wrap
+from .._common import check_tensor, same_device
 
 class LayerNormBackward(Node):
     def backward(self, g):

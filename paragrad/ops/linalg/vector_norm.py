@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ._common import alias, check_tensor, dims_arg, snapshot
-from .creation import zeros_like
-from .linalg_decompositions import _tname
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from .._common import alias, check_tensor, dims_arg, snapshot
+from ..creation import zeros_like
+from .decompositions import _tname
 
 
 def _keep(t, shape, axes, keepdim):

@@ -10,13 +10,13 @@ import math
 
 import numpy as np
 
-from .. import autograd, capture
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import Tensor, _wrap, bump_version, rebind
-from ._common import buffer_view, check_tensor, dim_arg, same_device
+from ... import autograd, capture
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import Tensor, _wrap, bump_version, rebind
+from .._common import buffer_view, check_tensor, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
-from .movement import _shared, _unslice, reshape_to, slice_op
+from ..movement.views import _shared, _unslice, reshape_to, slice_op
 
 
 # ---- take / gather / scatter as differentiable ops -------------------------------------------
@@ -115,7 +115,7 @@ def gather(input, dim, index):
     # the backend primitive never sees shapes it would broadcast
     stops = tuple(x.shape[i] if i == d else index.shape[i] for i in range(x.ndim))
     if stops != tuple(x.shape):
-        from .movement import slice_op
+        from ..movement.views import slice_op
         x = slice_op(x, (0,) * x.ndim, stops, (1,) * x.ndim)
     out = _wrap(x._backend.gather(x._data, index._data, d), x.dtype, x._device)
     if x._requires_grad and autograd._grad_enabled:
@@ -135,7 +135,7 @@ class ScatterBackward(Node):
         if len(self.next_edges) > 1 and self.next_edges[1] is not None:
             gsrc = gather(g, self.dim, index)
             if gsrc.shape != self.src_shape:   # src positions outside the index block: zero
-                from .movement import pad
+                from ..movement.views import pad
                 widths = []
                 for a, b in zip(reversed(gsrc.shape), reversed(self.src_shape)):
                     widths += [0, b - a]
@@ -209,7 +209,7 @@ def masked_select(input, mask):
 # ---- x[key] -----------------------------------------------------------------------------------
 def _normalize_key(x, key):
     """-> list of items with Ellipsis expanded, lists/arrays turned into tensors."""
-    from .creation import tensor
+    from ..creation import tensor
     if not isinstance(key, tuple):
         key = (key,)
     items = []
@@ -251,7 +251,7 @@ def _plan(x, key):
         if k is None:
             out_shape.append(1)
         elif isinstance(k, bool):
-            from .creation import tensor
+            from ..creation import tensor
             adv.append((len(out_shape), tensor([0] if k else [], dtype=dt.int64, device=x.device)))
             out_shape.append(1)
         elif isinstance(k, (int, np.integer)):
@@ -397,7 +397,7 @@ def setitem(x, key, value):
         if value.dtype is not x.dtype:
             value = value.to(x.dtype)
     elif not isinstance(value, (bool, int, float, np.generic)):     # lists, arrays
-        from .creation import tensor
+        from ..creation import tensor
         value = tensor(value, dtype=x.dtype, device=x.device)
     tracked = autograd._grad_enabled and (
         x._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
@@ -432,7 +432,7 @@ def setitem(x, key, value):
         widen(x, before, value)
         return
     # general case: find the flat positions the key addresses, then scatter into them
-    from .creation import arange
+    from ..creation import arange
     with autograd.no_grad():
         pos = getitem(arange(x.numel(), device=x.device).reshape(x.shape), key)
     _broadcast_check(value, pos.shape)

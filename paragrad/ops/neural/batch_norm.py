@@ -7,12 +7,12 @@ recomputed with Tensor ops so second derivatives are right. A backend's `batch_n
 included); otherwise the op composes primitives on buffers."""
 from __future__ import annotations
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, no_grad, record
-from ..tensor import _wrap, bump_version
-from ._common import check_tensor, same_device
-from .norm import _centered_grad
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, no_grad, record
+from ...tensor import _wrap, bump_version
+from .._common import check_tensor, same_device
+from .layer_norm import _centered_grad
 
 
 def _geometry(x):

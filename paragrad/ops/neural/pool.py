@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import _wrap
-from ._common import check_tensor, as_int
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import _wrap
+from .._common import check_tensor, as_int
 
 
 def _pair(v, name, op, default=None):
@@ -167,7 +167,7 @@ class MaxPool2DWithIndicesBackward(Node):
         (idx,) = self.saved
         g = self.geom
         if autograd.is_grad_enabled():       # double backward: scatter_add is differentiable
-            from .creation import zeros
+            from ..creation import zeros
             lead = (g.n, g.c) if g.batched else (g.c,)
             i2, g2 = idx.reshape(*lead, g.ho * g.wo), gy.reshape(*lead, g.ho * g.wo)
             z = zeros(*lead, g.h * g.w, dtype=gy.dtype, device=gy.device)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
-from .. import dtypes as dt
-from ..tensor import Tensor
+from ... import dtypes as dt
+from ...tensor import Tensor
 from .binary import where
-from .vector_norm import vector_norm
+from ..linalg.vector_norm import vector_norm
 
 
 
@@ -137,7 +137,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """torch.norm: 'fro' (or None) is the vector 2-norm over dim (all elements when None, a
     matrix norm for other strings); a number p, linalg.vector_norm's p."""
     if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
-        from .linalg_composites import matrix_norm
+        from ..linalg.matrix_functions import matrix_norm
         return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim,
                            dtype=dtype)
     return vector_norm(input, 2 if p in ("fro", None) else p, dim, keepdim, dtype=dtype)

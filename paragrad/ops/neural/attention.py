@@ -13,13 +13,13 @@ import math
 
 import numpy as np
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..random import default_generator
-from ..tensor import Tensor, _wrap
-from ._common import same_device, snapshot, sum_to
-from .movement import mT, reshape_to
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...random import default_generator
+from ...tensor import Tensor, _wrap
+from .._common import same_device, snapshot
+from ..movement.views import mT, reshape_to, sum_to
 
 OP = "scaled_dot_product_attention"
 _LOW = ("float16", "bfloat16")      # the softmax runs in float32 for these

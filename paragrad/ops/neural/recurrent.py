@@ -50,12 +50,12 @@ composes primitives; a dtype the kernel lacks, say).
 """
 from __future__ import annotations
 
-from .. import autograd
-from ..autograd import Node, needs_grad, record
-from ..tensor import _wrap
-from ._common import buffer_view, same_device, snapshot
-from .linalg import linear
-from .movement import stack
+from ... import autograd
+from ...autograd import Node, needs_grad, record
+from ...tensor import _wrap
+from .._common import buffer_view, same_device, snapshot
+from ..linalg.products import linear
+from ..movement.views import stack
 
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 

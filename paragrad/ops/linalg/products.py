@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import Tensor, _wrap
-from ._common import same_device, sum_to
-from .movement import mT, reshape_to
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import Tensor, _wrap
+from .._common import same_device
+from ..movement.views import mT, reshape_to, sum_to
 
 
 class MatmulBackward(Node):
@@ -224,7 +224,7 @@ class LinearActBackward(Node):
         if self.act == "relu":
             dz = g * (aux > 0)
         else:
-            from .unary import _gelu_grad
+            from ..elementwise.unary import _gelu_grad
             dz = _gelu_grad(g, aux, "tanh")
         node = LinearBackward()
         node.saved, node.next_edges = (x, w), edges
@@ -240,7 +240,7 @@ def linear_act(x, weight, bias=None, activation="relu"):
         raise ValueError(f"linear_act: activation must be one of {_ACTS}, got {activation!r}")
     fast = x._backend.fast("linear_act") if isinstance(x, Tensor) else None
     if fast is None or weight.ndim != 2 or x.ndim < 2 or not x.dtype.is_floating_point:
-        from .unary import gelu, relu
+        from ..elementwise.unary import gelu, relu
         y = linear(x, weight, bias)
         return relu(y) if activation == "relu" else gelu(y, approximate="tanh")
     if x.shape[-1] != weight.shape[1] or x.dtype is not weight.dtype or (

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import autograd, capture
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import Tensor
-from ._common import alias, check_tensor, dim_arg, snapshot
-from .binary import maximum, minimum, where
-from .creation import arange, tensor, zeros
-from .indexing import _check_gather_shapes, _index_tensor, getitem
-from .movement import cat
-from .reduce import shared_among_ties, values_indices
+from ... import autograd, capture
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import Tensor
+from .._common import alias, check_tensor, dim_arg, snapshot
+from ..elementwise.binary import maximum, minimum, where
+from ..creation import arange, tensor, zeros
+from ..indexing.subscripts import _check_gather_shapes, _index_tensor, getitem
+from ..movement.views import cat
+from .reductions import shared_among_ties, values_indices
 from .sorting import argsort, sort
+from ..inplace import inplace_unary
 
 __all__ = ["cummax", "cummin", "quantile", "nanquantile", "mode", "median", "nanmedian", "histc",
            "scatter_reduce", "masked_scatter", "put", "index_put", "index_put_"]
@@ -478,29 +479,4 @@ def index_put(input, indices, values, accumulate=False):
     return out.reshape(input.shape)
 
 
-# ---- Tensor methods and in-place forms ------------------------------------------------------------
-def _inplace(fn):
-    def method(self, *args, **kwargs):
-        from . import _assign       # (ops/__init__ imports this module: import at call time)
-        name = fn.__name__ + "_"
-
-        def compute(t):
-            out = fn(t, *args, **kwargs)
-            if tuple(out.shape) != tuple(t.shape):
-                raise RuntimeError(f"{name}: output with shape {tuple(t.shape)} doesn't match the "
-                                   f"broadcast shape {tuple(out.shape)}")
-            return out
-        return _assign(self, compute, name)
-    method.__name__ = fn.__name__ + "_"
-    return method
-
-
-index_put_ = _inplace(index_put)
-
-METHODS = {
-    "cummax": cummax, "cummin": cummin, "quantile": quantile, "nanquantile": nanquantile,
-    "mode": mode, "median": median, "nanmedian": nanmedian, "histc": histc, "scatter_reduce": scatter_reduce,
-    "masked_scatter": masked_scatter, "put": put, "index_put": index_put,
-    "scatter_reduce_": _inplace(scatter_reduce), "masked_scatter_": _inplace(masked_scatter),
-    "put_": _inplace(put), "index_put_": index_put_,
-}
+index_put_ = inplace_unary(index_put, "index_put_")

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import Tensor, _wrap, bump_version, rebind
-from ._common import alias, floating, grad_for, same_device, snapshot
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import Tensor, _wrap, bump_version, rebind
+from .._common import alias, floating, same_device, snapshot
+from ..movement.views import grad_for
 
 
 def _scalar(x, op):
@@ -90,7 +91,7 @@ def prepare(op, a, b, compute=None):
 
 def _to_device_buf(buf, t, dev, dtype):
     """A 0-d CPU tensor joining an op on another device: move its value there."""
-    from ..backends import backend_for
+    from ...backends import backend_for
     return backend_for(dev).full((), t._backend.to_numpy(buf).item(), dtype, dev.index)
 
 

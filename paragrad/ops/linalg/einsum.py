@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..tensor import Tensor
+from ...tensor import Tensor
 
 
 def einsum(equation, *operands):

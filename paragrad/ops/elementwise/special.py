@@ -19,15 +19,16 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import Tensor
-from ._common import alias, as_int, check_tensor, floating, grad_for, snapshot
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import Tensor
+from .._common import alias, as_int, check_tensor, floating, snapshot
+from ..movement.views import grad_for
 from .binary import where
-from .creation import arange, full_like
-from .movement import stack
-from .rearrangement import broadcast_tensors
+from ..creation import arange, full_like
+from ..movement.views import stack
+from ..movement.rearrangement import broadcast_tensors
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "i0"]
 
@@ -608,30 +609,3 @@ def xlogy(input, other):
 def xlog1py(input, other):
     """input * log1p(other), 0 where input == 0 (unless other is nan)."""
     return _xlog(input, other, "log1p", "xlog1py")
-
-
-
-# ---- Tensor methods ------------------------------------------------------------------------------
-def _inplace(fn, name):
-    def method(self, *args):
-        from . import _assign        # ops/__init__ defines it before importing this module
-        if not self.dtype.is_floating_point:
-            raise RuntimeError(f"{name}: result type {dt.get_default_dtype()} can't be cast to "
-                               f"the desired output type {self.dtype}")
-        return _assign(self, lambda t: fn(t, *args), name)
-    method.__name__ = name
-    return method
-
-
-def _polygamma_method(self, n):
-    return polygamma(n, self)
-
-
-METHODS = {
-    "lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method, "mvlgamma": mvlgamma,
-    "erfinv": erfinv, "i0": i0,
-    "lgamma_": _inplace(lgamma, "lgamma_"), "digamma_": _inplace(digamma, "digamma_"),
-    "polygamma_": _inplace(_polygamma_method, "polygamma_"),
-    "mvlgamma_": _inplace(mvlgamma, "mvlgamma_"), "erfinv_": _inplace(erfinv, "erfinv_"),
-    "i0_": _inplace(i0, "i0_"),
-}

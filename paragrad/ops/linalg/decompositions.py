@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 import numpy as np
-from .. import dtypes as dt
-from ..autograd import Node, is_grad_enabled, needs_grad, record
-from ..tensor import Tensor, _wrap
-from ._common import alias, check_tensor, same_device, snapshot
-from .conversion import _TYPE_NAMES
-from .creation import eye, ones_like, zeros, zeros_like
-from .movement import cat
+from ... import dtypes as dt
+from ...autograd import Node, is_grad_enabled, needs_grad, record
+from ...tensor import Tensor, _wrap
+from .._common import alias, check_tensor, same_device, snapshot
+from ..conversion import _TYPE_NAMES
+from ..creation import eye, ones_like, zeros, zeros_like
+from ..movement.views import cat
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
 qr_result = namedtuple("qr", ["Q", "R"])

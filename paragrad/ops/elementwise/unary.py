@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import Tensor, _wrap
-from ._common import alias, check_tensor, floating, grad_for, snapshot
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import Tensor, _wrap
+from .._common import alias, check_tensor, floating, snapshot
+from ..movement.views import grad_for
 
 # gradient formulas: (g, x, y) -> dx. Entries marked in _NEEDS_Y use the output y.
 _GRADS = {

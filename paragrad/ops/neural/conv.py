@@ -10,11 +10,11 @@ with an odd total pads the extra row/column at the bottom/right, as PyTorch does
 from __future__ import annotations
 
 
-from .. import autograd
-from .. import dtypes as dt
-from ..autograd import Node, record
-from ..tensor import Tensor, _wrap
-from ._common import check_tensor, same_device, as_int
+from ... import autograd
+from ... import dtypes as dt
+from ...autograd import Node, record
+from ...tensor import Tensor, _wrap
+from .._common import check_tensor, same_device, as_int
 
 
 class _Geom:
@@ -178,8 +178,8 @@ def _backward_composite(b, gy, x, w, g, dtype, device_index, need_dx, need_dw, n
 def _backward_tensors(gy, x, w, g, need_dx, need_dw, need_db):
     """The composite backward written with recorded Tensor ops, so the gradients can be
     differentiated again (gradient penalties)."""
-    from .creation import zeros_like
-    from .movement import cat, pad, slice_op, stack
+    from ..creation import zeros_like
+    from ..movement.views import cat, pad, slice_op, stack
     if not g.batched:
         x, gy = x.unsqueeze(0), gy.unsqueeze(0)
     cog = g.cout // g.groups

@@ -6,16 +6,16 @@ names; the torch.* forms and Tensor methods are this module's __all__ / METHODS.
 from __future__ import annotations
 
 import math
-from .. import dtypes as dt
-from ..autograd import Node, is_grad_enabled, needs_grad, no_grad, record
-from ..tensor import Tensor
-from ._common import alias, check_tensor, dim_arg, dims_arg, same_device, snapshot
-from .binary import maximum
-from .creation import eye, ones_like, zeros
-from .movement import cat
+from ... import dtypes as dt
+from ...autograd import Node, is_grad_enabled, needs_grad, no_grad, record
+from ...tensor import Tensor
+from .._common import alias, check_tensor, dim_arg, dims_arg, same_device, snapshot
+from ..elementwise.binary import maximum
+from ..creation import eye, ones_like, zeros
+from ..movement.views import cat
 from .vector_norm import norm_dtype, vector_norm
-from .rearrangement import cross as _cross, diagonal as _diagonal, tensordot
-from .linalg_decompositions import (_check_matrix, _eye, _svd, _tname, cholesky, cholesky_inverse,
+from ..movement.rearrangement import cross as _cross, diagonal as _diagonal, tensordot
+from .decompositions import (_check_matrix, _eye, _svd, _tname, cholesky, cholesky_inverse,
                                     cholesky_solve, det, eigh, eigvalsh, inv, logdet, lstsq_result,
                                     qr, slogdet, solve_triangular, svd, svdvals,
                                     triangular_solve_result)
@@ -330,7 +330,7 @@ def _chain_order(dims):
 def linalg_cross(input, other, *, dim=-1):
     """The 3-vector cross product along dim; the inputs' other dims broadcast (torch requires
     them to have the same number of dims)."""
-    from .rearrangement import broadcast_tensors
+    from ..movement.rearrangement import broadcast_tensors
     check_tensor(input, "linalg.cross")
     check_tensor(other, "linalg.cross", "other")
     if input.ndim != other.ndim:
@@ -409,7 +409,3 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 __all__ = ["inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", "kron", "inner",
            "pinverse", "cholesky", "qr", "svd", "triangular_solve", "cholesky_solve",
            "cholesky_inverse"]
-METHODS = {n: globals()[n] for n in
-           ("inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", "kron", "inner",
-            "pinverse", "cholesky", "qr", "svd", "triangular_solve", "cholesky_solve",
-            "cholesky_inverse")}

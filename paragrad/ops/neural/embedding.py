@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import autograd, capture
-from .. import dtypes as dt
-from ..autograd import Node, no_grad, record
-from ..tensor import Tensor, _wrap
-from ._common import same_device
-from .index_bounds import out_of_range
+from ... import autograd, capture
+from ... import dtypes as dt
+from ...autograd import Node, no_grad, record
+from ...tensor import Tensor, _wrap
+from .._common import same_device
+from ..indexing.index_bounds import out_of_range
 
 
 class EmbeddingBackward(Node):
     def backward(self, g):
         # written with Tensor ops, so a create_graph backward differentiates it too (without
         # one, the scatter runs on buffers)
-        from .creation import ones, zeros
+        from ..creation import ones, zeros
         (idx,) = self.saved
         d = g.shape[-1]
         flat = idx.reshape(-1)                                        # (K,)
@@ -86,7 +86,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 def _renorm_rows(weight, idx, max_norm, p):
     """PyTorch's embedding_renorm_: the rows used whose p-norm exceeds max_norm are scaled to
     max_norm / (norm + 1e-7), in place (reads the indices on the host, as PyTorch does)."""
-    from .creation import tensor
+    from ..creation import tensor
     rows = tensor(np.unique(idx.detach().cpu().numpy()), dtype=dt.int64, device=weight.device)
     with no_grad():
         w = weight.detach()                       # shares weight's buffer

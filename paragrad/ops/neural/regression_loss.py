@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 
-from .. import autograd
-from ..autograd import Node, record
-from ..tensor import _wrap
-from ._common import snapshot
+from ... import autograd
+from ...autograd import Node, record
+from ...tensor import _wrap
+from .._common import snapshot
 
 KINDS = ("mse", "l1", "smooth_l1", "huber")
 

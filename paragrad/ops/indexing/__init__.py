@@ -1,0 +1,1 @@
+"""Indexing: x[key], x[key] = v, gathers, scatters and the known ranges of index tensors."""

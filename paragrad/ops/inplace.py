@@ -1,0 +1,171 @@
+"""In-place Tensor methods (add_, clamp_, copy_, fill_, uniform_, ...) built from the out-of-place
+ops: torch's rules for when an in-place op may run (not on a leaf that requires grad while grad
+mode is on), and for what it may write (the result must keep the tensor's shape, and its dtype
+must cast to the tensor's). Recorded in-place ops compute out of place from a snapshot and rebind
+the tensor to the result, so saved inputs keep their old values."""
+from __future__ import annotations
+
+import math
+
+from .. import autograd, dtypes
+from ..dtypes import bool_
+from ..tensor import Tensor, bump_version, rebind
+from ._common import snapshot as _snapshot
+from . import conversion, creation
+from .creation import full_like, rand, randint, randn
+from .elementwise import binary
+from .elementwise.binary import masked_fill
+from .elementwise.math import float_power
+from .movement import views as movement
+
+
+def inplace_binary(op, fn):
+    def method(self, other, *args, **kwargs):
+        if args or kwargs:      # add_(other, alpha=...) and friends
+            other = _scaled(other, *args, **kwargs)
+        return binary.binary_(op, self, other, fn)
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def _scaled(other, alpha=1):
+    return other * alpha if alpha != 1 else other
+
+
+def inplace_unary(fn, name=None):
+    name = name or fn.__name__ + "_"
+
+    def method(self, *args, **kwargs):
+        return assign(self, lambda t: fn(t, *args, **kwargs), name)
+    method.__name__ = name
+    return method
+
+
+def inplace_view(fn, name):
+    """torch's in-place view ops (t_, unsqueeze_, ...): the tensor becomes the view of itself."""
+    def method(self, *args, **kwargs):
+        if refuse_leaf(self, name):
+            return rebind(self, fn(_snapshot(self), *args, **kwargs))
+        with autograd.no_grad():
+            self._data = fn(self, *args, **kwargs)._data       # (same buffer, new shape/strides)
+        return self
+    method.__name__ = name
+    return method
+
+
+def refuse_leaf(self, name):
+    """An in-place op's check (torch's): not on a leaf that requires grad while grad mode is
+    on. -> whether the op is recorded in the graph."""
+    if autograd._grad_enabled and self.grad_fn is None and self._requires_grad:
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                           f"in-place operation.")
+    return autograd._grad_enabled and self._requires_grad
+
+
+def assign(self, compute, name):
+    """Run an out-of-place op and make its result this tensor's value, as an in-place op: the
+    result must have this tensor's shape and a dtype that casts to its dtype (torch's rules)."""
+    record = refuse_leaf(self, name)
+    if record:
+        out = compute(_snapshot(self))      # saved inputs keep their old value
+    else:
+        with autograd.no_grad():
+            out = compute(self)
+    binary._check_inplace(name, self, out.dtype)
+    if out.shape != self.shape:
+        raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
+                           f"broadcast shape {list(out.shape)}")
+    if record:
+        return rebind(self, out if out.dtype is self.dtype else out.to(self.dtype))
+    self._backend.copy_(self._data, out._data)
+    bump_version(self)
+    return self
+
+
+def float_power_(self, exponent):
+    """float_power computes in float64, so in place the base must be float64 (torch's rule)."""
+    if self.dtype is not dtypes.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{conversion._TYPE_NAMES.get(self.dtype.name, self.dtype.name)} but the "
+                           f"operation's result requires dtype Double")
+    return assign(self, lambda t: float_power(t, exponent), "float_power_")
+
+
+def copy_(self, src, non_blocking=False):
+    if isinstance(src, (int, float, bool)):         # a Python number fills, as torch's copy_
+        src = creation.tensor(src, dtype=self.dtype, device=self.device)
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    tracked = autograd._grad_enabled and (self._requires_grad or src._requires_grad)
+    if tracked:
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError("copy_: a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        return rebind(self, src.to(self.dtype, self.device).expand(self.shape) + self.new_zeros(()))
+    if src.device != self.device:
+        src = src.to(self.device)
+    try:
+        movement.expand(src.detach(), self.shape)
+    except RuntimeError:
+        raise RuntimeError(f"copy_: source of shape {tuple(src.shape)} can't be broadcast to "
+                           f"destination of shape {tuple(self.shape)}") from None
+    self._backend.copy_(self._data, src._data)
+    bump_version(self)
+    return self
+
+
+def fill_(self, value):
+    if isinstance(value, Tensor):
+        value = value.item()
+    # tracked: masked_fill keeps the graph (zero gradient to the old values, as PyTorch's
+    # fill_) without computing from the old values, which may be inf/nan (t * 0 would not)
+    return assign(self, lambda t: full_like(t, value) if not t._requires_grad else
+                   masked_fill(t, full_like(t, True, dtype=bool_), value), "fill_")
+
+
+def zero_(self):
+    return fill_(self, 0)
+
+
+def random_fill(draw):
+    def method(self, *args, **kwargs):
+        return assign(self, lambda t: draw(t, *args, **kwargs), draw.__name__.strip("_") + "_")
+    return method
+
+
+def _uniform(self, a=0.0, b=1.0, generator=None):
+    return rand(tuple(self.shape), generator=generator, dtype=self.dtype, device=self.device) * (b - a) + a
+
+
+def _normal(self, mean=0.0, std=1.0, generator=None):
+    return randn(tuple(self.shape), generator=generator, dtype=self.dtype, device=self.device) * std + mean
+
+
+def _bernoulli(self, p=0.5, generator=None):
+    from ..random import default_generator
+    g = generator or default_generator(self.device)
+    data = self._backend.bernoulli(g._state, p, tuple(self.shape), self.dtype, self.device.index)
+    return creation._wrap(data, self.dtype, self.device)
+
+
+def _exponential(self, lambd=1.0, generator=None):
+    """-log(1 - u) / lambd, u ~ U[0, 1): exponential with rate lambd."""
+    u = rand(tuple(self.shape), generator=generator, dtype=dtypes.float64, device=self.device)
+    return ((-(-u).log1p()) / lambd).to(self.dtype)
+
+
+def _geometric(self, p, generator=None):
+    """The number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    u = rand(tuple(self.shape), generator=generator, dtype=dtypes.float64, device=self.device)
+    return ((-u).log1p() / math.log1p(-p)).floor().clamp(min=0).add(1).to(self.dtype)
+
+
+def _random(self, from_=0, to=None, *, generator=None):
+    """Integers uniform in [from_, to) (to None: up to the dtype's largest exactly representable
+    integer, as PyTorch; random_(to) means [0, to))."""
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    if to is None:      # mantissa bits + 1: 2^24 for float32, 2^53 for float64, 2^11 / 2^8 for halves
+        mant = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+        to = 2 ** mant[self.dtype.name] + 1 if self.dtype.is_floating_point else int(dtypes.iinfo(self.dtype).max) + 1
+    return randint(int(from_), int(to), tuple(self.shape), generator=generator, device=self.device).to(self.dtype)

@@ -1,0 +1,1 @@
+"""Linear algebra: matrix products, decompositions, the functions built on them, einsum, norms."""

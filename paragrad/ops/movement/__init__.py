@@ -1,0 +1,1 @@
+"""Movement: ops that move elements without computing new values (views, joins, pads, rearrangements)."""

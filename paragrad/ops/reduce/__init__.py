@@ -1,0 +1,1 @@
+"""Reductions over dims: sums, extremes, statistics, sorting and order statistics."""
