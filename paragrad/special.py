@@ -14,8 +14,8 @@ from .ops import logsumexp as _logsumexp
 from .ops import round as _round
 from .ops import sigmoid as expit
 from .ops import softmax as _softmax
-from .ops.elementwise.special import (digamma, entr, erfc, erfcx, erfinv, i0, i0e, i1, i1e, log_ndtr, ndtr,
-                          ndtri, polygamma, xlog1py, xlogy, zeta)
+from .ops.elementwise.error_function import erfc, erfcx, erfinv, log_ndtr, ndtr, ndtri
+from .ops.elementwise.special import digamma, entr, i0, i0e, i1, i1e, polygamma, xlog1py, xlogy, zeta
 from .ops.elementwise.special import lgamma as gammaln
 from .ops.elementwise.special import mvlgamma as _mvlgamma
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.creation import tensor
-from ..ops.movement.views import stack
+from ..ops.movement.copies import stack
 from ..tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler

@@ -10,7 +10,7 @@ from ..ops.elementwise.binary import where
 from ..ops.creation import arange, rand, randint, tensor
 from ..ops.indexing.index_bounds import remember
 from ..ops.indexing.subscripts import gather
-from ..ops.movement.views import flip, pad
+from ..ops.movement.copies import flip, pad
 from ..tensor import Tensor
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ..ops._common import as_int
 from ..ops.neural.conv import conv2d
-from ..ops.movement.views import pad, slice_op, stack
+from ..ops.movement.views import slice_op
+from ..ops.movement.copies import pad, stack
 from ..tensor import Tensor
 
 __all__ = ["conv_transpose1d", "conv_transpose2d", "unfold", "fold", "pixel_shuffle",

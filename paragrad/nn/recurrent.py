@@ -15,7 +15,7 @@ import numbers
 import warnings
 
 from ..ops.creation import empty, zeros
-from ..ops.movement.views import cat, stack
+from ..ops.movement.copies import cat, stack
 from ..ops.neural.recurrent import GATES, gru_cell, lstm_cell, recurrent_sequence, rnn_cell
 from . import functional as F
 from . import init

@@ -9,13 +9,15 @@ from .neural.conv import conv2d
 from .linalg.einsum import einsum
 from .elementwise.binary import (add, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, ge, gt, le,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
-                     pow, remainder, sub, where)
+                     remainder, sub, where)
+from .elementwise.power import pow
 from .elementwise.math import (addcdiv, addcmul, addmm, allclose, aminmax, atan2, baddbmm, cosh,
                          count_nonzero, deg2rad, dist, equal, exp2, float_power, fmax, fmin,
                          fmod, frac, get_device, heaviside, hypot, isclose, lerp, log10, log2,
                          logaddexp, logit, nan_to_num, nanmean, nansum, norm, rad2deg, sinh,
                          square, tan)
-from .elementwise.special import erfc, xlogy      # (accurate tails; torch's gradient at x = 0)
+from .elementwise.error_function import erfc, erfinv      # (accurate tails)
+from .elementwise.special import xlogy      # (torch's gradient at x = 0)
 from .movement.rearrangement import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, bucketize,
                           cartesian_prod, cdist, column_stack, dstack, meshgrid, searchsorted,
                           tensordot)
@@ -31,9 +33,8 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
 from .indexing.subscripts import (gather, getitem, index_select, masked_select, nonzero, scatter, scatter_add,
                        setitem)
 from .linalg.products import bmm, dot, matmul, mm, mv, outer
-from .movement.views import (broadcast_to, cat, chunk, expand, flatten, flip, hstack, movedim, narrow, pad,
-                       permute, repeat, reshape, roll, split, squeeze, stack, swapaxes, t, transpose, unbind,
-                       unflatten, unsqueeze, view, vstack)
+from .movement.views import (broadcast_to, chunk, expand, flatten, movedim, narrow, permute, repeat, reshape, split, squeeze, swapaxes, t, transpose, unbind, unflatten, unsqueeze, view)
+from .movement.copies import cat, flip, hstack, pad, roll, stack, vstack
 from .neural.softmax import log_softmax, softmax
 from .neural.layer_norm import layer_norm
 from .reduce.sorting import argsort, kthvalue, msort, multinomial, sort, topk

@@ -29,7 +29,7 @@ from .creation import _dtype, _finish, _number, factory_device, full, ones, tens
 from .indexing.subscripts import nonzero
 from .linalg.products import mm, mv, outer
 from .elementwise.math import norm
-from .movement.views import cat, pad
+from .movement.copies import cat, pad
 from .reduce.reductions import mean, std
 from .movement.rearrangement import cumsum, diag
 

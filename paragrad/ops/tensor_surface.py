@@ -25,7 +25,8 @@ from .movement.views import sum_to
 from .elementwise.binary import where
 from .creation import rand, randn, tensor, zeros_like
 from .elementwise.math import logaddexp
-from .movement.views import mT, transpose, vstack
+from .movement.views import mT, transpose
+from .movement.copies import vstack
 from .movement.rearrangement import tensor_split
 from .elementwise.unary import clamp
 

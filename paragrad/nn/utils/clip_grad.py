@@ -64,7 +64,7 @@ def _squares_sum(t):
 
 
 def _stack(ts):
-    from ...ops.movement.views import stack
+    from ...ops.movement.copies import stack
     return stack([t.reshape(()) for t in ts])
 
 

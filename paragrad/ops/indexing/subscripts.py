@@ -135,7 +135,7 @@ class ScatterBackward(Node):
         if len(self.next_edges) > 1 and self.next_edges[1] is not None:
             gsrc = gather(g, self.dim, index)
             if gsrc.shape != self.src_shape:   # src positions outside the index block: zero
-                from ..movement.views import pad
+                from ..movement.copies import pad
                 widths = []
                 for a, b in zip(reversed(gsrc.shape), reversed(self.src_shape)):
                     widths += [0, b - a]

@@ -18,7 +18,7 @@ from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, same_device, snapshot
 from ..conversion import _TYPE_NAMES
 from ..creation import eye, ones_like, zeros, zeros_like
-from ..movement.views import cat
+from ..movement.copies import cat
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
 qr_result = namedtuple("qr", ["Q", "R"])

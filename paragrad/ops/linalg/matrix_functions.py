@@ -12,7 +12,7 @@ from ...tensor import Tensor
 from .._common import alias, check_tensor, dim_arg, dims_arg, same_device, snapshot
 from ..elementwise.binary import maximum
 from ..creation import eye, ones_like, zeros
-from ..movement.views import cat
+from ..movement.copies import cat
 from .vector_norm import norm_dtype, vector_norm
 from ..movement.rearrangement import cross as _cross, diagonal as _diagonal, tensordot
 from .decompositions import (_check_matrix, _eye, _svd, _tname, cholesky, cholesky_inverse,

@@ -80,7 +80,7 @@ def trace(input):
 def _scan(x, dim, combine, identity):
     """Inclusive scan along dim: log2(n) rounds of combining each element with the one `shift`
     places before it (Hillis-Steele); the first `shift` elements combine with `identity`."""
-    from .views import pad
+    from .copies import pad
     if x.ndim == 0:
         return x.clone()
     d = dim_arg(dim, x.ndim, "scan")
@@ -282,7 +282,7 @@ def take_along_dim(input, indices, dim=None):
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """n-th forward differences along dim (prepend/append joined first)."""
-    from .views import cat
+    from .copies import cat
     d = dim_arg(dim, input.ndim, "diff")
     x = cat([t for t in (prepend, input, append) if t is not None], d) if (prepend is not None or append is not None) else input
     for _ in range(n):
@@ -294,7 +294,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 def cross(input, other, dim=None):
     """The 3-vector cross product along dim (the first size-3 dim when None, as torch.cross)."""
-    from .views import stack
+    from .copies import stack
     if dim is None:
         dim = next(i for i, s in enumerate(input.shape) if s == 3)
     d = dim_arg(dim, input.ndim, "cross")
@@ -352,7 +352,7 @@ def meshgrid(*tensors, indexing="ij"):
 
 
 def cartesian_prod(*tensors):
-    from .views import stack
+    from .copies import stack
     ts = _flat_args(tensors)
     if len(ts) == 1:
         return ts[0]
@@ -362,7 +362,7 @@ def cartesian_prod(*tensors):
 def block_diag(*tensors):
     """A block-diagonal matrix of the given matrices (0-d and 1-D ones as rows)."""
     from ..creation import zeros
-    from .views import pad
+    from .copies import pad
     ts = [t.reshape(1, -1) if t.ndim < 2 else t for t in _flat_args(tensors)]
     rows, cols = sum(t.shape[0] for t in ts), sum(t.shape[1] for t in ts)
     if not ts:
@@ -371,18 +371,18 @@ def block_diag(*tensors):
     for t in ts:        # each block padded left/right to the full width, then stacked
         out.append(pad(t, [c, cols - c - t.shape[1]]))
         c += t.shape[1]
-    from .views import cat
+    from .copies import cat
     return cat(out, 0).reshape(rows, cols)
 
 
 def column_stack(tensors):
-    from .views import cat, nonempty
+    from .copies import cat, nonempty
     nonempty(tensors, "column_stack")
     return cat([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors], 1)
 
 
 def dstack(tensors):
-    from .views import cat, nonempty
+    from .copies import cat, nonempty
     nonempty(tensors, "dstack")
     return cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(tensors[0])], 2)
 

@@ -1,5 +1,6 @@
-"""Movement ops: reshape/view, permute/transpose, expand/repeat, squeeze/unsqueeze, slicing,
-cat/stack/split/chunk, pad and flip. Outputs are views where the backend's layout allows."""
+"""Movement ops whose outputs are views where the backend's layout allows: reshape/view,
+permute/transpose, expand/repeat, squeeze/unsqueeze, slicing and split/chunk/unbind; and the
+gradient of a broadcast (sum_to). The ops that copy into a new buffer are in copies.py."""
 from __future__ import annotations
 
 import math
@@ -7,11 +8,10 @@ import math
 import numpy as np
 
 from ... import autograd
-from ... import dtypes as dt
 from ...autograd import Node, record
 from ...tensor import Tensor, _wrap, view_of
-from .._common import buffer_view, check_tensor, dim_arg, same_device
-from ..indexing.index_bounds import inherit, union
+from .._common import check_tensor, dim_arg
+from ..indexing.index_bounds import inherit
 
 
 def _sizes(args, op):
@@ -309,50 +309,6 @@ def repeat(x, *sizes):
     return x.reshape(inter).expand(big).reshape(tuple(r * s for r, s in zip(sizes, shape)))
 
 
-# ---- roll ---------------------------------------------------------------------------------------
-class RollBackward(Node):
-    def backward(self, g):
-        return roll(g, tuple(-s for s in self.shifts), self.dims)
-
-
-def roll(input, shifts, dims=None):
-    """Elements shifted along dims, wrapping around (dims None: over the flattened tensor).
-    One node: each shifted dim is one backend kernel where there is one, else two slices of the
-    buffer concatenated (a roll of indices keeps their known range)."""
-    x = input
-    check_tensor(x, "roll")
-    if dims is None:
-        return roll(x.reshape(-1), shifts, 0).reshape(tuple(x.shape))
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    if len(shifts) != len(dims):
-        raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}")
-    b = x._backend
-    buf = x._data
-    for s, dim in zip(shifts, dims):
-        d = dim_arg(dim, x.ndim, "roll")
-        n = buf.shape[d]
-        if n == 0 or s % n == 0:
-            continue
-        s %= n
-        fast = b.fast("roll")
-        rolled = fast(buf, s, d) if fast is not None else None
-        if rolled is not None:
-            buf = rolled
-            continue
-        lo, hi, one = [0] * buf.ndim, list(buf.shape), (1,) * buf.ndim
-        tail_lo, head_hi = list(lo), list(hi)
-        tail_lo[d] = head_hi[d] = n - s          # the last s along d, then the first n - s
-        buf = b.concat([b.slice(buf, tuple(tail_lo), tuple(hi), one),
-                        b.slice(buf, tuple(lo), tuple(head_hi), one)], d)
-    if buf is x._data:              # nothing moved: still a new tensor, as torch's
-        buf = b.copy_(b.empty(buf.shape, x.dtype, x._device.index), buf)
-    out = inherit(_wrap(buf, x.dtype, x._device), x)
-    if _track(x):
-        node = RollBackward()
-        node.shifts, node.dims = shifts, dims
-        record(node, (x,), out)
-    return out
 
 
 # ---- slicing -----------------------------------------------------------------------------------
@@ -461,206 +417,3 @@ def unbind(input, dim=0):
     x = input
     d = dim_arg(dim, x.ndim, "unbind")
     return tuple(narrow(x, d, i, 1).squeeze(d) for i in range(x.shape[d]))
-
-
-# ---- joining -----------------------------------------------------------------------------------
-class CatBackward(Node):
-    def backward(self, g):
-        if not autograd._grad_enabled:
-            return self._on_buffers(g)
-        parts = iter(split(g, [s for s in self.sizes if s is not None], self.dim))
-        # skipped legacy 1-D empty inputs still get their (empty) gradient, as in PyTorch
-        return tuple(next(parts) if s is not None else g.new_zeros(0) for s in self.sizes)
-
-    def _on_buffers(self, g):
-        """The same pieces as buffer slices of g (no graph to build: split's checks and view
-        bookkeeping would be most of this node's cost)."""
-        b, gd, d = g._backend, g._data, self.dim
-        shape = gd.shape
-        starts, stops, steps = [0] * len(shape), list(shape), (1,) * len(shape)
-        lead = (slice(None),) * d
-        out, at = [], 0
-        for size in self.sizes:
-            if size is None:        # a skipped legacy 1-D empty input
-                out.append(g.new_zeros(0))
-                continue
-            piece = buffer_view(b, gd, lead + (slice(at, at + size),))
-            if piece is None:
-                starts[d], stops[d] = at, at + size
-                piece = b.slice(gd, tuple(starts), tuple(stops), steps)
-            out.append(_wrap(piece, g.dtype, g._device))
-            at += size
-        return tuple(out)
-
-
-def cat(tensors, dim=0):
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"cat(): argument 'tensors' must be a tuple or list of Tensors, got "
-                        f"{type(tensors).__name__}")
-    if not tensors:     # (a ValueError in torch's cat, a RuntimeError in the stacks)
-        raise ValueError("cat(): expected a non-empty list of Tensors")
-    # PyTorch's legacy rule: 1-D empty tensors are skipped (buffer shapes: no Size built)
-    keep = []
-    for t in tensors:
-        if type(t) is not Tensor:
-            check_tensor(t, "cat", "tensors")
-        keep.append(t._data.shape != (0,))
-    if False in keep:
-        if True not in keep:
-            keep[0] = True
-        parts = [t for t, k in zip(tensors, keep) if k]
-    else:
-        parts = tensors
-    ref = parts[0]
-    rs = ref._data.shape
-    d = dim_arg(dim, len(rs), "cat")
-    one_dtype = one_device = True
-    for i, t in enumerate(parts):
-        ts = t._data.shape      # (buffer shapes: tuples, compared without building Sizes)
-        if ts != rs and (len(ts) != len(rs) or ts[:d] != rs[:d] or ts[d + 1:] != rs[d + 1:]):
-            raise RuntimeError(f"cat: Sizes of tensors must match except in dimension {d}. Expected "
-                               f"size {list(ref.shape)} but got size {list(t.shape)} for tensor "
-                               f"number {i} in the list.")
-        one_dtype = one_dtype and t.dtype is ref.dtype
-        one_device = one_device and t._device is ref._device
-    if not one_device:
-        same_device("cat", *parts)
-    dtype = ref.dtype if one_dtype else dt.result_type(*parts)
-    bufs = [t._data if t.dtype is dtype else t._backend.cast(t._data, dtype) for t in parts]
-    out = _wrap(ref._backend.concat(bufs, d), dtype, ref._device)
-    if not dtype.is_floating_point and ref._device.type != "cpu":
-        union(out, parts)       # (a roll of known indices stays known)
-    if autograd.needs_grad(*tensors):
-        node = CatBackward()
-        node.sizes, node.dim = [t._data.shape[d] if k else None for t, k in zip(tensors, keep)], d
-        record(node, tensors, out)
-    return out
-
-
-def nonempty(tensors, op):
-    """torch's check that stack and its variants got at least one tensor."""
-    if not tensors:
-        raise RuntimeError(f"{op} expects a non-empty TensorList")
-
-
-def stack(tensors, dim=0):
-    nonempty(tensors, "stack")
-    check_tensor(tensors[0], "stack", "tensors")
-    first = tensors[0]
-    shape = first._data.shape       # (buffer shapes: plain tuples, compared without Sizes)
-    dtype, dev, alike, grad = first.dtype, first._device, True, False
-    for i, t in enumerate(tensors):         # one pass: types, shapes, whether the fast form applies
-        if type(t) is not Tensor:
-            check_tensor(t, "stack", "tensors")
-        if t._data.shape != shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
-                               f"entry 0 and {list(t.shape)} at entry {i}")
-        alike = alike and t.dtype is dtype and t._device is dev
-        grad = grad or t._requires_grad
-    d = dim_arg(dim, len(shape) + 1, "stack")
-    if alike and not (grad and autograd._grad_enabled):
-        # a DataLoader's collate stacks a batch of samples: one concat of the buffers, without
-        # a recorded unsqueeze per sample
-        b = first._backend
-        if d == 0:      # flat buffers joined end to end: a 1-D concat is 3x faster than (1, ...)s
-            flat = (math.prod(shape),)
-            bufs = [t._data for t in tensors] if len(shape) == 1 else [b.reshape(t._data, flat) for t in tensors]
-            return _wrap(b.reshape(b.concat(bufs, 0), (len(tensors),) + shape), first.dtype, first._device)
-        one = shape[:d] + (1,) + shape[d:]
-        return _wrap(b.concat([b.reshape(t._data, one) for t in tensors], d), first.dtype, first._device)
-    return cat([t.unsqueeze(d) for t in tensors], d)
-
-
-def hstack(tensors):
-    nonempty(tensors, "hstack")
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
-
-
-def vstack(tensors):
-    nonempty(tensors, "vstack")
-    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
-
-
-# ---- pad and flip ------------------------------------------------------------------------------
-class PadBackward(Node):
-    def backward(self, g):
-        starts = tuple(b for b, _ in self.widths)
-        stops = tuple(b + s for (b, _), s in zip(self.widths, self.shape))
-        return slice_op(g, starts, stops, (1,) * g.ndim)
-
-
-def pad(input, pad, mode="constant", value=None):
-    """torch.nn.functional.pad: `pad` lists (left, right) pairs from the last dim backwards;
-    negative amounts crop. Modes: constant, reflect, replicate, circular."""
-    x = input
-    check_tensor(x, "pad")
-    if len(pad) % 2 or len(pad) // 2 > x.ndim:
-        raise RuntimeError(f"pad: Padding length must be divisible by 2 and at most twice the "
-                           f"number of dimensions of the input ({x.ndim}), got {len(pad)}")
-    widths = [(0, 0)] * x.ndim
-    for i in range(len(pad) // 2):
-        widths[x.ndim - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
-    if any(b < 0 or a < 0 for b, a in widths):     # crop first, then pad what is positive
-        starts = tuple(max(-b, 0) for b, _ in widths)
-        stops = tuple(s - max(-a, 0) for (_, a), s in zip(widths, x.shape))
-        if any(st > sp for st, sp in zip(starts, stops)):
-            raise RuntimeError(f"pad: negative padding {tuple(pad)} removes more than the input "
-                               f"shape {tuple(x.shape)}")
-        x = slice_op(x, starts, stops, (1,) * x.ndim)
-        widths = [(max(b, 0), max(a, 0)) for b, a in widths]
-    if mode == "constant":
-        out = _wrap(x._backend.pad(x._data, tuple(widths), 0 if value is None else value),
-                    x.dtype, x._device)
-        if _track(x):
-            node = PadBackward()
-            node.widths, node.shape = widths, x.shape
-            record(node, (x,), out)
-        return out
-    if value not in (None, 0):
-        raise ValueError(f"pad: padding mode '{mode}' doesn't take in value argument")
-    if mode not in ("reflect", "replicate", "circular"):
-        raise NotImplementedError(f"pad: unknown padding mode {mode!r}; expected 'constant', "
-                                  f"'reflect', 'replicate' or 'circular'")
-    for ax, (b, a) in enumerate(widths):     # gather each padded axis by a host-built index
-        if b == 0 and a == 0:
-            continue
-        n = x.shape[ax]
-        idx = np.arange(-b, n + a)
-        if mode == "reflect":
-            if b >= n or a >= n:
-                raise RuntimeError(f"pad: Padding size should be less than the corresponding input "
-                                   f"dimension, but got: padding ({b}, {a}) at dimension {ax} of "
-                                   f"input {tuple(x.shape)}")
-            period = 2 * (n - 1)
-            idx = np.abs((idx + period) % period if period else idx * 0)
-            idx = np.where(idx >= n, period - idx, idx)
-        elif mode == "replicate":
-            idx = np.clip(idx, 0, n - 1)
-        else:
-            if b > n or a > n:
-                raise RuntimeError("pad: Padding value causes wrapping around more than once.")
-            idx = idx % n
-        from ..creation import tensor
-        x = x.index_select(ax, tensor(idx, device=x.device))
-    return x
-
-
-class FlipBackward(Node):
-    def backward(self, g):
-        return flip(g, self.axes)
-
-
-def flip(input, dims):
-    x = input
-    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
-    axes = tuple(sorted(dim_arg(d, x.ndim, "flip") for d in dims))
-    if len(set(axes)) != len(axes):
-        raise RuntimeError(f"flip: dims has duplicates, got {tuple(dims)}")
-    if x.ndim == 0:     # dim 0 / -1 of a scalar is accepted, and there is nothing to reverse
-        axes = ()
-    out = _wrap(x._backend.flip(x._data, axes), x.dtype, x._device)
-    if _track(x):
-        node = FlipBackward()
-        node.axes = axes
-        record(node, (x,), out)
-    return out

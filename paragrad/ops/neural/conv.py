@@ -179,7 +179,8 @@ def _backward_tensors(gy, x, w, g, need_dx, need_dw, need_db):
     """The composite backward written with recorded Tensor ops, so the gradients can be
     differentiated again (gradient penalties)."""
     from ..creation import zeros_like
-    from ..movement.views import cat, pad, slice_op, stack
+    from ..movement.views import slice_op
+    from ..movement.copies import cat, pad, stack
     if not g.batched:
         x, gy = x.unsqueeze(0), gy.unsqueeze(0)
     cog = g.cout // g.groups

@@ -17,7 +17,7 @@ from .._common import alias, check_tensor, dim_arg, snapshot
 from ..elementwise.binary import maximum, minimum, where
 from ..creation import arange, tensor, zeros
 from ..indexing.subscripts import _check_gather_shapes, _index_tensor, getitem
-from ..movement.views import cat
+from ..movement.copies import cat
 from .reductions import shared_among_ties, values_indices
 from .sorting import argsort, sort
 from ..inplace import inplace_unary
