@@ -8,7 +8,7 @@ the rest are the ordinary ops under their torch.special names.
 """
 from __future__ import annotations
 
-from .ops import composites, erf, exp2, expm1, log1p, logit
+from .ops import erf, exp2, expm1, log1p, logit, sinc  # (torch.special.sinc is torch.sinc)
 from .ops import log_softmax as _log_softmax
 from .ops import logsumexp as _logsumexp
 from .ops import round as _round
@@ -25,7 +25,6 @@ __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erf
            "log_softmax", "logsumexp", "zeta"]
 
 psi = digamma
-sinc = composites.sinc           # torch.special.sinc is torch.sinc
 
 
 def multigammaln(input, p):

@@ -56,7 +56,16 @@ multiply, divide, subtract, true_divide = mul, div, sub, div
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
-from .composites import *             # noqa: E402,F401,F403
+from .creation import logspace, tril_indices, triu_indices
+from .elementwise.math import (copysign, frexp, gcd, isneginf, isposinf, isreal, lcm, ldexp, positive,
+                               rsub, signbit, sinc)
+from .indexing.subscripts import argwhere
+from .linalg.products import addbmm, addmv, addr, chain_matmul
+from .linalg.vector_norm import renorm
+from .movement.copies import narrow_copy
+from .movement.rearrangement import combinations, diag_embed, diagflat, rot90, vander
+from .reduce.sorting import isin, unique_consecutive
+from .reduce.statistics import corrcoef, cov, cumulative_trapezoid, std_mean, trapezoid, trapz
 from .linalg.matrix_functions import *  # noqa: E402,F401,F403
 from .reduce.order_statistics import *  # noqa: E402,F401,F403
 from .elementwise.special import *    # noqa: E402,F401,F403

@@ -392,3 +392,61 @@ def new_full(x, size, fill_value, dtype=None, device=None, requires_grad=False):
 
 def new_empty(x, *size, dtype=None, device=None, requires_grad=False):
     return empty(*size, dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, requires_grad=False):
+    """The (2, N) coordinates of the lower triangle (on and below the offset-th diagonal) of a
+    row x col matrix, row by row."""
+    return _tri_indices(row, col, offset, dtype, device, requires_grad, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, requires_grad=False):
+    """The (2, N) coordinates of the upper triangle (on and above the offset-th diagonal)."""
+    return _tri_indices(row, col, offset, dtype, device, requires_grad, False)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, layout=None, requires_grad=False):
+    """base ** linspace(start, end, steps), as PyTorch computes it: start and end first rounded
+    to the dtype (truncated for integer dtypes), the powers in float64, the second half counted
+    back from the end."""
+    start, end = _number(start, "logspace", "start"), _number(end, "logspace", "end")
+    if not isinstance(steps, int) or isinstance(steps, bool):
+        raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("logspace(): number of steps must be non-negative")
+    dtype, dev = _dtype(dtype, "logspace"), factory_device(device)
+    if dtype is dt.bool_:
+        raise NotImplementedError("logspace(): not implemented for bool")
+    if steps <= 1:                  # (one step: base ** start, start not rounded)
+        exps = np.full(steps, float(start))
+    else:
+        if not dtype.is_floating_point:
+            lo, hi = float(int(start)), float(int(end))
+        elif dtype.np is not None:
+            lo, hi = float(dtype.np.type(start)), float(dtype.np.type(end))
+        else:
+            lo, hi = float(start), float(end)
+        i = np.arange(steps, dtype=np.float64)
+        step = (hi - lo) / (steps - 1)
+        exps = np.where(i < steps // 2, lo + step * i, hi - step * (steps - i - 1))
+    with np.errstate(all="ignore"):
+        arr = np.power(float(base), exps)
+        if not dtype.is_floating_point:
+            arr = np.trunc(arr)
+    return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
+
+
+def _tri_indices(row, col, offset, dtype, device, requires_grad, lower):
+    op = "tril_indices" if lower else "triu_indices"
+    dtype = _dtype(dtype, op, dt.int64)
+    if dtype.is_floating_point or dtype is dt.bool_:
+        raise NotImplementedError(f"{op}: not implemented for {dtype} (integer dtypes only)")
+    if row < 0:
+        raise RuntimeError(f"{op}: row must be non-negative, got {row}")
+    if col < 0:
+        raise RuntimeError(f"{op}: col must be non-negative, got {col}")
+    # indices depend only on the sizes: built on the host like eye(), in row-major order
+    rows, cols = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+    dev = factory_device(device)
+    arr = np.stack([rows, cols]).astype(np.int64).reshape(2, -1)
+    return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)

@@ -4,12 +4,17 @@ norms and distances. (Shape-changing and indexing composites are in rearrangemen
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
+from ... import autograd
 from ... import dtypes as dt
 from ...tensor import Tensor
-from .binary import where
+from .._common import check_tensor, floating, same_device
+from ..creation import _number, ones, ones_like, zeros
 from ..linalg.vector_norm import vector_norm
+from .binary import sub, where
 
+frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 
 
 def _float(x):
@@ -227,3 +232,158 @@ def aminmax(input, *, dim=None, keepdim=False):
 def get_device(input):
     """-1 for CPU tensors, else the device index."""
     return -1 if input.device.type == "cpu" else input.device.index
+
+
+def positive(input):
+    """input itself (unary plus); refused for bool, as PyTorch."""
+    check_tensor(input, "positive")
+    if input.dtype is dt.bool_:
+        raise RuntimeError("positive: The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input (sub with its operands reversed)."""
+    check_tensor(input, "rsub")
+    return sub(other, input, alpha=alpha)
+
+
+def isposinf(input):
+    check_tensor(input, "isposinf")
+    if not input.dtype.is_floating_point:
+        return zeros(tuple(input.shape), dtype=dt.bool_, device=input.device)
+    return input == math.inf
+
+
+def isneginf(input):
+    check_tensor(input, "isneginf")
+    if not input.dtype.is_floating_point:
+        return zeros(tuple(input.shape), dtype=dt.bool_, device=input.device)
+    return input == -math.inf
+
+
+def isreal(input):
+    """True everywhere: paragrad has no complex dtypes."""
+    check_tensor(input, "isreal")
+    return ones_like(input, dtype=dt.bool_)
+
+
+def signbit(input):
+    """True where the sign bit is set: negative numbers and -0.0. Differs from PyTorch for
+    NaN: -nan gives False (reading a NaN's sign needs a bit-cast, which no primitive does)."""
+    check_tensor(input, "signbit")
+    if input.dtype is dt.bool_ or (not input.dtype.is_floating_point and not input.dtype.is_signed):
+        return zeros(tuple(input.shape), dtype=dt.bool_, device=input.device)
+    if not input.dtype.is_floating_point:
+        return input < 0
+    x = input.detach()
+    return (x < 0) | ((x == 0) & (x.reciprocal() < 0))          # 1 / -0.0 = -inf
+
+
+def copysign(input, other):
+    """|input| with the sign of other (-0.0 counts as negative), in a floating dtype. The
+    gradient to input is +-1 (0 where input is 0) and to other 0, as PyTorch."""
+    check_tensor(input, "copysign")
+    dtype = floating(dt.result_type(input, other))
+    mag = input.to(dtype).abs()
+    if isinstance(other, Tensor):
+        same_device("copysign", input, other)
+        negative = signbit(other)
+    else:
+        negative = math.copysign(1.0, _number(other, "copysign", "other")) < 0
+        return -mag if negative else mag
+    out = where(negative, -mag, mag)
+    if other.requires_grad and autograd.is_grad_enabled():
+        # a zero gradient to other, as PyTorch: multiply by ones that depend on it (adding
+        # zeros would turn -0.0 into +0.0)
+        out = out * other.masked_fill(ones_like(other, dtype=dt.bool_), 1)
+    return out
+
+
+def ldexp(input, other):
+    """input * 2**other, computed in the promoted floating dtype."""
+    check_tensor(input, "ldexp")
+    check_tensor(other, "ldexp", "other")
+    dtype = floating(dt.result_type(input, other))
+    return input.to(dtype) * (2.0 ** other.to(dtype))
+
+
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa * 2**exponent, |mantissa| in [0.5, 1) (0, inf
+    and nan give themselves and exponent 0); exponent is int32. The mantissa's gradient is
+    grad / 2**exponent, as PyTorch."""
+    check_tensor(input, "frexp")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"frexp(): only supports floating-point dtypes, got {input.dtype}")
+    x = input.to(dt.float64)        # exact for every float dtype, with room for subnormals
+    with autograd.no_grad():
+        a = x.abs()
+        regular = (a != 0) & a.isfinite()
+        a = where(regular, a, 1.0)
+        e = where(regular, (a.log() * (1.0 / math.log(2.0))).floor() + 1, 0.0)
+        m = _scale_down(a, e)
+        # log2's rounding can put e one off near powers of two: one correction step
+        e = where(regular, e + (m >= 1).to(e.dtype) - (m < 0.5).to(e.dtype), 0.0)
+    return frexp_result(_scale_down(x, e).to(input.dtype), e.to(dt.int32))
+
+
+def _scale_down(x, e):
+    """x / 2**e, exact, e from -1073 to 1024: 2**e is applied in two halves, each a normal
+    float64 (2**1024 itself overflows)."""
+    half = (e * 0.5).floor()
+    for part in (half, e - half):
+        scale = _pow2(part.abs())
+        x = where(part < 0, x * scale, x / scale)
+    return x
+
+
+def _pow2(n):
+    """2**n for integral float64 n in [0, 1024), exact: the product of one exact power of two per
+    bit of n (CUDA's pow(2, n) was measured an ulp off for |n| near 510)."""
+    out = ones(tuple(n.shape), dtype=dt.float64, device=n.device)
+    for bit in range(10):
+        is_set = (n * 0.5 ** bit).floor() % 2 == 1
+        out = where(is_set, out * 2.0 ** (1 << bit), out)
+    return out
+
+
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at 0 (gradient 0 there). Half types compute in float32."""
+    check_tensor(input, "sinc")
+    out_dtype = floating(input.dtype)
+    x = input.to(dt.float32) if out_dtype.itemsize == 2 else input.to(out_dtype)
+    zero = x == 0
+    px = where(zero, 1.0, x * math.pi)          # (a safe denominator where x == 0)
+    return where(zero, 1.0, px.sin() / px).to(out_dtype)
+
+
+def _int_operands(op, input, other):
+    check_tensor(input, op)
+    check_tensor(other, op, "other")
+    for t in (input, other):
+        if t.dtype.is_floating_point or t.dtype is dt.bool_:
+            raise NotImplementedError(f"{op}: not implemented for {t.dtype} (integer dtypes only)")
+    dtype = dt.result_type(input, other)
+    return input.to(dtype), other.to(dtype)
+
+
+def gcd(input, other):
+    """The greatest common divisor, elementwise (non-negative; gcd(0, 0) = 0). Euclid's
+    algorithm: one remainder step over all elements per round, until every remainder is zero
+    (a host read per round; at most ~92 rounds for int64)."""
+    a, b = _int_operands("gcd", input, other)
+    a, b = a.abs(), b.abs()
+    a, b = a + b * 0, b + a * 0                 # broadcast to the result's shape
+    while bool((b != 0).any()):
+        live = b != 0
+        r = a % where(live, b, 1)
+        a, b = where(live, b, a), where(live, r, 0)
+    return a
+
+
+def lcm(input, other):
+    """The least common multiple, elementwise: |a / gcd(a, b) * b|, 0 where gcd is 0."""
+    a, b = _int_operands("lcm", input, other)
+    g = gcd(a, b)
+    zero = g == 0
+    return where(zero, 0, (a // where(zero, 1, g) * b).abs())

@@ -524,3 +524,8 @@ def _shares_memory_buf(a, b):
         return np.shares_memory(a, b) if isinstance(a, np.ndarray) else fn is not None
     except TypeError:
         return fn is not None
+
+
+def argwhere(input):
+    """The indices of the nonzero elements, one row each (nonzero's (N, ndim) form)."""
+    return nonzero(input)

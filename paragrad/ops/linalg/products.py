@@ -7,7 +7,8 @@ from ... import autograd
 from ... import dtypes as dt
 from ...autograd import Node, record
 from ...tensor import Tensor, _wrap
-from .._common import same_device
+from .._common import check_tensor, same_device
+from ..creation import ones_like
 from ..movement.views import mT, reshape_to, sum_to
 
 
@@ -314,3 +315,77 @@ def mlp(x, layers):
         node.acts, node.aux, node.saved = acts, aux, (x, *params)
         record(node, (x, *params), out)
     return out
+
+
+def _add_product(op, input, prod, beta, alpha):
+    """beta * input + alpha * prod, input broadcast to prod's shape. beta == 0 ignores input's
+    values (nan/inf in it don't propagate) but still gives it a zero gradient, as PyTorch."""
+    check_tensor(input, op)
+    if not dt.result_type(input, prod).is_floating_point and (
+            isinstance(alpha, float) or isinstance(beta, float)):
+        raise RuntimeError(f"{op}: For integral input tensors, argument alpha and beta must not "
+                           f"be floating point numbers (got alpha={alpha}, beta={beta}).")
+    try:
+        inp = input.expand(tuple(prod.shape))
+    except RuntimeError:
+        raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} can't be broadcast to the "
+                           f"product's shape {tuple(prod.shape)}") from None
+    term = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        return term + inp.masked_fill(ones_like(inp, dtype=dt.bool_), 0)
+    return term + (inp if beta == 1 else inp * beta)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * sum_b(batch1[b] @ batch2[b]): one (n, B*m) @ (B*m, p) product."""
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        check_tensor(t, "addbmm", name)
+        if t.ndim != 3:
+            raise RuntimeError(f"addbmm: {name} must be a 3D tensor, got {t.ndim}D")
+    b, n, m = batch1.shape
+    if batch2.shape[0] != b:
+        raise RuntimeError(f"addbmm: batch1 and batch2 must have same number of batches, got "
+                           f"{b} and {batch2.shape[0]}")
+    if batch2.shape[1] != m:
+        raise RuntimeError(f"addbmm: Incompatible matrix sizes for bmm ({n}x{m} and "
+                           f"{batch2.shape[1]}x{batch2.shape[2]})")
+    prod = mm(batch1.permute(1, 0, 2).reshape(n, b * m), batch2.reshape(b * m, batch2.shape[2]))
+    return _add_product("addbmm", input, prod, beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec)."""
+    check_tensor(input, "addmv")
+    check_tensor(mat, "addmv", "mat")
+    check_tensor(vec, "addmv", "vec")
+    if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
+        raise RuntimeError(f"addmv: vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or input.numel() not in (1, mat.shape[0]):
+        raise RuntimeError(f"addmv: size mismatch, got input ({', '.join(map(str, input.shape))}), "
+                           f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    return _add_product("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2)."""
+    for name, t in (("vec1", vec1), ("vec2", vec2)):
+        check_tensor(t, "addr", name)
+        if t.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
+    return _add_product("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+def chain_matmul(*matrices):
+    """torch.chain_matmul (deprecated there): the product of 2-D matrices in the cheapest order
+    (linalg.multi_dot), with chain_matmul's own argument checks and messages."""
+    from .matrix_functions import multi_dot
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for t in matrices:
+        check_tensor(t, "chain_matmul", "matrices")
+        if t.ndim != 2:
+            raise RuntimeError(f"chain_matmul: Tensor dimension is {t.ndim}, expected 2 instead.")
+    return matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))

@@ -1,5 +1,5 @@
 """linalg.vector_norm, the one p-norm every norm-like op computes through (linalg.norm,
-Tensor.norm, dist, cdist, pdist, F.normalize, F.pairwise_distance), with torch's backward:
+Tensor.norm, dist, cdist, pdist, F.normalize, F.pairwise_distance, renorm), with torch's backward:
 the gradient is 0, not NaN, where the norm is 0 (a zero vector, coincident points) and where
 an element is 0 for p < 1; for p = +-inf it is shared among the extreme elements, NaNs
 included.
@@ -11,8 +11,9 @@ import math
 from ... import autograd
 from ... import dtypes as dt
 from ...autograd import Node, record
-from .._common import alias, check_tensor, dims_arg, snapshot
+from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 from ..creation import zeros_like
+from ..elementwise.binary import where
 from .decompositions import _tname
 
 
@@ -107,3 +108,27 @@ def distance(diff, p):
     """The p-norm over diff's last dim with cdist's and pdist's gradient: at p = inf every
     element tied for the largest |diff| gets the whole gradient, at p = 0 it is zero."""
     return _p_norm(diff, p, (diff.ndim - 1,), False, distance=True)
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along dim (input.select(dim, i)) whose p-norm exceeds maxnorm scaled to norm
+    maxnorm (by maxnorm / (norm + 1e-7), as PyTorch); the others unchanged. Half types take
+    the norm in float32."""
+    check_tensor(input, "renorm")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"renorm: expected a floating point tensor as input, got {input.dtype}")
+    d = dim_arg(dim, input.ndim, "renorm")
+    axes = tuple(i for i in range(input.ndim) if i != d)
+    x = input.to(dt.float32) if input.dtype.itemsize == 2 else input
+    with autograd.no_grad():
+        big = vector_norm(x, p, axes, keepdim=True) > maxnorm                    # (1.., n, ..1)
+    # the norm is differentiated only where it is used: other slices are replaced by ones, so
+    # that a zero slice's norm (whose gradient is 0/0) never enters the graph
+    scale = maxnorm / (vector_norm(x.masked_fill(~big, 1.0), p, axes, keepdim=True) + 1e-7)
+    return (x * where(big, scale, 1.0)).to(input.dtype)

@@ -261,3 +261,9 @@ def flip(input, dims):
         node.axes = axes
         record(node, (x,), out)
     return out
+
+
+def narrow_copy(input, dim, start, length):
+    """narrow() as a new tensor, not a view."""
+    check_tensor(input, "narrow_copy")
+    return input.narrow(dim, start, length).clone()

@@ -4,11 +4,16 @@ indexed updates, counting and unique values, small selections). Elementwise comp
 math_composites.py."""
 from __future__ import annotations
 
+import numpy as np
+
 from ... import dtypes as dt
+from ...backends import backend_for
 from ...tensor import Tensor
 from .._common import check_tensor, dim_arg
+from ..creation import _dtype, _finish, factory_device, ones, tensor
 from ..elementwise.binary import where
 from ..elementwise.math import _float, logaddexp
+from .copies import cat, pad
 
 
 
@@ -452,3 +457,86 @@ def unfold(input, dimension, size, step):
     shape = list(input.shape)
     x = x.reshape(*shape[:d], count, size, *shape[d + 1:])
     return x.movedim(d + 1, -1)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """input rotated by 90 degrees k times, from the first towards the second of dims."""
+    check_tensor(input, "rot90")
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"rot90: expected total dims >= 2, but got total dims = {input.ndim}")
+    if dims[0] == dims[1] or abs(dims[0] - dims[1]) == input.ndim:
+        raise RuntimeError(f"rot90: expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    d0, d1 = (dim_arg(d, input.ndim, "rot90") for d in dims)
+    k %= 4
+    if k == 1:
+        return input.flip((d1,)).transpose(d0, d1)
+    if k == 2:
+        return input.flip((d0, d1))
+    if k == 3:
+        return input.flip((d0,)).transpose(d0, d1)
+    return input.clone()
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """The last dim of input put on the offset-th diagonal of new (dim1, dim2) planes of the
+    output (which has one dim more); zeros elsewhere."""
+    from ..creation import arange
+    check_tensor(input, "diag_embed")
+    nd = input.ndim + 1
+    d1, d2 = dim_arg(dim1, nd, "diag_embed"), dim_arg(dim2, nd, "diag_embed")
+    if d1 == d2:
+        raise RuntimeError(f"diag_embed: diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] + abs(offset)
+    # element i goes to row i + max(-offset, 0): pad so that the row index is the position
+    x = pad(input, [max(-offset, 0), max(offset, 0)]) if offset else input   # (..., n)
+    r = arange(n, device=input.device).unsqueeze(1)
+    c = arange(n, device=input.device).unsqueeze(0)
+    off_diag = (c - r) != offset                                              # (n, n)
+    out = x.unsqueeze(-1).expand(*x.shape, n).masked_fill(off_diag, 0)       # (..., n, n)
+    return out.movedim((-2, -1), (d1, d2))
+
+
+def diagflat(input, offset=0):
+    """A square matrix with the flattened input on its offset-th diagonal."""
+    check_tensor(input, "diagflat")
+    return diag(input.reshape(-1), offset)
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of 1-D x: columns x**(N-1), ..., x**0 (increasing: x**0 first).
+    Integer and bool inputs give int64, as PyTorch (the powers are a cumprod)."""
+    check_tensor(x, "vander")
+    if x.ndim != 1:
+        raise RuntimeError("vander: x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("vander: N must be non-negative.")
+    dtype = dt.promote_types(x.dtype, dt.int64)
+    first = ones(x.shape[0], min(n, 1), dtype=dtype, device=x.device)         # (len, 1) or (len, 0)
+    if n > 1:
+        powers = x.to(dtype).unsqueeze(1).expand(x.shape[0], n - 1).cumprod(1)  # (len, n - 1)
+        first = cat([first, powers], 1)
+    return first if increasing else first.flip((1,))
+
+
+def combinations(input, r=2, with_replacement=False):
+    """All length-r combinations of the elements of 1-D input (itertools.combinations order),
+    as rows of an (C, r) tensor; with_replacement allows repeats."""
+    check_tensor(input, "combinations")
+    if input.ndim != 1:
+        raise RuntimeError(f"combinations: Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"combinations: Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input[:0]
+    n = input.shape[0]
+    # as PyTorch: every r-tuple of positions (n**r of them), kept where strictly (or weakly)
+    # increasing; the indices depend only on n and r, so they are built on the host
+    grid = np.indices((n,) * r).reshape(r, n ** r)                      # (r, n**r)
+    keep = np.all(grid[:-1] <= grid[1:] if with_replacement else grid[:-1] < grid[1:], axis=0)
+    idx = tensor(grid[:, keep].T.reshape(-1), dtype=dt.int64, device=input.device)
+    return input.index_select(0, idx).reshape(-1, r)

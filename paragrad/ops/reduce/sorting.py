@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from ... import dtypes as dt
 from ...autograd import no_grad
-from ...tensor import _wrap
-from .._common import check_tensor, dim_arg
-from ..indexing.subscripts import gather
+from ...tensor import Tensor, _wrap
+from .._common import check_tensor, dim_arg, same_device
+from ..creation import full, ones, zeros
+from ..indexing.subscripts import gather, nonzero
+from ..movement.copies import cat
+from ..movement.rearrangement import cumsum
 from .reductions import values_indices
 
 
@@ -93,3 +96,82 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
                      device=input.device)                    # (..., num_samples, n)
         gumbel = -(-draws.clamp(min=1e-300).log()).log()
         return (logw.unsqueeze(-2) + gumbel).argmax(-1)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """True where an element of `elements` equals some element of `test_elements` (either may
+    be a Python number); both are compared in their promoted dtype. Few test elements: a
+    broadcast comparison; otherwise one sort of both together (O((N+M) log(N+M)))."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin(): one of elements or test_elements must be a Tensor")
+    dtype = dt.result_type(elements, test_elements)
+    ref = elements if isinstance(elements, Tensor) else test_elements
+    e, t = (v.to(dtype) if isinstance(v, Tensor) else full((), v, dtype=dtype, device=ref.device)
+            for v in (elements, test_elements))
+    same_device("isin", e, t)
+    e, t = e.detach(), t.detach()
+    n, m = e.numel(), t.numel()
+    if m == 0 or n == 0:
+        found = zeros(tuple(e.shape), dtype=dt.bool_, device=e.device)
+    elif m < 10.0 * n ** 0.145:         # PyTorch's switch between the two algorithms
+        found = (e.unsqueeze(-1) == t.reshape(-1)).any(-1)
+    else:
+        found = _isin_sorted(e.reshape(-1), t.reshape(-1)).reshape(tuple(e.shape))
+    return ~found if invert else found
+
+
+def _isin_sorted(e, t):
+    """Sort test elements and elements together; an element is found iff the test element
+    just before it or just after it in that order equals it (equal values sit together, in
+    any order among themselves, so no stable sort is needed)."""
+    m = t.shape[0]
+    both = cat([t, e])                                          # (M + N,)
+    order = both.argsort()
+    v = both[order]                                             # sorted values
+    tests_upto = cumsum((order < m).to(dt.int64), 0)            # tests at or before each place
+    s = t.sort().values                                         # (M,) sorted test elements
+    before = s[(tests_upto - 1).clamp(min=0)]
+    after = s[tests_upto.clamp(max=m - 1)]
+    hit = ((tests_upto > 0) & (before == v)) | ((tests_upto < m) & (after == v))
+    # back to the original order (a permutation: scatter the sorted flags to their places)
+    back = zeros(m + e.shape[0], dtype=dt.uint8, device=e.device).scatter(0, order, hit.to(dt.uint8))
+    return back[m:] != 0
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse each run of equal consecutive elements (dim None: of the flattened input) or
+    slices along dim into one, with the inverse indices and run lengths if asked. The output
+    size depends on the values, so this reads them on the host. The values don't require grad
+    (PyTorch has no derivative for this op)."""
+    check_tensor(input, "unique_consecutive")
+    if dim is None:
+        x = input.detach().reshape(-1)                              # (n,)
+        d, inv_shape = 0, tuple(input.shape)
+    else:
+        if input.ndim == 0:
+            raise IndexError(f"unique_consecutive: Dimension specified as {dim} but tensor has no dimensions")
+        d = dim_arg(dim, input.ndim, "unique_consecutive")
+        x = input.detach()
+        inv_shape = (x.shape[d],)
+        if x.numel() == 0 and x.shape[d] != 0:
+            raise RuntimeError("unique_consecutive: There are 0 sized dimensions, and they aren't "
+                               "selected, so unique cannot be applied")
+    n = x.shape[d]
+    if n == 0:
+        values, inverse = x, zeros(inv_shape, dtype=dt.int64, device=x.device)
+        counts = zeros(0, dtype=dt.int64, device=x.device)
+    else:
+        changed = x.narrow(d, 1, n - 1) != x.narrow(d, 0, n - 1)   # NaN != NaN: runs of one
+        if x.ndim > 1:
+            changed = changed.movedim(d, 0).reshape(n - 1, -1).any(1)
+        starts = cat([ones(1, dtype=dt.bool_, device=x.device), changed])     # (n,)
+        inverse = (cumsum(starts, 0) - 1).reshape(inv_shape)
+        first = nonzero(starts).reshape(-1)                         # (runs,)
+        values = x.index_select(d, first)
+        counts = cat([first, full((1,), n, dtype=dt.int64, device=x.device)]).diff()
+    out = [values]
+    if return_inverse:
+        out.append(inverse)
+    if return_counts:
+        out.append(counts)
+    return out[0] if len(out) == 1 else tuple(out)
