@@ -6,7 +6,7 @@
 """
 from . import autograd, dtypes
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .backends import device
 from .dtypes import (bfloat16, bool_ as bool, double, finfo, float16, float32, float64,
                      get_default_dtype, half, iinfo, int8, int16, int32, int64, long, promote_types,

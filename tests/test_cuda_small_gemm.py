@@ -81,7 +81,7 @@ def test_chain_both_implementations_match_torch(acts, small, monkeypatch):
     pw = [pg.tensor(w, device="cuda", requires_grad=True) for w in ws]
     pb = [pg.tensor(b, device="cuda", requires_grad=True) for b in bs]
     px = pg.tensor(x, device="cuda", requires_grad=True)
-    py = pg.ops.linalg.products.mlp(px, list(zip(pw, pb, acts)))
+    py = pg.ops.neural.linear.mlp(px, list(zip(pw, pb, acts)))
     py.backward(pg.tensor(g, device="cuda"))
     tw = [torch.tensor(w, dtype=torch.float64, requires_grad=True) for w in ws]
     tb = [torch.tensor(b, dtype=torch.float64, requires_grad=True) for b in bs]

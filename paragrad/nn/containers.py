@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..ops.linalg.products import linear_act, mlp
+from ..ops.neural.linear import linear_act, mlp
 from ..tensor import Tensor
 from .module import Module
 

@@ -26,7 +26,7 @@ from .functional_activation import (celu, celu_, elu, elu_, gelu, glu, hardshrin
                                     relu_, rrelu, rrelu_, selu, selu_, silu, softmax, softmin,
                                     softplus, softshrink, softsign, tanhshrink, threshold,
                                     threshold_)
-from ..ops.linalg.products import linear  # noqa: F401  (F.linear)
+from ..ops.neural.linear import linear
 from ..ops._common import same_device
 from ..ops.indexing.index_bounds import known
 from ..ops.neural.softmax import check_targets, cross_entropy_indices
@@ -34,8 +34,7 @@ from ..ops.neural.regression_loss import regression_loss
 from ..ops.neural.layer_norm import layer_norm  # noqa: F401  (F.layer_norm)
 from ..ops.neural.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,  # noqa: F401
                         max_pool1d, max_pool2d)
-from ..ops.neural.pool_composites import (adaptive_max_pool1d, adaptive_max_pool2d, lp_pool1d, lp_pool2d,  # noqa: F401
-                              max_unpool1d, max_unpool2d)
+from ..ops.neural.pool import (adaptive_max_pool1d, adaptive_max_pool2d, lp_pool1d, lp_pool2d, max_unpool1d, max_unpool2d)
 from ..ops.neural.batch_norm import batch_norm  # noqa: F401  (F.batch_norm)
 from ..random import default_generator
 from ..tensor import Tensor, _wrap

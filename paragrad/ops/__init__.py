@@ -69,7 +69,15 @@ from .reduce.statistics import corrcoef, cov, cumulative_trapezoid, std_mean, tr
 from .linalg.matrix_functions import *  # noqa: E402,F401,F403
 from .reduce.order_statistics import *  # noqa: E402,F401,F403
 from .elementwise.special import *    # noqa: E402,F401,F403
-from .tensor_surface import *         # noqa: E402,F401,F403
+from .creation import bernoulli, normal
+from .elementwise.binary import bitwise_left_shift, bitwise_right_shift
+from .elementwise.math import logaddexp2
+from .elementwise.unary import clamp_max, clamp_min
+from .indexing.subscripts import unravel_index
+from .movement.copies import row_stack
+from .movement.rearrangement import dsplit, hsplit, vsplit
+from .movement.views import broadcast_shapes, swapdims
+from .properties import *
 from .windows import *                # noqa: E402,F401,F403
 
 # `from paragrad.ops import *` (done by paragrad/__init__.py) exports the functional forms only

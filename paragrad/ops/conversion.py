@@ -1,9 +1,8 @@
 """dtype and device conversion (`to`, `float()`, `cuda()`...), clone and contiguous."""
 from __future__ import annotations
 
-from .. import autograd
 from .. import dtypes as dt
-from ..autograd import Node, record
+from ..autograd import grad_mode, Node, record
 from ..backends import as_device, backend_for, device as Device
 from ..tensor import Tensor, _wrap
 from ._common import check_tensor
@@ -31,7 +30,7 @@ def _convert(x, dtype, dev, copy):
     out = _wrap(data, dtype, dev)
     if not same_dev and not dtype.is_floating_point:
         remember_host_values(out, arr)          # integers: index bounds known without a host read
-    if x._requires_grad and autograd._grad_enabled and dtype.is_floating_point:
+    if x._requires_grad and grad_mode._enabled and dtype.is_floating_point:
         node = ToCopyBackward()
         node.dtype, node.device = x.dtype, x._device
         record(node, (x,), out)
@@ -106,7 +105,7 @@ def clone(input, memory_format=None):
     check_tensor(x, "clone")
     b = x._backend
     out = _wrap(b.copy_(b.empty(tuple(x.shape), x.dtype, x._device.index), x._data), x.dtype, x._device)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         record(CloneBackward(), (x,), out)
     return out
 

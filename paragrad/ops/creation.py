@@ -8,9 +8,11 @@ import numpy as np
 from .. import dtypes as dt
 from ..backends import CPU, as_device, backend_for
 from ..random import default_generator
-from ..tensor import Size, Tensor, _init, _wrap
+from ..tensor import _init, _wrap, Size, Tensor
 from .indexing.index_bounds import remember, remember_host_values
 from .python_data import nested_data_array
+from ._common import check_tensor
+from .movement.views import broadcast_shapes
 
 
 def _dtype(dtype, op, default=None):
@@ -450,3 +452,34 @@ def _tri_indices(row, col, offset, dtype, device, requires_grad, lower):
     dev = factory_device(device)
     arr = np.stack([rows, cols]).astype(np.int64).reshape(2, -1)
     return _finish(backend_for(dev).from_numpy(arr, dtype, dev.index), dtype, dev, requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """A 0/1 tensor of input's shape and floating dtype: 1 with probability input (or p where
+    given). Not differentiable (torch records a node whose gradient is zero)."""
+    check_tensor(input, "bernoulli")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"bernoulli: not implemented for '{input.dtype}' input (floating dtypes only)")
+    u = rand(*input.shape, generator=generator, dtype=input.dtype, device=input.device)
+    return (u < (input.detach() if p is None else p)).to(input.dtype)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """mean + std * N(0, 1): from tensors (their broadcast shape, dtype and device) or from
+    floats and a size. Not differentiable (torch records a node whose gradient is zero)."""
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    bad_std = (std < 0).any().item() if isinstance(std, Tensor) else std < 0
+    if bad_std:
+        raise RuntimeError(f"normal expects all elements of std >= 0.0 (got std {std})")
+    if not tensors:
+        if size is None:
+            raise TypeError("normal(): with float mean and std, a size is needed")
+        out = randn(*size, generator=generator, dtype=dtype, device=device) * std + mean
+    else:
+        if size is not None:
+            raise TypeError("normal(): size is only taken with float mean and std")
+        shape = broadcast_shapes(*(t.shape for t in tensors))
+        z = randn(*shape, generator=generator, dtype=tensors[0].dtype, device=tensors[0].device)
+        out = (z * (std.detach() if isinstance(std, Tensor) else std)
+               + (mean.detach() if isinstance(mean, Tensor) else mean))
+    return out.requires_grad_(requires_grad) if requires_grad else out

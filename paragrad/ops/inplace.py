@@ -17,6 +17,7 @@ from .elementwise import binary
 from .elementwise.binary import masked_fill
 from .elementwise.math import float_power
 from .movement import views as movement
+from ..autograd import grad_mode
 
 
 def inplace_binary(op, fn):
@@ -56,10 +57,10 @@ def inplace_view(fn, name):
 def refuse_leaf(self, name):
     """An in-place op's check (torch's): not on a leaf that requires grad while grad mode is
     on. -> whether the op is recorded in the graph."""
-    if autograd._grad_enabled and self.grad_fn is None and self._requires_grad:
+    if grad_mode._enabled and self.grad_fn is None and self._requires_grad:
         raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                            f"in-place operation.")
-    return autograd._grad_enabled and self._requires_grad
+    return grad_mode._enabled and self._requires_grad
 
 
 def assign(self, compute, name):
@@ -96,7 +97,7 @@ def copy_(self, src, non_blocking=False):
         src = creation.tensor(src, dtype=self.dtype, device=self.device)
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
-    tracked = autograd._grad_enabled and (self._requires_grad or src._requires_grad)
+    tracked = grad_mode._enabled and (self._requires_grad or src._requires_grad)
     if tracked:
         if self.grad_fn is None and self._requires_grad:
             raise RuntimeError("copy_: a leaf Variable that requires grad is being used in an "

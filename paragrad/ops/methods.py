@@ -15,7 +15,7 @@ from . import conversion, creation, inplace
 from .inplace import (copy_, fill_, float_power_, inplace_binary, inplace_unary, inplace_view,
                       random_fill, zero_)
 from .movement import views as movement
-from .tensor_surface import sum_to_size
+from .movement.views import sum_to_size
 
 
 # ---- adapters: methods whose argument order or defaults differ from the functional form ------

@@ -19,19 +19,19 @@ def test_linear_act_matches_torch(shapes, act, fast, device):
     def fn(x, w, b=None):
         if isinstance(x, torch.Tensor):
             return ACTS[act](torch.nn.functional.linear(x, w, b))
-        return pg.ops.linalg.products.linear_act(x, w, b, act)
+        return pg.ops.neural.linear.linear_act(x, w, b, act)
     with fast_paths(fast):
         check_op(fn, shapes, device=device)
 
 
 @pytest.mark.parametrize("act", list(ACTS))
 def test_linear_act_finite_differences(act, device):
-    fd_check(lambda x, w, b: pg.ops.linalg.products.linear_act(x, w, b, act), [(3, 4), (2, 4), (2,)], device=device)
+    fd_check(lambda x, w, b: pg.ops.neural.linear.linear_act(x, w, b, act), [(3, 4), (2, 4), (2,)], device=device)
 
 
 def test_linear_act_rejects_unknown_activation():
     with pytest.raises(ValueError, match="linear_act"):
-        pg.ops.linalg.products.linear_act(pg.ones(2, 3), pg.ones(4, 3), None, "tanh")
+        pg.ops.neural.linear.linear_act(pg.ones(2, 3), pg.ones(4, 3), None, "tanh")
 
 
 @pytest.mark.parametrize("act", [pg.nn.ReLU, lambda: pg.nn.GELU("tanh")], ids=["relu", "gelu_tanh"])
@@ -69,11 +69,11 @@ def test_mlp_chain_matches_torch(acts, fast, device):
                 x = torch.nn.functional.linear(x, w, b)
                 x = ACTS[a](x) if a else x
             return x
-        return pg.ops.linalg.products.mlp(x, layers)
+        return pg.ops.neural.linear.mlp(x, layers)
     with fast_paths(fast):
         check_op(fn, dims, device=device)
 
 
 def test_mlp_rejects_unknown_activation():
     with pytest.raises(ValueError, match="mlp"):
-        pg.ops.linalg.products.mlp(pg.ones(2, 3), [(pg.ones(4, 3), None, "tanh")])
+        pg.ops.neural.linear.mlp(pg.ones(2, 3), [(pg.ones(4, 3), None, "tanh")])

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import autograd
+from ... import autograd, dtypes as dt
 from ... import dtypes as dt
-from ...autograd import Node, record
-from ...tensor import Tensor, _wrap, bump_version, rebind
+from ...autograd import grad_mode, Node, record
+from ...tensor import _wrap, bump_version, rebind, Tensor
 from .._common import floating, same_device, snapshot
 from ..movement.views import grad_for
+from ..creation import tensor, zeros_like
 
 
 def _scalar(x, op):
@@ -110,7 +111,7 @@ def _binary(op, a, b, node_cls=None, compute=None, out_dtype=None, save=None, na
     ab, bb, dtype, dev = prepare(name, a, b, compute)
     buf = a._backend.binary(op, ab, bb)
     out = _wrap(buf, out_dtype or dtype, dev)
-    if node_cls is not None and autograd._grad_enabled and (
+    if node_cls is not None and grad_mode._enabled and (
             a._requires_grad or (isinstance(b, Tensor) and b._requires_grad)):
         node = node_cls()
         node.a, node.b = a, b
@@ -163,7 +164,7 @@ class MulBackward(Node):
         a, b = self.saved
         need_a = isinstance(a, Tensor) and a._requires_grad
         need_b = isinstance(b, Tensor) and b._requires_grad
-        if not autograd._grad_enabled and need_a and need_b:
+        if not grad_mode._enabled and need_a and need_b:
             grads = _mul_grads_on_buffers(g, a, b)
             if grads is not None:
                 return grads
@@ -463,7 +464,7 @@ def binary_(op, a, b, fn):
     With one, the result (and its graph) replaces a's buffer and grad_fn: views taken earlier
     keep the old values. A leaf that requires grad can't be modified while grad mode is on."""
     name = fn.__name__ + "_"
-    if autograd._grad_enabled:
+    if grad_mode._enabled:
         if a.grad_fn is None and a._requires_grad:
             raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                                f"in-place operation.")
@@ -490,3 +491,30 @@ def binary_(op, a, b, fn):
         a._backend.copy_(a._data, a._backend.binary(op, ab, bb))
     bump_version(a)
     return a
+
+
+def _shift_operands(op, input, other):
+    a = input if isinstance(input, Tensor) else tensor(input, device=other.device)
+    b = other if isinstance(other, Tensor) else tensor(other, device=a.device)
+    dtype = dt.result_type(a, b)
+    if dtype.is_floating_point or dtype is dt.bool_:
+        raise RuntimeError(f"{op}: not implemented for '{dtype}' tensors (integer dtypes only)")
+    return a.to(dtype), b.to(dtype), dtype.itemsize * 8, dtype is not dt.uint8
+
+
+def bitwise_left_shift(input, other):
+    """input << other for integers, wrapping like C; a shift below 0 or of the bit width or more
+    gives 0, as PyTorch."""
+    a, b, bits, _ = _shift_operands("bitwise_left_shift", input, other)
+    out = a * 2 ** b.clamp(0, bits - 1)          # (2 ** (bits - 1) wraps to the sign bit, as C)
+    return where((b < 0) | (b >= bits), 0, out)
+
+
+def bitwise_right_shift(input, other):
+    """input >> other for integers, arithmetic (rounding down) for signed types; a shift below 0
+    or past the width fills with the sign, as PyTorch."""
+    a, b, bits, signed = _shift_operands("bitwise_right_shift", input, other)
+    top = bits - 2 if signed else bits - 1       # the largest shift 2 ** shift still represents
+    out = a.div(2 ** b.clamp(0, top), rounding_mode="floor")
+    fill = where(a < 0, -1, 0) if signed else zeros_like(a)
+    return where((b < 0) | (b > top), fill, out)

@@ -15,6 +15,7 @@ from ..linalg.vector_norm import vector_norm
 from .binary import sub, where
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
+_LN2 = math.log(2.0)
 
 
 def _float(x):
@@ -387,3 +388,9 @@ def lcm(input, other):
     g = gcd(a, b)
     zero = g == 0
     return where(zero, 0, (a // where(zero, 1, g) * b).abs())
+
+
+def logaddexp2(input, other):
+    """log2(2**input + 2**other), through logaddexp in natural-log units."""
+    check_tensor(input, "logaddexp2")
+    return logaddexp(input * _LN2, other * _LN2) * (1.0 / _LN2)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, snapshot
 from .binary import _binary, _g, _result_dtype, _scalar, where
@@ -133,7 +133,7 @@ def pow(input, exponent):
             buf = None
         if buf is not None:
             out = _wrap(buf, dtype, a._device)
-            if autograd._grad_enabled and a._requires_grad:
+            if grad_mode._enabled and a._requires_grad:
                 node = PowBackward()
                 node.a, node.b, node.saved = a, b, (snapshot(a), b, snapshot(alias(out)))
                 record(node, (a, None), out)

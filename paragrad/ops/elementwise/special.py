@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor
 from .._common import alias, as_int, check_tensor, floating, snapshot
 from ..movement.views import grad_for
@@ -54,7 +54,7 @@ def _unary(name, x, forward, grad, fn):
     # (the branches that where() drops overflow by design: the backends compute silently)
     with autograd.no_grad():
         out = forward(x.detach().to(dt.float64)).to(dtype)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = SpecialBackward()
         node.grad, node.fn, node.saved = grad, fn, (snapshot(x), alias(out))
         node.name = lambda: "".join(p.capitalize() for p in name.split("_")) + "Backward0"
@@ -378,7 +378,7 @@ def entr(input):
     x = input if input.dtype.is_floating_point else input.to(dt.get_default_dtype())
     with autograd.no_grad():
         out = fwd(x.detach())
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = SpecialBackward()
         node.fn, node.saved = entr, (snapshot(x), alias(out))
         node.grad = lambda g, x, y: g * -(1 + x.log())
@@ -417,7 +417,7 @@ def _xlog(x, y, log, name=None):
         safe = where(xd == 0, 1.0 if log == "log" else 0.0, yd)   # the log term is 0 there
         out = where(yd.isnan(), yd, xd * getattr(safe, log)())
     need = [isinstance(t, Tensor) and t._requires_grad for t in (x, y)]
-    if autograd._grad_enabled and any(need):
+    if grad_mode._enabled and any(need):
         node = XlogBackward()
         node.log, node.need, node.saved = log, need, (snapshot(xt), snapshot(yt))
         node.name = lambda: f"Special{'Xlog1py' if log == 'log1p' else 'Xlogy'}Backward0"

@@ -10,7 +10,7 @@ import math
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, floating, snapshot
 from ..movement.views import grad_for
@@ -109,7 +109,7 @@ def unary(op, x):
     else:
         buf = x._backend.unary(op, data)
     out = _wrap(buf, dt.bool_ if op in _BOOL_OUT else dtype, x._device)
-    if x._requires_grad and autograd._grad_enabled and dtype.is_floating_point and op not in _BOOL_OUT:
+    if x._requires_grad and grad_mode._enabled and dtype.is_floating_point and op not in _BOOL_OUT:
         if op in _ZERO_GRAD:
             node = ZeroBackward()
         else:
@@ -174,7 +174,7 @@ def _activation(name, x, forward, grad, **kw):
         raise RuntimeError(f"{name}: expected a floating-point tensor, got {x.dtype}")
     with autograd.no_grad():
         out = forward(x, **kw)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = CompositeBackward()
         node.grad, node.kw, node.saved = grad, kw, (snapshot(x),)
         node.name = lambda: name.capitalize() + "Backward"
@@ -299,3 +299,11 @@ def _clamp_scalar(x, v, op):
     dtype = floating(x.dtype) if isinstance(v, float) else x.dtype
     data = x._data if dtype is x.dtype else x._backend.cast(x._data, dtype)
     return _wrap(x._backend.binary(op, data, v), dtype, x._device)
+
+
+def clamp_min(input, min):  # noqa: A002
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):  # noqa: A002
+    return clamp(input, max=max)

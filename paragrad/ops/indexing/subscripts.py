@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from ... import autograd, capture
+from ... import autograd, capture, dtypes as dt
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap, bump_version, rebind
 from .._common import buffer_view, check_tensor, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
@@ -51,7 +51,7 @@ def take_along(x, index, axis, checked=False):
         raise IndexError(f"index out of range for dimension {axis} with size {x.shape[axis]} "
                          f"(input shape {tuple(x.shape)}): {e}") from None
     out = _wrap(data, x.dtype, x._device)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = TakeBackward()
         node.axis, node.shape, node.saved = axis, x.shape, (index,)
         record(node, (x,), out)
@@ -118,7 +118,7 @@ def gather(input, dim, index):
         from ..movement.views import slice_op
         x = slice_op(x, (0,) * x.ndim, stops, (1,) * x.ndim)
     out = _wrap(x._backend.gather(x._data, index._data, d), x.dtype, x._device)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = GatherBackward()
         node.dim, node.shape, node.saved = d, x.shape, (index,)
         record(node, (x,), out)
@@ -343,7 +343,7 @@ class BasicViewBackward(Node):
     only when the backward itself must be recorded (create_graph), and then by slice_op's
     own adjoint."""
     def backward(self, g):
-        if not autograd._grad_enabled:
+        if not grad_mode._enabled:
             b = g._backend
             z = b.full(self.shape, 0, g.dtype, g._device.index)
             view = buffer_view(b, z, self.key)
@@ -376,7 +376,7 @@ def getitem(x, key):
     view = _fast_view(x, key)           # ints and slices, by the backend's own indexing
     if view is not None:
         out = _shared(_wrap(view, x.dtype, x._device), x)
-        if x._requires_grad and autograd._grad_enabled:
+        if x._requires_grad and grad_mode._enabled:
             node = BasicViewBackward()
             node.shape, node.key = x._data.shape, key
             record(node, (x,), out)
@@ -399,7 +399,7 @@ def setitem(x, key, value):
     elif not isinstance(value, (bool, int, float, np.generic)):     # lists, arrays
         from ..creation import tensor
         value = tensor(value, dtype=x.dtype, device=x.device)
-    tracked = autograd._grad_enabled and (
+    tracked = grad_mode._enabled and (
         x._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if tracked and x.grad_fn is None and x._requires_grad:
         raise RuntimeError("setitem: a leaf Variable that requires grad is being used in an "
@@ -529,3 +529,17 @@ def _shares_memory_buf(a, b):
 def argwhere(input):
     """The indices of the nonzero elements, one row each (nonzero's (N, ndim) form)."""
     return nonzero(input)
+
+
+def unravel_index(indices, shape):
+    """Coordinates of flat indices into `shape`, one tensor per dim; like torch, indices wrap
+    modulo each dim's size (so out-of-range and negative indices wrap, they don't raise)."""
+    check_tensor(indices, "unravel_index", "indices")
+    if indices.dtype.is_floating_point or indices.dtype is dt.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    out, rest = [], indices.long()
+    for size in reversed(shape):
+        out.append(rest.remainder(size))
+        rest = rest.div(size, rounding_mode="floor")
+    return tuple(reversed(out))

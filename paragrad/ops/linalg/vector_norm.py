@@ -10,7 +10,7 @@ import math
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import grad_mode, Node, record
 from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 from ..creation import zeros_like
 from ..elementwise.binary import where
@@ -32,7 +32,7 @@ class LinalgVectorNormBackward0(Node):
         x, out = self.saved
         if p == 0:      # torch's norm has no gradient here (x.grad stays None), cdist a zero one
             return zeros_like(x) if self.distance else None
-        if autograd._grad_enabled:      # create_graph: out as a function of x, for 2nd order
+        if grad_mode._enabled:      # create_graph: out as a function of x, for 2nd order
             out = _p_norm(x, p, axes, True, self.distance)
         g, out = _keep(g, x.shape, axes, self.keepdim), _keep(out, x.shape, axes, self.keepdim)
         if p == 1:
@@ -69,7 +69,7 @@ def _p_norm(x, p, axes, keepdim, distance=False):
         else:
             out = (a ** p).sum(axes, keepdim) ** (1.0 / p)
         out = out.to(x.dtype)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = LinalgVectorNormBackward0()
         node.p, node.axes, node.keepdim, node.distance = float(p), axes, keepdim, distance
         node.saved = (snapshot(x), alias(out))

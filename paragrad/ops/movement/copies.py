@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import buffer_view, check_tensor, dim_arg, same_device
 from ..indexing.index_bounds import inherit, union
@@ -63,7 +63,7 @@ def roll(input, shifts, dims=None):
 # ---- joining -----------------------------------------------------------------------------------
 class CatBackward(Node):
     def backward(self, g):
-        if not autograd._grad_enabled:
+        if not grad_mode._enabled:
             return self._on_buffers(g)
         parts = iter(split(g, [s for s in self.sizes if s is not None], self.dim))
         # skipped legacy 1-D empty inputs still get their (empty) gradient, as in PyTorch
@@ -155,7 +155,7 @@ def stack(tensors, dim=0):
         alike = alike and t.dtype is dtype and t._device is dev
         grad = grad or t._requires_grad
     d = dim_arg(dim, len(shape) + 1, "stack")
-    if alike and not (grad and autograd._grad_enabled):
+    if alike and not (grad and grad_mode._enabled):
         # a DataLoader's collate stacks a batch of samples: one concat of the buffers, without
         # a recorded unsqueeze per sample
         b = first._backend
@@ -267,3 +267,6 @@ def narrow_copy(input, dim, start, length):
     """narrow() as a new tensor, not a view."""
     check_tensor(input, "narrow_copy")
     return input.narrow(dim, start, length).clone()
+
+
+row_stack = vstack

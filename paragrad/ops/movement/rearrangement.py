@@ -540,3 +540,27 @@ def combinations(input, r=2, with_replacement=False):
     keep = np.all(grid[:-1] <= grid[1:] if with_replacement else grid[:-1] < grid[1:], axis=0)
     idx = tensor(grid[:, keep].T.reshape(-1), dtype=dt.int64, device=input.device)
     return input.index_select(0, idx).reshape(-1, r)
+
+
+def _split_along(op, input, sections, dim, min_ndim):
+    check_tensor(input, op)
+    if input.ndim < min_ndim:
+        raise RuntimeError(f"torch.{op} requires a tensor with at least {min_ndim} dimension, but got a "
+                           f"tensor with {input.ndim} dimensions!")
+    if isinstance(sections, int) and (sections == 0 or input.shape[dim] % sections):
+        raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the size of the "
+                           f"dimension {input.shape[dim]} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """Split along dim 1 (dim 0 of a 1-D tensor); an int must divide that dim evenly."""
+    return _split_along("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+def vsplit(input, indices_or_sections):
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)

@@ -7,9 +7,8 @@ import math
 
 import numpy as np
 
-from ... import autograd
-from ...autograd import Node, record
-from ...tensor import Tensor, _wrap, view_of
+from ...autograd import grad_mode, Node, record
+from ...tensor import _wrap, Size, Tensor, view_of
 from .._common import check_tensor, dim_arg
 from ..indexing.index_bounds import inherit
 
@@ -37,7 +36,7 @@ def _shared(out, x):
 
 
 def _track(x):
-    return x._requires_grad and autograd._grad_enabled
+    return x._requires_grad and grad_mode._enabled
 
 
 # ---- reshape family ------------------------------------------------------------------------
@@ -51,7 +50,7 @@ def reshape_to(x, shape):
     reshape and backward formulas share."""
     data = x._data if shape == x._data.shape else x._backend.reshape(x._data, shape)
     out = _shared(_wrap(data, x.dtype, x._device), x)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = ReshapeBackward()
         node.shape = x._data.shape
         record(node, (x,), out)
@@ -189,7 +188,7 @@ def permute(input, *dims):
 def permute_to(x, axes):
     """permute with valid non-negative axes: the unchecked core."""
     out = _shared(_wrap(x._backend.permute(x._data, axes), x.dtype, x._device), x)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = PermuteBackward()
         node.axes = axes
         record(node, (x,), out)
@@ -281,7 +280,7 @@ def expand_to(x, shape):
     if shape == x._data.shape:
         return reshape_to(x, shape)
     out = _shared(_wrap(x._backend.expand(x._data, shape), x.dtype, x._device), x)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = ExpandBackward()
         node.shape = x._data.shape
         record(node, (x,), out)
@@ -417,3 +416,28 @@ def unbind(input, dim=0):
     x = input
     d = dim_arg(dim, x.ndim, "unbind")
     return tuple(narrow(x, d, i, 1).squeeze(d) for i in range(x.shape[d]))
+
+
+swapdims = transpose
+
+
+def sum_to_size(self, *size):
+    """Sum this tensor down to `size`, which must broadcast to its shape."""
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    try:
+        expandable = np.broadcast_shapes(size, tuple(self.shape)) == tuple(self.shape)
+    except ValueError:
+        expandable = False
+    if not expandable:
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+    return sum_to(self, size)
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to (ints count as 1-D shapes)."""
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    try:
+        return Size(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise RuntimeError(f"broadcast_shapes: shapes {[list(s) for s in shapes]} cannot be broadcast "
+                           f"to a single shape") from None

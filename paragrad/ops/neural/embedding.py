@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import autograd, capture
+from ... import capture
 from ... import dtypes as dt
-from ...autograd import Node, no_grad, record
+from ...autograd import grad_mode, no_grad, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import same_device
 from ..indexing.index_bounds import out_of_range
@@ -27,7 +27,7 @@ class EmbeddingBackward(Node):
             gf = gf / counts[flat].unsqueeze(1)
         if self.padding_idx is not None:
             gf = gf * (flat != self.padding_idx).unsqueeze(1).to(g.dtype)
-        if not autograd._grad_enabled:     # the common case, on buffers: the ids were checked
+        if not grad_mode._enabled:     # the common case, on buffers: the ids were checked
             b = g._backend                  # in the forward, no graph to record
             fast = b.fast("embedding_backward")
             dw = fast(flat._data, b.contiguous(gf._data), self.num_weights) if fast is not None else None
@@ -75,7 +75,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     except IndexError:
         raise out_of_bounds from None
     out = _wrap(b.reshape(data, tuple(input.shape) + (weight.shape[1],)), weight.dtype, weight._device)
-    if weight._requires_grad and autograd._grad_enabled:
+    if weight._requires_grad and grad_mode._enabled:
         node = EmbeddingBackward()
         node.saved, node.num_weights = (idx,), v
         node.padding_idx, node.scale_grad_by_freq = padding_idx, bool(scale_grad_by_freq)

@@ -54,7 +54,7 @@ from ... import autograd
 from ...autograd import Node, needs_grad, record
 from ...tensor import _wrap
 from .._common import buffer_view, same_device, snapshot
-from ..linalg.products import linear
+from .linear import linear
 from ..movement.copies import stack
 
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ... import autograd, capture
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import grad_mode, Node, record
 from ...tensor import _wrap
 from .._common import alias, check_tensor, dim_arg
 from ..indexing.index_bounds import known, out_of_range
@@ -60,7 +60,7 @@ def _softmax(name, x, dim, dtype, log):
                     e = shifted.exp()
                     out = e / e.sum(d, keepdim=True)
                 out = out.to(x.dtype)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = LogSoftmaxBackward() if log else SoftmaxBackward()
         node.dim, node.saved, node.x = d, (alias(out),), x
         record(node, (x,), out)
@@ -156,7 +156,7 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
         count = b.reduce("sum", vf, (0,), False)
         loss = b.binary("div", total, count) if mean else total
     out = _wrap(loss, x.dtype, x._device)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = CrossEntropyBackward()
         node.saved = (x, target)
         node.mean, node.count, node.lse, node.ignore_index = mean, count, lse_rows, ignore_index

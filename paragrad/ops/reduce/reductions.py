@@ -7,7 +7,7 @@ from collections import namedtuple
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 
@@ -63,7 +63,7 @@ def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
         x.dtype if x.dtype.is_floating_point else dt.int64)
     data = x._data if out_dtype is x.dtype else x._backend.cast(x._data, out_dtype)
     out = _wrap(x._backend.reduce("sum", data, axes, keepdim), out_dtype, x._device)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = SumBackward()
         node.shape, node.axes, node.keepdim = x.shape, axes, keepdim
         record(node, (x,), out)
@@ -128,7 +128,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     x = input
     v = _var(x, dim, unbiased, keepdim, correction, "std")    # float32 for float16/bfloat16
     out = _wrap(v._backend.unary("sqrt", v._data), v.dtype, v._device)
-    if v._requires_grad and autograd._grad_enabled:
+    if v._requires_grad and grad_mode._enabled:
         node = StdBackward()
         node.saved = (alias(out),)
         record(node, (v,), out)
@@ -159,7 +159,7 @@ class EvenlyBackward(Node):
 
 def shared_among_ties(x, out, axes, keepdim, nan_ties):
     """Record out (x reduced over axes) with EvenlyBackward's gradient; returns out."""
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = EvenlyBackward()
         node.axes, node.keepdim, node.nan_ties = axes, keepdim, nan_ties
         node.saved = (snapshot(x), alias(out))
@@ -283,7 +283,7 @@ def prod(input, dim=None, keepdim=False, dtype=None):
         x.dtype if x.dtype.is_floating_point else dt.int64)
     data = x._data if out_dtype is x.dtype else x._backend.cast(x._data, out_dtype)
     out = _wrap(x._backend.reduce("prod", data, axes, keepdim), out_dtype, x._device)
-    if x._requires_grad and autograd._grad_enabled:
+    if x._requires_grad and grad_mode._enabled:
         node = ProdBackward()
         node.axes, node.keepdim, node.saved = axes, keepdim, (snapshot(x), alias(out))
         record(node, (x,), out)

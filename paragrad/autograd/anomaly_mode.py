@@ -6,8 +6,8 @@ node: an error raised by its formula, or (with check_nan) a NaN in a gradient it
 reported as a warning naming the node and where the forward created it, then raised. Off (the
 default), recording and the engine pay one flag test each.
 
-The engine (`autograd.py`) reads the flags below; this module imports nothing of paragrad's.
-Also reachable as `paragrad.autograd.anomaly_mode`, torch's module path.
+The engine (`autograd/engine.py`) reads the flags below; this module imports nothing of
+paragrad's. Its path is torch's: paragrad.autograd.anomaly_mode.
 """
 from __future__ import annotations
 
@@ -85,10 +85,10 @@ class set_detect_anomaly:
 
 
 # ---- what the forward records ------------------------------------------------------------------
-_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep      # paragrad/
 # paragrad's op machinery: the innermost frames of a forward traceback that are no part of the
 # user's code (torch's ops are C++ and never show); nn modules and functional stay, as in torch
-_MACHINERY = tuple(_PKG + p for p in ("ops" + os.sep, "autograd.py", "tensor.py", "anomaly_mode.py"))
+_MACHINERY = tuple(_PKG + p for p in ("ops" + os.sep, "autograd" + os.sep, "tensor.py"))
 
 
 def forward_traceback() -> list:
