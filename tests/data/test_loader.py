@@ -1,12 +1,13 @@
-import gzip
-import shutil
-
+"""paragrad.data.DataLoader: batches, seeded shuffling, collation, and PyTorch's options (sampler,
+batch_sampler, batch_size=None, iterable datasets) with their errors, against torch.utils.data."""
 import numpy as np
 import pytest
+import torch
+import torch.utils.data as tdata
 
 import paragrad as pg
-from paragrad.data import MNIST, DataError, DataLoader, TensorDataset, data_root, default_collate
-from tests.data_paths import mnist_root
+import paragrad.utils.data as pdata
+from paragrad.data import DataLoader, TensorDataset, default_collate
 from tests.helpers import check_raises
 
 
@@ -52,47 +53,57 @@ def test_loader_rejects_bad_batch_size():
                  match="batch_size")
 
 
-def test_mnist_reads_real_files():
-    ds = MNIST(mnist_root(), train=False)
-    assert len(ds) == 10000 and tuple(ds.images.shape) == (10000, 1, 28, 28)
-    counts = np.bincount(ds.targets.numpy(), minlength=10)
-    assert counts.tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
-    assert abs(float(ds.data.float().mean()) - 33.791) < 1e-3
-    x, y = ds[0]
-    assert tuple(x.shape) == (1, 28, 28) and isinstance(y, int)
-    xb, yb = next(iter(DataLoader(ds, batch_size=32)))
-    assert tuple(xb.shape) == (32, 1, 28, 28) and yb.dtype is pg.int64
-
-
-def test_mnist_raw_files_and_checksums(tmp_path):
-    src = mnist_root() / "mnist"
-    (tmp_path / "mnist").mkdir()
-    for name in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
-        with gzip.open(src / (name + ".gz")) as f, open(tmp_path / "mnist" / name, "wb") as g:
-            shutil.copyfileobj(f, g)
-    assert len(MNIST(tmp_path, train=False, download=False)) == 10000
-    raw = tmp_path / "mnist" / "t10k-labels-idx1-ubyte"
-    raw.write_bytes(raw.read_bytes()[:-1] + b"\x00")
-    with pytest.raises(DataError, match="corrupt"):
-        MNIST(tmp_path, train=False, download=False)
-
-
-def test_mnist_missing_files_error_names_them(tmp_path):
-    with pytest.raises(DataError, match=r"t10k-images-idx3-ubyte\.gz.*PARAGRAD_DATA"):
-        MNIST(tmp_path, train=False, download=False)
-
-
-def test_data_root_resolution(monkeypatch, tmp_path):
-    assert data_root(tmp_path) == tmp_path
-    monkeypatch.setenv("PARAGRAD_DATA", str(tmp_path / "x"))
-    assert data_root() == tmp_path / "x"
-    monkeypatch.delenv("PARAGRAD_DATA")
-    assert str(data_root()).endswith(".cache/paragrad")
-
-
 def test_torch_style_import_path_and_compat_options():
     from paragrad.utils.data import DataLoader as DL, TensorDataset as TD
     dl = DL(TD(pg.arange(6)), batch_size=4, num_workers=2, pin_memory=True)
     assert [b[0].tolist() for b in dl] == [[0, 1, 2, 3], [4, 5]]
     check_raises(lambda L: L.utils.data.DataLoader(L.utils.data.TensorDataset(L.arange(6)), num_workers=-1),
                  match="num_workers")
+
+
+def _lists(batches):
+    return [b.tolist() if hasattr(b, "tolist") else list(b) for b in batches]
+
+
+class _Stream(tdata.IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return iter(np.arange(self.n, dtype=np.float32).reshape(-1, 1) * 3)
+
+
+class _PgStream(pdata.IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return iter(np.arange(self.n, dtype=np.float32).reshape(-1, 1) * 3)
+
+
+@pytest.mark.parametrize("kw", [{"batch_size": 3}, {"batch_size": 3, "drop_last": True}, {"batch_size": None}])
+def test_iterable_dataset_batches_as_torch(kw):
+    got = _lists(pdata.DataLoader(_PgStream(7), **kw))
+    want = _lists(tdata.DataLoader(_Stream(7), **kw))
+    assert got == want
+
+
+def test_loader_options_and_their_errors_match_torch():
+    t, p = tdata.TensorDataset(torch.arange(10)), pdata.TensorDataset(pg.arange(10))
+    # PyTorch's positional order: (dataset, batch_size, shuffle, sampler, batch_sampler,
+    # num_workers, collate_fn, pin_memory, drop_last)
+    assert len(pdata.DataLoader(p, 4, False, None, None, 0, None, False, True)) == \
+        len(tdata.DataLoader(t, 4, False, None, None, 0, None, False, True)) == 2
+    got = [b.tolist() for (b,) in pdata.DataLoader(p, sampler=[9, 0, 5, 5], batch_size=3)]
+    want = [b.tolist() for (b,) in tdata.DataLoader(t, sampler=[9, 0, 5, 5], batch_size=3)]
+    assert got == want
+    got = [b.tolist() for (b,) in pdata.DataLoader(p, batch_sampler=[[1, 2], [8]])]
+    want = [b.tolist() for (b,) in tdata.DataLoader(t, batch_sampler=[[1, 2], [8]])]
+    assert got == want
+    assert [x[0].item() for x in pdata.DataLoader(p, batch_size=None)][:3] == [0, 1, 2]
+    for kw in ({"sampler": [0], "shuffle": True}, {"batch_sampler": [[0]], "batch_size": 2},
+               {"batch_sampler": [[0]], "drop_last": True}, {"batch_size": None, "drop_last": True},
+               {"prefetch_factor": 2}, {"persistent_workers": True}, {"timeout": -1}):
+        check_raises(lambda L: L.utils.data.DataLoader({torch: t, pg: p}[L], **kw), error=ValueError)
+    stream = {torch: _Stream(3), pg: _PgStream(3)}
+    check_raises(lambda L: L.utils.data.DataLoader(stream[L], shuffle=True), error=ValueError)

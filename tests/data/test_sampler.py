@@ -1,19 +1,13 @@
-"""torch.utils.data's samplers, Subset, ConcatDataset, random_split, IterableDataset and the
-DataLoader's sampler / batch_sampler / batch_size=None options, against PyTorch where the result
-is deterministic (random orders come from different generators: checked as permutations)."""
+"""torch.utils.data's samplers (sequential, batch, random, subset-random, weighted, distributed),
+against PyTorch where the result is deterministic (random orders come from different generators:
+checked as permutations); indices drawn on the CPU and lazily."""
 import numpy as np
 import pytest
-import torch
 import torch.utils.data as tdata
 
 import paragrad as pg
 import paragrad.utils.data as pdata
-
 from tests.helpers import check_raises
-
-
-def _lists(batches):
-    return [b.tolist() if hasattr(b, "tolist") else list(b) for b in batches]
 
 
 def test_sequential_and_batch_samplers_match_torch():
@@ -42,80 +36,6 @@ def test_random_samplers_draw_permutations_or_with_replacement():
     assert sorted(sub) == [3, 7, 9]
     for kw in ({"num_samples": 0}, {"replacement": 1}):
         check_raises(lambda L: L.utils.data.RandomSampler(range(3), **kw))
-
-
-def test_subset_and_concat_index_as_torch():
-    t = [torch.arange(10.0) * 2]
-    p = [pg.arange(10.0) * 2]
-    ts, ps = tdata.Subset(tdata.TensorDataset(*t), [4, 1, 7]), pdata.Subset(pdata.TensorDataset(*p), [4, 1, 7])
-    assert len(ps) == len(ts) and [float(ps[i][0]) for i in range(3)] == [float(ts[i][0]) for i in range(3)]
-    tc = tdata.ConcatDataset([range(3), range(10, 15)])
-    pc = pdata.ConcatDataset([range(3), range(10, 15)])
-    assert len(pc) == len(tc) and [pc[i] for i in range(-8, 8)] == [tc[i] for i in range(-8, 8)]
-    assert pc.cumulative_sizes == tc.cumulative_sizes
-    # a Subset of a TensorDataset batches with one gather; the same values as sample by sample
-    fast = [b for (b,) in pdata.DataLoader(ps, batch_size=2)]
-    slow = [b for (b,) in pdata.DataLoader(ps, batch_size=2, collate_fn=pdata.default_collate)]
-    assert _lists(fast) == _lists(slow) == [[8.0, 2.0], [14.0]]
-
-
-@pytest.mark.parametrize("lengths", [[3, 7], [0.3, 0.7], [0.25, 0.25, 0.5], [0.33, 0.33, 0.34], [0.1] * 10])
-def test_random_split_sizes_match_torch(lengths):
-    n = sum(lengths) if all(isinstance(k, int) for k in lengths) else 13     # fractions: of 13
-    got = pdata.random_split(range(n), lengths, generator=pg.Generator().manual_seed(0))
-    want = tdata.random_split(range(n), lengths, generator=torch.Generator().manual_seed(0))
-    assert [len(s) for s in got] == [len(s) for s in want]
-    items = sorted(i for s in got for i in (s[j] for j in range(len(s))))
-    assert items == list(range(sum(len(s) for s in got)))       # disjoint, covering
-
-
-def test_random_split_errors_match_torch():
-    for lengths in ([3, 3], [1.5, -0.5]):
-        check_raises(lambda L: L.utils.data.random_split(range(10), lengths), error=ValueError)
-
-
-class _Stream(tdata.IterableDataset):
-    def __init__(self, n):
-        self.n = n
-
-    def __iter__(self):
-        return iter(np.arange(self.n, dtype=np.float32).reshape(-1, 1) * 3)
-
-
-class _PgStream(pdata.IterableDataset):
-    def __init__(self, n):
-        self.n = n
-
-    def __iter__(self):
-        return iter(np.arange(self.n, dtype=np.float32).reshape(-1, 1) * 3)
-
-
-@pytest.mark.parametrize("kw", [{"batch_size": 3}, {"batch_size": 3, "drop_last": True}, {"batch_size": None}])
-def test_iterable_dataset_batches_as_torch(kw):
-    got = _lists(pdata.DataLoader(_PgStream(7), **kw))
-    want = _lists(tdata.DataLoader(_Stream(7), **kw))
-    assert got == want
-
-
-def test_loader_options_and_their_errors_match_torch():
-    t, p = tdata.TensorDataset(torch.arange(10)), pdata.TensorDataset(pg.arange(10))
-    # PyTorch's positional order: (dataset, batch_size, shuffle, sampler, batch_sampler,
-    # num_workers, collate_fn, pin_memory, drop_last)
-    assert len(pdata.DataLoader(p, 4, False, None, None, 0, None, False, True)) == \
-        len(tdata.DataLoader(t, 4, False, None, None, 0, None, False, True)) == 2
-    got = [b.tolist() for (b,) in pdata.DataLoader(p, sampler=[9, 0, 5, 5], batch_size=3)]
-    want = [b.tolist() for (b,) in tdata.DataLoader(t, sampler=[9, 0, 5, 5], batch_size=3)]
-    assert got == want
-    got = [b.tolist() for (b,) in pdata.DataLoader(p, batch_sampler=[[1, 2], [8]])]
-    want = [b.tolist() for (b,) in tdata.DataLoader(t, batch_sampler=[[1, 2], [8]])]
-    assert got == want
-    assert [x[0].item() for x in pdata.DataLoader(p, batch_size=None)][:3] == [0, 1, 2]
-    for kw in ({"sampler": [0], "shuffle": True}, {"batch_sampler": [[0]], "batch_size": 2},
-               {"batch_sampler": [[0]], "drop_last": True}, {"batch_size": None, "drop_last": True},
-               {"prefetch_factor": 2}, {"persistent_workers": True}, {"timeout": -1}):
-        check_raises(lambda L: L.utils.data.DataLoader({torch: t, pg: p}[L], **kw), error=ValueError)
-    stream = {torch: _Stream(3), pg: _PgStream(3)}
-    check_raises(lambda L: L.utils.data.DataLoader(stream[L], shuffle=True), error=ValueError)
 
 
 @pytest.mark.parametrize("n,replicas,drop_last", [(10, 3, False), (10, 3, True), (11, 4, False), (7, 2, True), (2, 4, False)])
@@ -153,26 +73,6 @@ def test_weighted_random_sampler():
     assert [b[0].tolist() for b in loader] == [[2, 2], [2, 2]]
     for args, kw in (([1.0], 0), {}), (([1.0], 2), {"replacement": 1}), (([[1.0]], 2), {}):
         check_raises(lambda L: L.utils.data.WeightedRandomSampler(*args, **kw), error=ValueError)
-
-
-def test_chain_and_stack_datasets():
-    class Stream(pdata.IterableDataset):
-        def __init__(self, items):
-            self.items = items
-
-        def __iter__(self):
-            return iter(self.items)
-
-        def __len__(self):
-            return len(self.items)
-    chain = pdata.ChainDataset([Stream([1, 2]), Stream([3])])
-    assert list(chain) == [1, 2, 3] and len(chain) == 3
-    check_raises(lambda L: list(L.utils.data.ChainDataset([[1, 2]])), match="only supports IterableDataset")
-    st = pdata.StackDataset([1, 2, 3], "abc")
-    assert st[1] == (2, "b") and len(st) == 3
-    assert pdata.StackDataset(x=[1, 2], y=[3, 4])[0] == tdata.StackDataset(x=[1, 2], y=[3, 4])[0]
-    check_raises(lambda L: L.utils.data.StackDataset([1], [1, 2]), error=ValueError)
-    check_raises(lambda L: L.utils.data.StackDataset([1], y=[1]), error=ValueError)
 
 
 def test_index_draws_stay_on_the_cpu_under_a_default_device(device):
