@@ -4,6 +4,8 @@
     x = pg.randn(3, 4, requires_grad=True)
     (x.relu() @ pg.ones(4, 2)).sum().backward()
 """
+import sys as _sys
+
 from . import autograd, dtypes
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
@@ -22,7 +24,12 @@ from .ops import methods as _tensor_methods  # noqa: E402,F401  (attaches the Te
 
 from . import accelerator, cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401
-from .serialization import load, save  # noqa: E402,F401  (torch.save / torch.load)
+from .io.serialization import load, save  # noqa: E402,F401  (torch.save / torch.load)
+# paragrad.checkpoint is the path the README documented before checkpoints moved into io/:
+# registering the module under its old name keeps `import paragrad.checkpoint` and
+# pg.checkpoint.load_weights working, with one module object behind both names.
+from .io import checkpoint  # noqa: E402
+_sys.modules[__name__ + ".checkpoint"] = checkpoint
 from .dlpack import from_dlpack  # noqa: E402,F401
 from .repr import set_printoptions  # noqa: E402,F401
 from .nn.functional import (  # noqa: E402,F401  (the nn.functional forms torch also has at top level)

@@ -1,5 +1,6 @@
-"""One helper that checks an op against PyTorch, and one that checks its gradient against
-float64 finite differences (tinygrad's helper_test_op, for paragrad).
+"""One helper that checks an op against PyTorch, one that checks its gradient against float64
+finite differences (tinygrad's helper_test_op, for paragrad), and one that checks a bad call
+raises as in PyTorch (check_raises, tinygrad's helper_test_exception).
 
     check_op(lambda x, y: x * y, [(3, 4), (4,)], device=device)
 
@@ -200,17 +201,27 @@ def _builtin_base(exc_type):
     return next(c for c in exc_type.__mro__ if getattr(builtins, c.__name__, None) is c)
 
 
-def check_raises(fn, match=None):
-    """Run fn(torch) and fn(pg): both must raise, paragrad an exception of torch's (built-in)
-    type; `match` is a regex paragrad's message must contain. -> (torch's, paragrad's) exception.
+def check_raises(fn, *inputs, match=None, error=None, device="cpu", requires_grad=False):
+    """Make the same bad call through torch and through paragrad: fn(lib, *tensors), where the
+    tensors hold `inputs` (arrays or nested lists) as lib's tensors (paragrad's on `device`). Both
+    must raise, paragrad an exception of torch's (built-in) type; `match` is a regex paragrad's
+    message must contain; `error`, where a test names the type, is the type torch must raise.
+    -> (torch's, paragrad's) exception. One line per bad call:
 
         check_raises(lambda lib: lib.cat([]), match="non-empty")
+        check_raises(lambda lib, x: x.view(4), [1.0, 2.0, 3.0], match="invalid for input of size 3")
     """
-    with pytest.raises(Exception) as t_info:
-        fn(torch)
+    def tensors(lib):
+        if lib is torch:
+            return [torch.tensor(np.asarray(a), requires_grad=requires_grad) for a in inputs]
+        return [pg.tensor(np.asarray(a), device=device, requires_grad=requires_grad) for a in inputs]
+
+    with pytest.raises(error or Exception) as t_info:
+        fn(torch, *tensors(torch))
     want = _builtin_base(t_info.type)
+    p_args = tensors(pg)
     try:
-        fn(pg)
+        fn(pg, *p_args)
     except Exception as e:  # noqa: BLE001 — compared with torch's type below
         p_exc = e
     else:

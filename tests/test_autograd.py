@@ -11,6 +11,8 @@ import torch
 
 import paragrad as pg
 
+from tests.helpers import check_raises
+
 X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=np.float32)
 
 
@@ -65,10 +67,8 @@ def test_scalar_backward_without_gradient(device):
 
 def test_nonscalar_backward_needs_gradient(device):
     p, t = both(device=device)
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
-        (t * 2).backward()
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
-        (p * 2).backward()
+    x = {pg: p, torch: t}
+    check_raises(lambda L: (x[L] * 2).backward(), match="grad can be implicitly created only for scalar outputs")
     assert p.grad is None
 
 
@@ -78,18 +78,12 @@ def test_backward_with_explicit_gradient(device):
     (p * p).backward(gradient=pg.tensor(g, device=device))
     (t * t).backward(gradient=torch.tensor(g))
     close(p.grad, t.grad)
-    with pytest.raises(RuntimeError, match="Mismatch in shape"):
-        (t * 2).backward(torch.ones(3))
-    with pytest.raises(RuntimeError, match="Mismatch in shape"):
-        (p * 2).backward(pg.ones(3, device=device))
+    x = {pg: p, torch: t}
+    check_raises(lambda L: (x[L] * 2).backward(L.ones(3, device=x[L].device)), match="Mismatch in shape")
 
 
 def test_backward_without_requires_grad_raises(device):
-    p, t = both(requires_grad=False, device=device)
-    with pytest.raises(RuntimeError, match="does not require grad"):
-        t.sum().backward()
-    with pytest.raises(RuntimeError, match="does not require grad"):
-        p.sum().backward()
+    check_raises(lambda L, x: x.sum().backward(), X, device=device, match="does not require grad")
 
 
 def test_second_backward_needs_retain_graph(device):
@@ -97,10 +91,9 @@ def test_second_backward_needs_retain_graph(device):
     lp, lt = (p * p).sum(), (t * t).sum()       # mul saves its inputs for backward
     lp.backward()
     lt.backward()
-    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-        lt.backward()
-    with pytest.raises(RuntimeError, match="backward through the graph a second time.*retain_graph=True"):
-        lp.backward()
+    loss = {pg: lp, torch: lt}
+    check_raises(lambda L: loss[L].backward(),
+                 match="backward through the graph a second time.*retain_graph=True")
 
 
 def test_retain_graph_allows_second_backward_and_accumulates(device):
@@ -284,11 +277,7 @@ def test_retain_grad_on_non_leaf(device):
 
 
 def test_retain_grad_requires_grad():
-    p, t = both(requires_grad=False)
-    with pytest.raises(RuntimeError, match="requires_grad=False"):
-        t.retain_grad()
-    with pytest.raises(RuntimeError, match="requires_grad=False"):
-        p.retain_grad()
+    check_raises(lambda L, x: x.retain_grad(), X, match="requires_grad=False")
 
 
 def test_hook_on_leaf(device):
@@ -338,11 +327,7 @@ def test_hook_returning_none_keeps_gradient(device):
 
 
 def test_hook_needs_requires_grad():
-    p, t = both(requires_grad=False)
-    with pytest.raises(RuntimeError, match="doesn't require gradient"):
-        t.register_hook(lambda g: g)
-    with pytest.raises(RuntimeError, match="doesn't require gradient"):
-        p.register_hook(lambda g: g)
+    check_raises(lambda L, x: x.register_hook(lambda g: g), X, match="doesn't require gradient")
 
 
 # ---- graph shapes --------------------------------------------------------------------------------
@@ -371,14 +356,11 @@ def test_broadcast_inputs_get_reduced_gradients(device):
 def test_non_float_cannot_require_grad(device, dtype):
     tt = torch.tensor([1, 0]).to(getattr(torch, dtype))
     pt = pg.tensor([1, 0], dtype=getattr(pg, dtype), device=device)
-    with pytest.raises(RuntimeError, match="floating point"):
-        tt.requires_grad_()
-    with pytest.raises(RuntimeError, match="floating point"):
-        pt.requires_grad_()
-    with pytest.raises(RuntimeError, match="floating point"):
-        pt.requires_grad = True
-    with pytest.raises(RuntimeError, match="floating point"):
-        pg.tensor([1, 0], dtype=getattr(pg, dtype), device=device, requires_grad=True)
+    x = {pg: pt, torch: tt}
+    check_raises(lambda L: x[L].requires_grad_(), match="floating point")
+    check_raises(lambda L: setattr(x[L], "requires_grad", True), match="floating point")
+    check_raises(lambda L: L.tensor([1, 0], dtype=getattr(L, dtype), device=x[L].device, requires_grad=True),
+                 match="floating point")
     pt.requires_grad_(False)           # turning it off is always fine
     assert not pt.requires_grad
 
@@ -410,12 +392,12 @@ def test_requires_grad_propagation(device):
 
 def test_requires_grad_false_on_non_leaf_raises(device):
     p, t = both(device=device)
+    y = {pg: p * 2, torch: t * 2}
+    leaf_only = "only change requires_grad flags of leaf variables"
+    check_raises(lambda L: setattr(y[L], "requires_grad", False), match=leaf_only)
+    check_raises(lambda L: y[L].requires_grad_(False), match=leaf_only)
     for x in (t, p):
         y = x * 2
-        with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
-            y.requires_grad = False
-        with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
-            y.requires_grad_(False)
         y.requires_grad_(True)          # a no-op on a non-leaf that already requires grad
         assert y.requires_grad
 
@@ -450,10 +432,8 @@ def test_autograd_grad_non_leaf_input_and_grad_outputs(device):
 def test_autograd_grad_allow_unused(device):
     p, t = both(device=device)
     q, u = both(device=device)
-    with pytest.raises(RuntimeError, match="allow_unused=True"):
-        torch.autograd.grad((t * 2).sum(), [t, u])
-    with pytest.raises(RuntimeError, match="allow_unused=True"):
-        pg.autograd.grad((p * 2).sum(), [p, q])
+    x, unused = {pg: p, torch: t}, {pg: q, torch: u}
+    check_raises(lambda L: L.autograd.grad((x[L] * 2).sum(), [x[L], unused[L]]), match="allow_unused=True")
     gp = pg.autograd.grad((p * 2).sum(), [p, q], allow_unused=True)
     gt = torch.autograd.grad((t * 2).sum(), [t, u], allow_unused=True)
     close(gp[0], gt[0])
@@ -544,11 +524,12 @@ def test_custom_function_needs_input_grad(device):
 
 
 def test_custom_function_saved_tensors_freed(device):
-    for lib, x in ((pg, both(device=device)[0]), (torch, both()[1])):
+    def backward_twice(lib, x):
         y = _square_fn(lib).apply(x, x.detach() + 1, 1.0).sum()
         y.backward()
-        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-            y.backward()
+        y.backward()
+    check_raises(backward_twice, X, device=device, requires_grad=True,
+                 match="backward through the graph a second time")
 
 
 def test_custom_function_multi_output(device):
@@ -629,7 +610,7 @@ def test_custom_function_setup_context_style(device):
     (lambda g: g.reshape(-1), "invalid gradient at index 0"),
 ])
 def test_custom_function_gradients_are_validated(device, bad, err):
-    for lib, x in ((pg, both(device=device)[0]), (torch, both()[1])):
+    def backward_through(lib, x):
         class F(lib.autograd.Function):
             @staticmethod
             def forward(ctx, a):
@@ -639,8 +620,8 @@ def test_custom_function_gradients_are_validated(device, bad, err):
             def backward(ctx, g):
                 return bad(g)
 
-        with pytest.raises(RuntimeError, match=err):
-            F.apply(x).sum().backward()
+        F.apply(x).sum().backward()
+    check_raises(backward_through, X, device=device, requires_grad=True, match=err, error=RuntimeError)
 
 
 def test_custom_function_gradient_broadcast_and_cast(device):
@@ -742,10 +723,8 @@ def test_grad_assignment_is_checked(device, value, err):
     p, t = both(device=device)
     pv = pg.tensor(value, device=device) if isinstance(value, np.ndarray) else value
     tv = torch.tensor(value) if isinstance(value, np.ndarray) else value
-    with pytest.raises(err):
-        t.grad = tv
-    with pytest.raises(err):
-        p.grad = pv
+    x, v = {pg: p, torch: t}, {pg: pv, torch: tv}
+    check_raises(lambda L: setattr(x[L], "grad", v[L]), error=err)
     assert p.grad is None
     p.grad = pg.ones(2, 3, device=device)      # a matching one is fine; None clears it
     p.grad = None
@@ -829,13 +808,14 @@ def test_backward_refuses_a_saved_tensor_written_in_place(write, device):
 
 
 def test_optimizer_step_then_backward_through_old_graph_raises():
-    w = pg.ones(3, requires_grad=True)
-    x = pg.ones(3, requires_grad=True)
-    loss = (w * x).sum()
-    loss.backward(retain_graph=True)
-    pg.optim.SGD([w], lr=0.1).step()   # writes w in place
-    with pytest.raises(RuntimeError, match="inplace"):
+    def step_then_backward(lib):
+        w = lib.ones(3, requires_grad=True)
+        x = lib.ones(3, requires_grad=True)
+        loss = (w * x).sum()
+        loss.backward(retain_graph=True)
+        lib.optim.SGD([w], lr=0.1).step()   # writes w in place
         loss.backward()
+    check_raises(step_then_backward, match="inplace")
 
 
 def test_inplace_in_grad_mode_keeps_gradients_right(device):

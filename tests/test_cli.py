@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from paragrad import checkpoint
+from paragrad.io import checkpoint
 from paragrad.cli import main
 from tests.data_paths import mnist_root
 

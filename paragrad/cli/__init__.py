@@ -105,7 +105,7 @@ def main(argv=None):
             return _fail(command, e, 2)
         return run_script(script, args.args)
     from ..data import DataError
-    from ..safetensors import SafetensorsError
+    from ..io.safetensors import SafetensorsError
     try:
         if args.command == "info":
             from .info import info

@@ -3,8 +3,8 @@
 --data-dir or $PARAGRAD_DATA say otherwise."""
 from __future__ import annotations
 
-from .. import checkpoint
-from ..safetensors import SafetensorsError
+from ..io import checkpoint
+from ..io.safetensors import SafetensorsError
 from .arguments import UsageError
 from .run_config import DATASET_NAMES, data_folder, read_train_state, recorded_run
 from .train import build_model, evaluate, load_test_split

@@ -11,9 +11,9 @@ import json
 import os
 from pathlib import Path
 
-from .. import checkpoint
+from ..io import checkpoint
 from ..data.download import data_root
-from ..safetensors import SafetensorsError, load_file
+from ..io.safetensors import SafetensorsError, load_file
 from .arguments import UsageError
 
 # which models each dataset can train; the first is the default

@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 import time
 
-from .. import checkpoint, nn, optim
+from .. import nn, optim
+from ..io import checkpoint
 from ..autograd import no_grad
 from ..jit import jit
 from ..ops.creation import tensor
@@ -12,7 +13,7 @@ from ..data import CIFAR10, MNIST, DataLoader
 from ..data.transforms import Compose, RandomCrop, RandomHorizontalFlip
 from ..models import MLP, MNISTCNN, resnet18
 from ..random import Generator, manual_seed
-from ..safetensors import SafetensorsError
+from ..io.safetensors import SafetensorsError
 from . import out_folder
 from .arguments import UsageError
 from .divergence import Diverged, LossWatch, kept, weights_finite

@@ -7,7 +7,7 @@ import urllib.request
 import pytest
 
 from paragrad import checkpoint
-from paragrad.safetensors import load_file, save_file
+from paragrad.io.safetensors import load_file, save_file
 from tests.cli.helpers import refused, run, train_mnist
 from tests.data_paths import mnist_root
 

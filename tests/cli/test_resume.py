@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from paragrad.safetensors import load_file
+from paragrad.io.safetensors import load_file
 from tests.cli.helpers import refused, train_mnist
 
 

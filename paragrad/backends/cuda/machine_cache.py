@@ -21,7 +21,7 @@ from pathlib import Path
 
 import cupy
 
-from ...atomic_write import atomic_write
+from ...io.atomic_write import atomic_write
 
 
 from . import cache_root

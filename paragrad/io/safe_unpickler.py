@@ -26,10 +26,10 @@ from pickle import UnpicklingError
 
 import numpy as np
 
-from . import dtypes as dt
-from .backends import as_device
-from .nn.parameter import Parameter
-from .tensor import Tensor, _rebuild
+from .. import dtypes as dt
+from ..backends import as_device
+from ..nn.parameter import Parameter
+from ..tensor import Tensor, _rebuild
 
 try:                                        # NumPy 2 renamed numpy.core to numpy._core
     from numpy._core import multiarray as _multiarray, numeric as _numeric

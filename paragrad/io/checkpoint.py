@@ -15,9 +15,9 @@ import json
 import os
 import uuid
 
-from .random import _defaults, default_generator
+from ..random import _defaults, default_generator
+from ..tensor import Tensor
 from .safetensors import SafetensorsError, load_file, save_file
-from .tensor import Tensor
 
 CheckpointError = SafetensorsError
 
@@ -57,7 +57,7 @@ def save(path, model, optimizer=None, scheduler=None, step=0, epoch=0, extra=Non
 
 def load_weights(path):
     """The model tensors of a checkpoint (or of any safetensors file) as {name: Tensor}."""
-    from .ops.creation import from_numpy
+    from ..ops.creation import from_numpy
     arrays, meta = load_file(path)
     return {k: from_numpy(a) for k, (a, _) in arrays.items()}, meta
 
@@ -81,7 +81,7 @@ def load(path, model, optimizer=None, scheduler=None, generators=(), strict=True
         raise CheckpointError(f"checkpoint {path} and {tpath} come from different saves "
                               f"(a write was interrupted?)")
     if optimizer is not None:
-        from .ops.creation import from_numpy
+        from ..ops.creation import from_numpy
         opt = state["optimizer"]
         sd_state = {}
         for idx, plain in opt["state"].items():

@@ -1,4 +1,4 @@
-"""paragrad.atomic_write: the file appears whole or not at all, with the umask's mode; a write
+"""paragrad.io.atomic_write: the file appears whole or not at all, with the umask's mode; a write
 removes the stale temp files earlier writers left in its folder (by their naming pattern, once
 their writer is gone or they are old) and nothing else: not other files, not live writers'."""
 import os
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from paragrad import atomic_write as aw
+from paragrad.io import atomic_write as aw
 
 
 def _dead_pid():

@@ -9,6 +9,8 @@ import pytest
 
 import paragrad as pg
 
+from tests.helpers import check_raises
+
 
 def _roundtrip(obj, **load_kw):
     buf = io.BytesIO()
@@ -116,8 +118,7 @@ def test_bad_arguments():
         pg.save(pg.ones(1), 3)
     with pytest.raises(TypeError, match="load: expected a path or a readable"):
         pg.load(3)
-    with pytest.raises(FileNotFoundError):
-        pg.load("/nonexistent/dir/ckpt.pt")
+    check_raises(lambda L: L.load("/nonexistent/dir/ckpt.pt"), error=FileNotFoundError)
 
 
 @pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])

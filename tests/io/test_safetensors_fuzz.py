@@ -1,4 +1,4 @@
-"""paragrad.safetensors.load_file on malformed files: each defect (header length beyond the file,
+"""paragrad.io.safetensors.load_file on malformed files: each defect (header length beyond the file,
 non-JSON, offsets out of range / overlapping / not matching the shape, unknown dtypes, huge or
 negative or non-list shapes, duplicate names, holes) is a SafetensorsError naming the file and the
 tensor, raised before any allocation the file doesn't back; fuzzed damage to a real file gives
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from paragrad import dtypes as dt
-from paragrad.safetensors import SafetensorsError, load_file, save_file
+from paragrad.io.safetensors import SafetensorsError, load_file, save_file
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))

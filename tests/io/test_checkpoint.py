@@ -5,8 +5,9 @@ import pytest
 import torch
 
 import paragrad as pg
-from paragrad import checkpoint, nn, optim
-from paragrad.safetensors import SafetensorsError
+from paragrad import nn, optim
+from paragrad.io import checkpoint
+from paragrad.io.safetensors import SafetensorsError
 
 
 def _model():
@@ -138,10 +139,18 @@ def test_a_stale_temp_file_of_a_killed_save_is_removed_by_the_next_save(tmp_path
     import subprocess
     import sys
 
-    from paragrad.atomic_write import temp_name
+    from paragrad.io.atomic_write import temp_name
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True).stdout.strip()
     stale = temp_name(tmp_path / "a.safetensors").replace(f"-{os.getpid()}-", f"-{dead}-")
     open(stale, "wb").close()
     checkpoint.save(tmp_path / "b.safetensors", _model())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.safetensors", "b.safetensors.train.safetensors"]
+
+
+def test_old_module_path_still_works():
+    # the README documented paragrad.checkpoint before checkpoints moved into paragrad.io
+    import paragrad.checkpoint
+    from paragrad.checkpoint import load_weights
+    assert paragrad.checkpoint is checkpoint and pg.checkpoint is checkpoint
+    assert load_weights is checkpoint.load_weights

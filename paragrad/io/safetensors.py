@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from . import dtypes as dt
+from .. import dtypes as dt
 from .atomic_write import atomic_write
 
 _CODES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
@@ -25,7 +25,7 @@ class SafetensorsError(RuntimeError):
 
 
 def save_file(arrays: dict, path, metadata: dict | None = None):
-    """Write {name: (np.ndarray, DType)} atomically (paragrad.atomic_write: a temp file in the
+    """Write {name: (np.ndarray, DType)} atomically (paragrad.io.atomic_write: a temp file in the
     same folder, renamed into place, with the umask's permissions)."""
     header, blobs, offset = {}, [], 0
     for name, (arr, dtype) in arrays.items():

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import paragrad as pg
-from paragrad.safe_unpickler import GLOBALS
+from paragrad.io.safe_unpickler import GLOBALS
 
 
 class _Reduce:

@@ -19,9 +19,9 @@ import pickle
 import zipfile
 from functools import partial
 
-from .backends import as_device, device as _device
+from ..backends import as_device, device as _device
+from ..tensor import _rebuild as _rebuild_tensor
 from .safe_unpickler import SafeUnpickler, _MapLocationError
-from .tensor import _rebuild as _rebuild_tensor
 
 DEFAULT_PROTOCOL = 2        # torch.serialization.DEFAULT_PROTOCOL
 
@@ -30,7 +30,7 @@ def save(obj, f, pickle_protocol=DEFAULT_PROTOCOL):
 
     To a path, the object is pickled in memory first, so one that can't be pickled leaves an
     existing file as it was (torch truncates it). The write itself is a plain one, as torch's;
-    paragrad.checkpoint writes atomically."""
+    paragrad.io.checkpoint writes atomically."""
     if isinstance(f, (str, os.PathLike)):
         data = pickle.dumps(obj, protocol=pickle_protocol)
         with open(f, "wb") as fh:
@@ -49,7 +49,7 @@ def load(f, map_location=None, *, weights_only=True):
     tensor there; a dict maps saved device strings to new ones ({'cuda:0': 'cpu'}); a callable
     (tensor on the CPU, saved device string) -> tensor decides per tensor.
     weights_only (True by default, as torch >= 2.6): unpickle only tensors, containers and
-    plain values (paragrad.safe_unpickler says exactly what); anything else, and any malformed
+    plain values (paragrad.io.safe_unpickler says exactly what); anything else, and any malformed
     file, raises pickle.UnpicklingError naming it (EOFError for an empty file), and no code the
     file names runs. False trusts the file completely (it can run any code): only for files
     you made. A PyTorch .pt file raises UnpicklingError saying how to convert it."""
@@ -134,7 +134,7 @@ def _rebuild_at(map_location, cls, arr, dtype_name, saved, requires_grad, attrs)
         target = saved if where is None else where
     target = str(as_device(target))
     if target != "cpu":
-        from . import cuda
+        from .. import cuda
         if not cuda.is_available():
             raise RuntimeError(f"load: a tensor was saved on {saved}, and this machine has no "
                                f"CUDA device; pass map_location='cpu' to load it on the CPU")
