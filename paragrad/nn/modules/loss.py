@@ -1,8 +1,10 @@
-"""Loss modules: thin wrappers over nn.functional that hold the options."""
+"""Loss modules (PyTorch's torch/nn/modules/loss.py): thin wrappers over nn.functional that hold
+the options."""
 from __future__ import annotations
 
-from . import functional as F
-from .module import Module
+from .. import functional as F
+from ..module import Module
+from .distance import PairwiseDistance
 
 
 class _Loss(Module):
@@ -143,7 +145,6 @@ class TripletMarginLoss(_Loss):
 class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(reduction=reduction)
-        from .distance import PairwiseDistance
         # (a module by default, so it prints as a child, as torch's)
         self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin, self.swap = margin, swap

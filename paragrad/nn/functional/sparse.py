@@ -1,23 +1,22 @@
-"""EmbeddingBag and F.embedding_bag (PyTorch's): the sum, mean or max of the embeddings of each
-bag of indices, without materializing the (bags, length, dim) tensor of a padded batch. Bags
-are the rows of a 2-D input, or the runs of a 1-D input that `offsets` start. Entries equal to
-padding_idx are left out of their bag (and of mean's count); an empty bag gives zeros.
+"""F's lookups (PyTorch's torch.nn.functional sparse forms): embedding (the op), embedding_bag and
+one_hot.
 
-Composed from differentiable ops: one embedding lookup of every entry (K, D), then index_add
-(sum, mean) or scatter_reduce 'amax' (max) into (bags, D). The bag bookkeeping reads input and
-offsets on the host, as PyTorch's checks do."""
+embedding_bag: the sum, mean or max of the embeddings of each bag of indices, without
+materializing the (bags, length, dim) tensor of a padded batch. Bags are the rows of a 2-D
+input, or the runs of a 1-D input that `offsets` start. Entries equal to padding_idx are left
+out of their bag (and of mean's count); an empty bag gives zeros. Composed from differentiable
+ops: one embedding lookup of every entry (K, D), then index_add (sum, mean) or scatter_reduce
+'amax' (max) into (bags, D). The bag bookkeeping reads input and offsets on the host, as
+PyTorch's checks do."""
 from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..ops import tensor, zeros
-from ..ops.embedding import embedding
-from ..tensor import Tensor
-from . import init
-from .embedding import lookup_options_repr
-from .module import Module
-from .parameter import Parameter
+from ... import dtypes as dt
+from ...ops import tensor, zeros
+from ...ops.embedding import embedding  # noqa: F401  (F.embedding)
+from ...tensor import Tensor
+
 
 _MODES = ("sum", "mean", "max")
 
@@ -82,54 +81,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     return total / tensor(np.maximum(counts, 1), dtype=weight.dtype, device=dev).unsqueeze(1)
 
 
-class EmbeddingBag(Module):
-    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None,
-                 device=None, dtype=None):
-        super().__init__()
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        if mode not in _MODES:
-            raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
-        self.mode, self.sparse, self.include_last_offset, self.padding_idx = mode, sparse, include_last_offset, padding_idx
-        if _weight is None:
-            from ..ops.creation import empty
-            self.weight = Parameter(empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight)
-
-    def reset_parameters(self):
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            from ..autograd import no_grad
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
-
-    def forward(self, input, offsets=None, per_sample_weights=None):
-        return embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
-                             self.mode, self.sparse, per_sample_weights, self.include_last_offset,
-                             self.padding_idx)
-
-    def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}" + lookup_options_repr(self) + f", mode='{self.mode}'"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        return s
-
-    @classmethod
-    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-                        mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
-        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
-        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
-                  include_last_offset, padding_idx)
-        bag.weight.requires_grad = not freeze
-        return bag
+def one_hot(tensor, num_classes=-1):
+    if not isinstance(tensor, Tensor) or tensor.dtype is not dt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor "
+                           f"(got {getattr(tensor, 'dtype', type(tensor).__name__)})")
+    if num_classes == -1:
+        num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= num_classes):
+        raise RuntimeError(f"one_hot: Class values must be non-negative and smaller than "
+                           f"num_classes ({num_classes})")
+    out = zeros(tuple(tensor.shape) + (num_classes,), dtype=dt.int64, device=tensor.device)
+    return out.scatter(-1, tensor.unsqueeze(-1), 1)

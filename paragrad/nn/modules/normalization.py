@@ -1,11 +1,45 @@
-"""RMSNorm and GroupNorm modules (PyTorch's; LayerNorm is in layers.py, BatchNorm in batchnorm.py)."""
+"""Normalization modules (PyTorch's torch/nn/modules/normalization.py): LayerNorm, GroupNorm,
+RMSNorm and LocalResponseNorm (BatchNorm is in batchnorm.py, InstanceNorm in instancenorm.py)."""
 from __future__ import annotations
 
-from ..ops.creation import empty
-from . import functional as F
-from . import init
-from .module import Module
-from .parameter import Parameter
+from ...ops import empty
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+
+
+class LayerNorm(Module):
+    """Normalize over the trailing `normalized_shape` dims, then (elementwise_affine) scale by
+    weight (init ones) and shift by bias (init zeros; bias=False leaves it out)."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(*self.normalized_shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(*self.normalized_shape, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.norm_affine_init_(self.weight, self.bias)
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine="
+                f"{self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class RMSNorm(Module):
@@ -58,3 +92,15 @@ class GroupNorm(Module):
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x):
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,8 +1,8 @@
 """CosineSimilarity and PairwiseDistance modules (PyTorch's nn/modules/distance.py)."""
 from __future__ import annotations
 
-from . import functional as F
-from .module import Module
+from .. import functional as F
+from ..module import Module
 
 
 class CosineSimilarity(Module):

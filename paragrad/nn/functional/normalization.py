@@ -1,14 +1,61 @@
-"""More of PyTorch's F: instance_norm, local_response_norm, bilinear, gumbel_softmax, pdist.
-Each composes differentiable paragrad ops (so gradients come from autograd and every backend
-runs them unchanged)."""
+"""F's normalizations (PyTorch's torch.nn.functional norms): batch_norm and layer_norm (the ops),
+and group_norm, instance_norm, local_response_norm, rms_norm and normalize, each composed from
+differentiable paragrad ops (so gradients come from autograd and every backend runs them
+unchanged)."""
 from __future__ import annotations
 
-from ..autograd import no_grad
-from ..ops import argmax, cat, softmax, triu_indices
-from ..ops.creation import rand_like, zeros, zeros_like
-from ..ops.vector_norm import distance
+from ... import dtypes as dt
+from ...autograd import no_grad
+from ...ops import cat, layer_norm, zeros  # noqa: F401  (F.layer_norm)
+from ...ops.batchnorm import batch_norm  # noqa: F401  (F.batch_norm)
+from ...ops.vector_norm import vector_norm
+from ...tensor import Tensor
 
-__all__ = ["instance_norm", "local_response_norm", "bilinear", "gumbel_softmax", "pdist"]
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps); written into `out` if given (out's old value
+    must not be needed by a recorded graph, as for torch's out=)."""
+    result = input / vector_norm(input, p, dim, True).clamp(min=eps)
+    return result if out is None else out.copy_(result)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2 over the trailing normalized_shape dims) + eps) * weight; eps None:
+    the dtype's machine epsilon (PyTorch's default)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    n = len(normalized_shape)
+    if tuple(input.shape[input.ndim - n:]) != tuple(normalized_shape):
+        raise RuntimeError(f"rms_norm: Given normalized_shape={list(normalized_shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, normalized_shape))}], but got input "
+                           f"of size {list(input.shape)}")
+    if eps is None:
+        eps = dt.finfo(input.dtype).eps
+    dims = tuple(range(input.ndim - n, input.ndim))
+    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return y if weight is None else y * weight
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize each of num_groups channel groups of an (N, C, *) input over its channels and
+    positions (biased variance), then scale and shift per channel."""
+    if not isinstance(input, Tensor) or input.ndim < 2:
+        raise RuntimeError(f"group_norm: Expected at least 2 dimensions for input tensor but "
+                           f"received {getattr(input, 'ndim', type(input).__name__)}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and num_groups={num_groups}")
+    x = input.reshape(n, num_groups, -1)                            # (N, G, C/G * positions)
+    mean = x.mean(2, keepdim=True)
+    xc = x - mean
+    y = (xc * ((xc * xc).mean(2, keepdim=True) + eps).rsqrt()).reshape(tuple(input.shape))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -70,47 +117,3 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         total = total + padded[:, s:s + c]
     div = (total * (alpha / size) + k) ** beta
     return input / div
-
-
-def bilinear(input1, input2, weight, bias=None):
-    """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] (+ bias[o])."""
-    if weight.ndim != 3:
-        raise RuntimeError(f"bilinear(): weight must be 3-D (out, in1, in2), got {tuple(weight.shape)}")
-    out_f, in1, in2 = weight.shape
-    if input1.shape[-1] != in1 or input2.shape[-1] != in2 or tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError(f"bilinear(): input1 {tuple(input1.shape)} and input2 {tuple(input2.shape)} "
-                           f"do not match weight {tuple(weight.shape)} (expected (*, {in1}) and (*, {in2}))")
-    lead = tuple(input1.shape[:-1])
-    u = input1.reshape(-1, in1) @ weight.permute(1, 0, 2).reshape(in1, out_f * in2)   # (B, out*in2)
-    y = (u.reshape(-1, out_f, in2) * input2.reshape(-1, 1, in2)).sum(-1)               # (B, out)
-    if bias is not None:
-        y = y + bias
-    return y.reshape(lead + (out_f,))
-
-
-def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
-    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1); hard=True returns the one-hot of its
-    argmax in the forward pass with the soft sample's gradient (straight-through)."""
-    u = rand_like(logits)
-    # g = -log(E), E = -log(1 - U) ~ Exp(1); E is clamped so U = 0 cannot give an infinite g
-    gumbels = -((-(-u).log1p()).clamp(min=1e-30)).log()
-    y_soft = softmax((logits + gumbels) / tau, dim)
-    if not hard:
-        return y_soft
-    index = argmax(y_soft, dim, keepdim=True)
-    y_hard = zeros_like(logits).scatter(dim, index, 1.0)
-    return y_hard - y_soft.detach() + y_soft
-
-
-def pdist(input, p=2):
-    """The p-norm distances between the rows of an (N, M) input, for each pair i < j in row
-    order: N * (N - 1) / 2 values."""
-    if input.ndim != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
-    n = input.shape[0]
-    if n < 2:
-        return zeros((0,), dtype=input.dtype, device=input.device)
-    idx = triu_indices(n, n, 1, device=input.device)                           # (2, N(N-1)/2)
-    return distance(input[idx[0]] - input[idx[1]], p)

@@ -1,10 +1,10 @@
-"""Module.register_full_backward_hook / register_full_backward_pre_hook (PyTorch's): identity
-autograd nodes around one module call. The node on the outputs sees the gradients w.r.t. the
-outputs (grad_output; pre-hooks may replace them), the node on the inputs sees the gradients
-w.r.t. the inputs (grad_input), and the full hooks run there: hook(module, grad_input,
-grad_output) may return a replacement grad_input (tensor inputs that don't require grad get
-zeros there, other arguments None). When no input requires grad the full hooks run at the
-outputs' node, with grad_input all None, and warn, as in PyTorch."""
+"""Backward hooks (Module.register_full_backward_hook / register_full_backward_pre_hook,
+PyTorch's): identity autograd nodes around one module call. The node on the outputs sees the
+gradients w.r.t. the outputs (grad_output; pre-hooks may replace them), the node on the inputs
+sees the gradients w.r.t. the inputs (grad_input), and the full hooks run there: hook(module,
+grad_input, grad_output) may return a replacement grad_input (tensor inputs that don't require
+grad get zeros there, other arguments None). When no input requires grad the full hooks run at
+the outputs' node, with grad_input all None, and warn, as in PyTorch."""
 from __future__ import annotations
 
 import warnings

@@ -1,11 +1,13 @@
-"""Sequential, ModuleList and ModuleDict."""
+"""Containers (PyTorch's torch/nn/modules/container.py): Sequential, ModuleList, ModuleDict,
+ParameterList and ParameterDict."""
 from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..ops.linalg import linear_act, mlp
-from ..tensor import Tensor
-from .module import Module
+from ...tensor import Tensor
+from ..module import Module
+from ..parameter import Parameter
+from .sequential_fusion import fused_forward
 
 
 class _ModuleSequence(Module):
@@ -34,7 +36,11 @@ class _ModuleSequence(Module):
 
 
 class Sequential(_ModuleSequence):
-    """Modules applied in order; `Sequential(a, b)` or `Sequential(OrderedDict(name=module))`."""
+    """Modules applied in order; `Sequential(a, b)` or `Sequential(OrderedDict(name=module))`.
+    Runs of Linear [ReLU | GELU('tanh')] modules are run as fused ops unless
+    fuse_linear_chains is False (sequential_fusion.py says which runs, and when)."""
+
+    fuse_linear_chains = True
 
     def __init__(self, *args):
         super().__init__()
@@ -47,19 +53,10 @@ class Sequential(_ModuleSequence):
 
     def forward(self, x):
         mods = list(self._modules.values())
-        i = 0
-        while i < len(mods):
-            chain, j = _linear_chain(mods, i)
-            if len(chain) >= 2 and isinstance(x, Tensor) and x._backend.fast("mlp") is not None:
-                x = mlp(x, chain)        # Linear [act] Linear [act] ...: one fused op
-                i = j
-            elif chain and chain[0][2] is not None:     # Linear then its activation: one op
-                w, b, act = chain[0]
-                x = linear_act(x, w, b, act)
-                i += 2
-            else:
-                x = mods[i](x)
-                i += 1
+        if self.fuse_linear_chains:
+            return fused_forward(mods, x)
+        for m in mods:
+            x = m(x)
         return x
 
     def __getitem__(self, idx):
@@ -105,35 +102,6 @@ class Sequential(_ModuleSequence):
             raise ValueError(f"add operator supports only objects of Sequential class, but "
                              f"{type(other)} is given.")
         return self.extend(list(other))
-
-
-def _plain(m):
-    return not m._has_hooks()
-
-
-def _linear_chain(mods, i):
-    """The longest run of hook-free Linear modules from i, each optionally followed by a
-    hook-free ReLU or GELU(approximate='tanh') — the fusions the mlp / linear_act ops run, so
-    invisible to the user: -> ([(weight, bias, act), ...], index after the run)."""
-    from .layers import Linear
-    chain = []
-    while i < len(mods) and type(mods[i]) is Linear and _plain(mods[i]):
-        act = _activation(mods[i + 1]) if i + 1 < len(mods) else None
-        chain.append((mods[i].weight, mods[i].bias, act))
-        i += 2 if act else 1
-    return chain, i
-
-
-def _activation(m):
-    """The linear_act name of a fusable activation module, else None."""
-    from .layers import GELU, ReLU
-    if not _plain(m):
-        return None
-    if type(m) is ReLU:
-        return "relu"
-    if type(m) is GELU and m.approximate == "tanh":
-        return "gelu_tanh"
-    return None
 
 
 def _index(idx, n, cls):
@@ -262,7 +230,6 @@ class ParameterList(Module):
             self.extend(values)
 
     def _as_param(self, value):
-        from .parameter import Parameter
         return value if isinstance(value, Parameter) or not isinstance(value, Tensor) else Parameter(value)
 
     def __len__(self):

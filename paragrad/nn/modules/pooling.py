@@ -2,8 +2,8 @@
 keep their arguments as given (kernel_size=3 stays 3), so their reprs are PyTorch's."""
 from __future__ import annotations
 
-from . import functional as F
-from .module import Module
+from .. import functional as F
+from ..module import Module
 
 
 class MaxPool2d(Module):

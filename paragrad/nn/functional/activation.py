@@ -1,11 +1,14 @@
-"""The activation functions PyTorch's F has beyond relu/gelu/silu/sigmoid/tanh/softplus/
-leaky_relu, composed from differentiable Tensor ops (so their gradients, second ones included,
-come from autograd). inplace=True writes the result into the input (a differentiable copy_)."""
+"""F's activation functions (PyTorch's torch.nn.functional activations): relu, gelu, silu,
+softplus, leaky_relu and the softmax family in torch's argument forms over the Tensor ops, the
+others (elu, selu, celu, hardtanh, mish, glu, prelu, rrelu, ...) composed from differentiable
+Tensor ops (so their gradients, second ones included, come from autograd), and gumbel_softmax.
+inplace=True writes the result into the input (a differentiable copy_)."""
 from __future__ import annotations
 
-from .. import ops
-from ..ops import sigmoid, softmax, softplus, tanh, where
-from ..tensor import Tensor
+from ... import ops
+from ...ops import sigmoid, tanh  # noqa: F401  (F.sigmoid, F.tanh)
+from ...ops import argmax, rand_like, softmax, softplus, where, zeros_like
+from ...tensor import Tensor
 
 # PyTorch's SELU constants (Klambauer et al.)
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -207,3 +210,17 @@ def threshold_(input, threshold_, value):
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return rrelu(input, lower, upper, training, inplace=True)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1); hard=True returns the one-hot of its
+    argmax in the forward pass with the soft sample's gradient (straight-through)."""
+    u = rand_like(logits)
+    # g = -log(E), E = -log(1 - U) ~ Exp(1); E is clamped so U = 0 cannot give an infinite g
+    gumbels = -((-(-u).log1p()).clamp(min=1e-30)).log()
+    y_soft = ops.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = argmax(y_soft, dim, keepdim=True)
+    y_hard = zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -1,21 +1,26 @@
-"""TransformerDecoderLayer, TransformerDecoder and the full encoder-decoder Transformer
-(PyTorch's names, arguments, submodules and state_dict keys), built like the encoder in
-transformer.py from MultiheadAttention, Linear, LayerNorm and Dropout, so gradients come from
-those modules' ops."""
+"""Transformers (PyTorch's torch/nn/modules/transformer.py): TransformerEncoderLayer,
+TransformerEncoder, TransformerDecoderLayer, TransformerDecoder and the full encoder-decoder
+Transformer, with PyTorch's names, arguments, submodules and state_dict keys, built from
+MultiheadAttention, Linear, LayerNorm and Dropout, so gradients come from those modules' ops.
+
+The two layers share one block (_AttentionFeedForward): self-attention, the feed-forward
+sublayer and the residual-plus-LayerNorm wiring around each; the decoder layer adds
+cross-attention to the encoder's memory between the two."""
 from __future__ import annotations
 
 import copy
 
-from ..ops import triu
-from ..ops.creation import full
-from . import init
-from .containers import ModuleList
-from .layers import Dropout, LayerNorm, Linear
-from .module import Module
-from .multihead_attention import MultiheadAttention
-from .transformer import _ACTIVATIONS, TransformerEncoder, TransformerEncoderLayer
+from ...ops import full, triu
+from .. import functional as F
+from .. import init
+from ..module import Module
+from .activation import MultiheadAttention
+from .container import ModuleList
+from .dropout import Dropout
+from .linear import Linear
+from .normalization import LayerNorm
 
-__all__ = ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
 def _activation(activation):
@@ -26,53 +31,99 @@ def _activation(activation):
     return activation
 
 
-class TransformerDecoderLayer(Module):
+class _AttentionFeedForward(Module):
+    """What the encoder and decoder layers share: self_attn, (the decoder's multihead_attn,)
+    the feed-forward linear1 -> activation -> dropout -> linear2, and norm1..normN with
+    dropout1..dropoutN, one per sublayer, registered in PyTorch's order (so the state_dict keys
+    and the parameters' order are PyTorch's). Each sublayer is a residual connection with its
+    LayerNorm after it (norm_first=False, the original) or before it (norm_first=True)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                 norm_first, bias, device, dtype, *, cross_attention):
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
+        if cross_attention:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                     batch_first=batch_first, **kw)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        sublayers = 3 if cross_attention else 2
+        for i in range(1, sublayers + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in range(1, sublayers + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def _sublayer(self, x, norm, block, *args):
+        """x plus block's output, normalized after (norm_first=False) or block's input before."""
+        if self.norm_first:
+            return x + block(norm(x), *args)
+        return norm(x + block(x, *args))
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x, dropout):
+        return dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoderLayer(_AttentionFeedForward):
+    """Self-attention then a feed-forward block, each with a residual connection; LayerNorm
+    after each (norm_first=False, the original) or before (norm_first=True)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
+                 dtype=None):
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, bias, device, dtype, cross_attention=False)
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = self._sublayer(src, self.norm1, self._sa_block, src_mask, src_key_padding_mask, is_causal)
+        return self._sublayer(x, self.norm2, self._ff_block, self.dropout2)
+
+
+class TransformerEncoder(Module):
+    """num_layers copies of encoder_layer (each with its own parameters), then an optional norm."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+        self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check   # (no nested tensors here)
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoderLayer(_AttentionFeedForward):
     """Self-attention over tgt, cross-attention to memory, then a feed-forward block, each with
     a residual connection; LayerNorm after each (norm_first=False) or before (norm_first=True)."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
                  dtype=None):
-        super().__init__()
-        kw = dict(device=device, dtype=dtype)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, bias, device, dtype, cross_attention=True)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
-        x = tgt
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
-            return x + self._ff_block(self.norm3(x))
-        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
-        return self.norm3(x + self._ff_block(x))
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
+        x = self._sublayer(tgt, self.norm1, self._sa_block, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+        x = self._sublayer(x, self.norm2, self._mha_block, memory, memory_mask, memory_key_padding_mask,
+                           memory_is_causal)
+        return self._sublayer(x, self.norm3, self._ff_block, self.dropout3)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 is_causal=is_causal, need_weights=False)[0]
         return self.dropout2(x)
-
-    def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
 class TransformerDecoder(Module):

@@ -2,8 +2,8 @@
 1-D, 2-D and 3-D inputs), each F.pad with its mode; an int pads every side by that amount."""
 from __future__ import annotations
 
-from . import functional as F
-from .module import Module
+from .. import functional as F
+from ..module import Module
 
 
 class _PadNd(Module):

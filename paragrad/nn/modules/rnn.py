@@ -1,7 +1,7 @@
-"""Recurrent layers (PyTorch's torch.nn): RNN (tanh / relu), LSTM (with proj_size) and GRU over
-whole sequences, and the single-step RNNCell, LSTMCell and GRUCell. Parameter names, shapes,
-init, gate order (LSTM i, f, g, o; GRU r, z, n with b_hn inside r * (...)) and the returned
-tuples are PyTorch's, so a torch state_dict loads as is.
+"""Recurrent layers (PyTorch's torch/nn/modules/rnn.py): RNN (tanh / relu), LSTM (with
+proj_size) and GRU over whole sequences, and the single-step RNNCell, LSTMCell and GRUCell.
+Parameter names, shapes, init, gate order (LSTM i, f, g, o; GRU r, z, n with b_hn inside
+r * (...)) and the returned tuples are PyTorch's, so a torch state_dict loads as is.
 
 Each layer and direction of a sequence layer is one F.linear over all steps (the input
 projection) and one recorded op that runs the recurrence on buffers (ops/recurrent.py), so a
@@ -14,13 +14,12 @@ import math
 import numbers
 import warnings
 
-from ..ops.creation import empty, zeros
-from ..ops.movement import cat, stack
-from ..ops.recurrent import GATES, gru_cell, lstm_cell, recurrent_sequence, rnn_cell
-from . import functional as F
-from . import init
-from .module import Module
-from .parameter import Parameter
+from ...ops import cat, empty, stack, zeros
+from ...ops.recurrent import GATES, gru_cell, lstm_cell, recurrent_sequence, rnn_cell
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 

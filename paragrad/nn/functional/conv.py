@@ -1,6 +1,6 @@
-"""Transposed convolutions, unfold/fold (im2col/col2im), pixel_shuffle/pixel_unshuffle and
-channel_shuffle (PyTorch's F forms), composed from differentiable paragrad ops so every backend
-runs them and autograd gives the gradients:
+"""F's convolutions (PyTorch's torch.nn.functional conv forms): conv1d / conv2d (the ops), the
+transposed convolutions and unfold / fold (im2col / col2im), the latter composed from
+differentiable paragrad ops so every backend runs them and autograd gives the gradients:
 
 - conv_transpose2d is the adjoint of conv2d: the input is upsampled by zero insertion (stride),
   padded by dilation*(k-1) - padding on each side (negative amounts crop; output_padding adds
@@ -11,13 +11,11 @@ runs them and autograd gives the gradients:
   is zero-inserted by the stride, padded into place and summed."""
 from __future__ import annotations
 
-from ..ops._common import as_int
-from ..ops.conv import conv2d
-from ..ops.movement import pad, slice_op, stack
-from ..tensor import Tensor
-
-__all__ = ["conv_transpose1d", "conv_transpose2d", "unfold", "fold", "pixel_shuffle",
-           "pixel_unshuffle", "channel_shuffle"]
+from ...ops import conv2d, pad, stack
+from ...ops._common import as_int
+from ...ops.conv import conv1d  # noqa: F401  (F.conv1d)
+from ...ops.movement import slice_op
+from ...tensor import Tensor
 
 
 def _tuple(v, n, name, op):
@@ -228,70 +226,3 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if p != (0, 0):
         total = pad(total, (-p[1], -p[1], -p[0], -p[0]))
     return total if batched else total.squeeze(0)
-
-
-# ---- pixel and channel shuffles -----------------------------------------------------------------
-def _shuffle_factor(input, v, name, op):
-    """The pixel (un)shuffle preamble: input a Tensor of at least 3 dims, v a positive int."""
-    _check_tensor(input, "input", op)
-    if as_int(v) is None:
-        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(v).__name__}")
-    if v <= 0:
-        raise RuntimeError(f"{op} expects {name} to be greater than zero, but got {v}")
-    if input.ndim < 3:
-        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input with "
-                           f"{input.ndim} dimension(s)")
-    return as_int(v)
-
-
-def pixel_shuffle(input, upscale_factor):
-    """torch.nn.functional.pixel_shuffle: (*, C*r^2, H, W) -> (*, C, H*r, W*r)."""
-    op = "pixel_shuffle"
-    r = _shuffle_factor(input, upscale_factor, "upscale_factor", op)
-    *lead, cr, h, w = input.shape
-    if cr % (r * r):
-        raise RuntimeError(f"{op} expects its input's 'channel' dimension to be divisible by the "
-                           f"square of upscale_factor, but input.size(-3)={cr} is not divisible by "
-                           f"{r * r}")
-    m = len(lead)
-    x = input.reshape(*lead, cr // (r * r), r, r, h, w)
-    x = x.permute(*range(m), m, m + 3, m + 1, m + 4, m + 2)        # (*, C, H, r, W, r)
-    return x.reshape(*lead, cr // (r * r), h * r, w * r)
-
-
-def pixel_unshuffle(input, downscale_factor):
-    """torch.nn.functional.pixel_unshuffle: (*, C, H*r, W*r) -> (*, C*r^2, H, W)."""
-    op = "pixel_unshuffle"
-    r = _shuffle_factor(input, downscale_factor, "downscale_factor", op)
-    *lead, c, h, w = input.shape
-    if h % r:
-        raise RuntimeError(f"{op} expects height to be divisible by downscale_factor, but "
-                           f"input.size(-2)={h} is not divisible by {r}")
-    if w % r:
-        raise RuntimeError(f"{op} expects width to be divisible by downscale_factor, but "
-                           f"input.size(-1)={w} is not divisible by {r}")
-    m = len(lead)
-    x = input.reshape(*lead, c, h // r, r, w // r, r)
-    x = x.permute(*range(m), m, m + 2, m + 4, m + 1, m + 3)        # (*, C, r, r, H/r, W/r)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
-
-
-def channel_shuffle(input, groups):
-    """torch.nn.functional.channel_shuffle: (N, C, *) with C = g*k: channel g_i*k + k_i moves
-    to k_i*g + g_i (a (g, k) -> (k, g) transpose of the channel axis)."""
-    op = "channel_shuffle"
-    _check_tensor(input, "input", op)
-    if as_int(groups) is None:
-        raise TypeError(f"{op}(): argument 'groups' must be int, not {type(groups).__name__}")
-    if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
-                           f"groups:{groups}")
-    if input.ndim <= 2:
-        raise RuntimeError(f"{op} expects input with > 2 dims, but got input with sizes "
-                           f"{list(input.shape)}")
-    n, c, *rest = input.shape
-    if c % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and "
-                           f"{groups} groups.")
-    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
-    return x.reshape(input.shape)

@@ -1,13 +1,14 @@
-"""BatchNorm1d and BatchNorm2d (PyTorch's _NormBase/_BatchNorm): per-channel normalization
-with batch statistics in training and running statistics (buffers) in eval."""
+"""BatchNorm1d, BatchNorm2d and BatchNorm3d (PyTorch's torch/nn/modules/batchnorm.py,
+_NormBase/_BatchNorm): per-channel normalization with batch statistics in training and running
+statistics (buffers) in eval."""
 from __future__ import annotations
 
-from .. import dtypes as dt
-from ..ops.creation import empty, ones, tensor, zeros
-from . import functional as F
-from . import init
-from .module import Module
-from .parameter import Parameter
+from ... import dtypes as dt
+from ...ops import empty, ones, tensor, zeros
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
 
 
 class _BatchNorm(Module):

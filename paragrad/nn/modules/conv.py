@@ -1,13 +1,16 @@
-"""Conv1d and Conv2d: the modules around F.conv1d / F.conv2d, with PyTorch's arguments, checks,
-init and repr (one _ConvNd holds what the two share)."""
+"""Convolution modules (PyTorch's torch/nn/modules/conv.py): Conv1d and Conv2d around F.conv1d /
+F.conv2d, ConvTranspose1d / ConvTranspose2d around F.conv_transpose1d / 2d, with PyTorch's
+arguments, checks, parameter shapes, init and repr (one _ConvNd holds what they share), and
+LazyConv1d / LazyConv2d (in_channels read from the first input; see lazy.py)."""
 from __future__ import annotations
 
+from ...ops import empty
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+from .lazy import LazyModuleMixin
 
-from ..ops.creation import empty
-from . import functional as F
-from . import init
-from .module import Module
-from .parameter import Parameter
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -114,3 +117,85 @@ class Conv1d(_ConvNd):
 class Conv2d(_ConvNd):
     """2-D convolution over (N, C_in, H, W) or (C_in, H, W) input (see _ConvNd)."""
     n, name = 2, "Conv2d"
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution: weight (in_channels, out_channels/groups, *kernel), initialized
+    as PyTorch does (kaiming_uniform(a=sqrt(5)) with fan_in = out_channels/groups * prod(kernel),
+    the bias in the same bound); only padding_mode 'zeros'."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                         bias, padding_mode, device, dtype)
+        self.transposed, self.output_padding = True, self._tuple(output_padding)
+
+    @staticmethod
+    def _weight_shape(in_channels, out_channels, groups, kernel_size):
+        return (in_channels, out_channels // groups, *kernel_size)
+
+    def _output_padding(self, input, output_size):
+        """The output_padding that gives `output_size` (PyTorch's _output_padding): the size
+        list may include the batch/channel dims; each spatial size must lie in [min, min+stride-1]."""
+        if output_size is None:
+            return self.output_padding
+        n = self.n
+        lead = 2 if input.ndim == n + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == lead + n:
+            output_size = output_size[lead:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have {n} "
+                             f"or {lead + n} elements (got {len(output_size)})")
+        mins = [(input.shape[i + lead] - 1) * self.stride[i] - 2 * self.padding[i]
+                + self.dilation[i] * (self.kernel_size[i] - 1) + 1 for i in range(n)]
+        maxs = [m + s - 1 for m, s in zip(mins, self.stride)]
+        for size, lo, hi in zip(output_size, mins, maxs):
+            if size < lo or size > hi:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range "
+                                 f"from {mins} to {maxs} (for an input of {list(input.shape[lead:])})")
+        return tuple(int(o) - m for o, m in zip(output_size, mins))
+
+    def forward(self, input, output_size=None):
+        conv = F.conv_transpose1d if self.n == 1 else F.conv_transpose2d
+        return conv(input, self.weight, self.bias, self.stride, self.padding,
+                    self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution over (N, C_in, L) or (C_in, L) input."""
+    n, name = 1, "ConvTranspose1d"
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W) input."""
+    n, name = 2, "ConvTranspose2d"
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self.out_channels = out_channels
+        self._lazy_parameters(bias, device, dtype)
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            # the channels are dim 1 of a batched input, dim 0 of an unbatched one
+            self.in_channels = input.shape[0] if input.ndim == self.n + 1 else input.shape[1]
+            if self.in_channels % self.groups:
+                raise ValueError("in_channels must be divisible by groups")
+            self._materialize(self._weight_shape(self.in_channels, self.out_channels, self.groups,
+                                                 self.kernel_size), self.out_channels)
+
+
+class LazyConv1d(_LazyConvMixin, Conv1d):
+    """Conv1d with in_channels taken from the first input."""
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvMixin, Conv2d):
+    """Conv2d with in_channels taken from the first input."""
+    cls_to_become = Conv2d
