@@ -1,4 +1,4 @@
-"""nn.LayerNorm against torch.nn.LayerNorm (check_module of test_layers.py: torch's weights copied
+"""nn.LayerNorm against torch.nn.LayerNorm (check_module of modules/test_linear.py: torch's weights copied
 over, outputs, input and parameter gradients compared), its init, attributes and repr."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import torch
 
 import paragrad as pg
 import paragrad.nn as nn
-from tests.nn.test_layers import check_module
+from tests.nn.modules.test_linear import check_module
 
 
 def layer_norm(*args, **kwargs):

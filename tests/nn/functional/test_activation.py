@@ -1,15 +1,17 @@
-"""The activations of nn/activation.py and nn/functional_activation.py against PyTorch:
-values and gradients (check_op), float64 finite differences for the smooth ones, the modules'
-in-place forms and reprs, PReLU's learned slopes, and the argument errors."""
+"""F's activations against PyTorch: values and gradients (check_op), float64 finite differences
+for the smooth ones, the functional forms' torch arguments and in-place forms, rrelu's slopes,
+gumbel_softmax, the argument errors, and the unary forms' and modules' PyTorch signatures."""
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
 
 import paragrad as pg
-from tests.helpers import check_op, fd_check
+from tests.helpers import check_op, fd_check, lib
+
 
 F = pg.nn.functional
+
 
 # name: (kwargs, smooth (finite differences apply), input range)
 CASES = {
@@ -40,33 +42,6 @@ def test_smooth_activation_finite_differences(name, device):
 def test_prelu_matches_torch(shape, n, device):
     check_op(lambda x, w: (TF if isinstance(x, torch.Tensor) else F).prelu(x, w), [shape, (n,)],
              device=device)
-
-
-@pytest.mark.parametrize("name,args", [("ELU", (0.5,)), ("CELU", (0.8,)), ("SELU", ()), ("Hardtanh", (-1.0, 0.5)),
-                                       ("ReLU6", ()), ("Hardsigmoid", ()), ("Hardswish", ()), ("Mish", ()),
-                                       ("Threshold", (0.1, -1.0))])
-def test_inplace_modules_write_the_input_and_keep_gradients(name, args):
-    x0 = np.random.default_rng(0).uniform(-4, 7, (3, 5)).astype(np.float32)
-    outs = []
-    for inplace in (False, True):
-        x = pg.tensor(x0, requires_grad=True)
-        h = x * 1.0                       # a non-leaf to write into
-        y = getattr(pg.nn, name)(*args, inplace=inplace)(h)
-        (y * pg.arange(15.0).reshape(3, 5)).sum().backward()
-        outs.append((y.detach().numpy(), x.grad.numpy()))
-        if inplace:
-            assert y is h
-    np.testing.assert_allclose(outs[0][0], outs[1][0])
-    np.testing.assert_allclose(outs[0][1], outs[1][1])
-
-
-def test_prelu_module_learns_its_slopes_as_torch():
-    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
-    p, t = pg.nn.PReLU(3, init=0.1), torch.nn.PReLU(3, init=0.1)
-    assert repr(p) == repr(t) and [n for n, _ in p.named_parameters()] == ["weight"]
-    p(pg.tensor(x)).sum().backward()
-    t(torch.tensor(x)).sum().backward()
-    np.testing.assert_allclose(p.weight.grad.numpy(), t.weight.grad.numpy(), rtol=1e-6)
 
 
 def test_activation_errors_match_torch():
@@ -115,17 +90,44 @@ def test_rrelu_training_draws_slopes_in_range_and_eval_uses_the_mean():
     assert 0.1 <= w.grad[0].item() <= 0.3 and w.grad[1].item() == 1.0
 
 
-def test_parameters_to_vector_and_back_match_torch():
-    p, t = pg.nn.Linear(3, 2), torch.nn.Linear(3, 2)
-    torch.nn.utils.vector_to_parameters(torch.arange(8.0), t.parameters())
-    pg.nn.utils.vector_to_parameters(pg.arange(8.0), p.parameters())
-    for a, b in zip(p.parameters(), t.parameters()):
-        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
-    v = pg.nn.utils.parameters_to_vector(p.parameters())
-    assert v.tolist() == torch.nn.utils.parameters_to_vector(t.parameters()).tolist()
-    v.sum().backward()                                # differentiable, as torch's
-    assert all(a.grad is not None for a in p.parameters())
-    with pytest.raises(RuntimeError):
-        pg.nn.utils.vector_to_parameters(pg.arange(2.0), p.parameters())
-    with pytest.raises(TypeError):
-        pg.nn.utils.vector_to_parameters([1.0] * 8, p.parameters())
+rng = np.random.default_rng(0)
+
+
+def F_of(x):
+    return lib(x).nn.functional
+
+
+@pytest.mark.parametrize("dim", [-1, 1])
+def test_gumbel_softmax(device, dim):
+    logits = pg.tensor(rng.standard_normal((4, 5, 3)).astype(np.float32), device=device, requires_grad=True)
+    w = pg.tensor(rng.standard_normal((4, 5, 3)).astype(np.float32), device=device)
+    pg.manual_seed(1)
+    soft = F_of(logits).gumbel_softmax(logits, tau=0.5, dim=dim)
+    assert tuple(soft.shape) == (4, 5, 3)
+    s = soft.detach().cpu().numpy()
+    np.testing.assert_allclose(s.sum(dim), 1.0, rtol=1e-5)
+    assert (s >= 0).all()
+    (soft * w).sum().backward()
+    g_soft = logits.grad.cpu().numpy().copy()
+    logits.grad = None
+    pg.manual_seed(1)      # the same noise: the hard sample is the one-hot of the soft one's argmax
+    hard = F_of(logits).gumbel_softmax(logits, tau=0.5, hard=True, dim=dim)
+    h = hard.detach().cpu().numpy()
+    np.testing.assert_array_equal(h, (s == s.max(dim, keepdims=True)).astype(np.float32))
+    np.testing.assert_allclose(h.sum(dim), 1.0)
+    (hard * w).sum().backward()          # straight-through: the soft sample's gradient
+    np.testing.assert_allclose(logits.grad.cpu().numpy(), g_soft, rtol=1e-4, atol=1e-5)
+
+
+def test_activation_signatures():
+    for inplace in (False, True):
+        assert repr(pg.nn.SiLU(inplace)) == repr(torch.nn.SiLU(inplace))
+        x = pg.tensor([-1.0, 2.0])
+        y = pg.nn.SiLU(inplace)(x)
+        assert (y is x) == inplace
+    with pytest.warns(FutureWarning, match="deprecated"):
+        h = pg.nn.Hardtanh(min_value=-2.0, max_value=3.0)
+    assert (h.min_val, h.max_val) == (-2.0, 3.0)
+    assert pg.exp(input=pg.zeros(1)).tolist() == [1.0]
+    assert pg.nn.functional.pad(input=pg.ones(2), pad=(1, 0)).tolist() == [0.0, 1.0, 1.0]
+    assert pg.nn.functional.softmin(pg.ones(2), 0, 3).tolist() == [0.5, 0.5]

@@ -1,9 +1,12 @@
-"""nn.functional and the loss modules against torch.nn.functional: forward values and gradients
-for every option (weights, ignore_index, label smoothing, reductions, input layouts), plus
-float64 finite-difference checks of the losses."""
+"""F's losses and the loss modules against torch.nn.functional / torch.nn: forward values and
+gradients for every option (weights, ignore_index, label smoothing, reductions, input
+layouts), float64 finite differences and second derivatives; the KL divergence with zero
+probabilities; the losses' PyTorch argument lists (positional order, the deprecated
+size_average / reduce flags, mse / l1's per-element weight)."""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -14,6 +17,7 @@ import paragrad as pg
 import paragrad.nn as nn
 import paragrad.nn.functional as F
 from tests.helpers import _np, assert_close, check_op, fd_check, make_input
+
 
 REDUCTIONS = ["none", "sum", "mean"]
 
@@ -50,51 +54,6 @@ def run_both(fname, args, kwargs=None, grad=(0,), device="cpu", atol=1e-5, rtol=
     for i in grad:
         assert_close(p_args[i].grad, t_args[i].grad, atol * 10, rtol * 10, f"{fname} gradient of arg {i}")
     return yp, yt
-
-
-# ---- linear, dropout, one_hot ---------------------------------------------------------------------
-@pytest.mark.parametrize("shapes", [[(5, 3), (4, 3), (4,)], [(3,), (4, 3), (4,)], [(2, 5, 3), (4, 3), (4,)],
-                                    [(5, 3), (4, 3)], [(2, 5, 3), (4, 3)], [(5, 3), (3,)]])
-def test_linear(shapes, device):
-    check_op(lambda *a: F.linear(*a), shapes, device=device, torch_fn=TF.linear)
-
-
-def test_linear_bias_broadcast_float64(device):
-    check_op(lambda x, w, b: F.linear(x, w, b), [(2, 3, 6), (5, 6), (5,)], dtype="float64",
-             device=device, torch_fn=TF.linear)
-
-
-def test_dropout_functional(device):
-    x = pg.tensor(make_input((400, 50)), device=device)
-    assert F.dropout(x, 0.5, training=False) is x
-    assert F.dropout(x, 0.0) is x
-    y = _np(F.dropout(x, 0.3))
-    kept = y != 0
-    assert abs(1 - kept.mean() - 0.3) < 0.01
-    np.testing.assert_allclose(y[kept], _np(x)[kept] / 0.7, rtol=1e-6)
-    assert not _np(F.dropout(x, 1.0)).any()
-    z = x.clone()
-    assert F.dropout(z, 0.5, inplace=True) is z and (_np(z) == 0).any()
-    with pytest.raises(ValueError):
-        F.dropout(x, 1.2)
-
-
-@pytest.mark.parametrize("values,num_classes", [([0, 2, 1, 2], -1), ([[1, 0], [3, 3]], -1),
-                                                ([0, 2, 1], 5), (3, 4), ([], 3)])
-def test_one_hot(values, num_classes, device):
-    a = np.array(values, dtype=np.int64)
-    p = F.one_hot(pg.tensor(a, device=device), num_classes)
-    t = TF.one_hot(torch.tensor(a), num_classes)
-    assert_close(p, t, 0, 0)
-
-
-def test_one_hot_errors(device):
-    with pytest.raises(RuntimeError):
-        F.one_hot(pg.tensor([0, 3], device=device), 3)
-    with pytest.raises(RuntimeError):
-        F.one_hot(pg.tensor([-1, 0], device=device))
-    with pytest.raises(RuntimeError):
-        F.one_hot(pg.tensor([0.0, 1.0], device=device))
 
 
 # ---- cross_entropy / nll_loss with class indices ---------------------------------------------------
@@ -462,3 +421,84 @@ def test_loss_double_backward(name, device):
     (gt * gt).sum().backward()
     (gp * gp).sum().backward()
     assert_close(xp.grad, xt.grad, 1e-10, 1e-8, "second derivative")
+
+
+# ---- KL divergence with zero probabilities ---------------------------------------------------------
+def lib_of(x):
+    return TF if isinstance(x, torch.Tensor) else F
+
+
+def test_kl_div_probabilities_with_zeros_match_torch(device):
+    rng = np.random.default_rng(0)
+    p = np.abs(rng.standard_normal((4, 5))).astype(np.float32)
+    p[0, 1] = p[2, 3] = 0
+    p /= p.sum(1, keepdims=True)
+    logq = np.log(np.abs(rng.standard_normal((4, 5))) + 0.1).astype(np.float32)
+    # (the target is a constant here: PyTorch's gradient for it is NaN where it is 0)
+    for reduction in ("batchmean", "sum", "mean", "none"):
+        check_op(lambda x: lib_of(x).kl_div(x, (torch.tensor(p) if isinstance(x, torch.Tensor)
+                                                else pg.tensor(p, device=device)), reduction=reduction),
+                 None, inputs=[logq], device=device)
+
+
+# ---- PyTorch's argument lists ---------------------------------------------------------------------
+LEGACY = [(None, None), (True, None), (False, None), (None, False), (False, False), (True, True)]
+
+
+def _data(shape=(4, 3), seed=0, lo=-1.0, hi=1.0):
+    return np.random.default_rng(seed).uniform(lo, hi, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("size_average,reduce", LEGACY)
+@pytest.mark.parametrize("name,make", [
+    ("MSELoss", lambda: (_data(), _data(seed=1))), ("L1Loss", lambda: (_data(), _data(seed=1))),
+    ("SmoothL1Loss", lambda: (_data(), _data(seed=1))), ("SoftMarginLoss", lambda: (_data(), np.sign(_data(seed=1)))),
+    ("BCELoss", lambda: (_data(lo=0.1, hi=0.9), _data(seed=1, lo=0, hi=1))),
+    ("BCEWithLogitsLoss", lambda: (_data(), _data(seed=1, lo=0, hi=1))),
+    ("KLDivLoss", lambda: (np.log(_data(lo=0.1, hi=0.9)), _data(seed=1, lo=0.1, hi=0.9))),
+    ("CrossEntropyLoss", lambda: (_data(), np.array([0, 2, 1, 2]))), ("NLLLoss", lambda: (_data(), np.array([0, 2, 1, 2]))),
+    ("HingeEmbeddingLoss", lambda: (_data(), np.sign(_data(seed=1)))),
+    ("MultiLabelSoftMarginLoss", lambda: (_data(), (_data(seed=1) > 0).astype(np.float32))),
+])
+def test_legacy_flags_in_modules_match_torch(name, make, size_average, reduce):
+    x, y = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = getattr(torch.nn, name)(size_average=size_average, reduce=reduce)
+        p = getattr(pg.nn, name)(size_average=size_average, reduce=reduce)
+    assert p.reduction == t.reduction
+    assert_close(p(pg.tensor(x), pg.tensor(y)), t(torch.tensor(x), torch.tensor(y)), 1e-5, 1e-5)
+
+
+def test_functional_losses_take_torchs_positional_order():
+    x, y = _data(), np.array([0, 2, 1, 2])
+    tx, ty, px, py = torch.tensor(x), torch.tensor(y), pg.tensor(x), pg.tensor(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for args in ((None, None, 1), (None, False, 1, None), (None, None, -100, None, "sum"),
+                     (None, None, 2, None, "none")):
+            assert_close(pg.nn.functional.cross_entropy(px, py, *args),
+                         torch.nn.functional.cross_entropy(tx, ty, *args), 1e-5, 1e-5)
+            assert_close(pg.nn.functional.nll_loss(px, py, *args), torch.nn.functional.nll_loss(tx, ty, *args),
+                         1e-5, 1e-5)
+        for name in ("mse_loss", "l1_loss"):
+            for args in ((False,), (None, False), (None, None, "sum")):
+                assert_close(getattr(pg.nn.functional, name)(px, pg.tensor(_data(seed=2)), *args),
+                             getattr(torch.nn.functional, name)(tx, torch.tensor(_data(seed=2)), *args), 1e-5, 1e-5)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_weighted_mse_and_l1_match_torch(name, reduction, device):
+    x, y, w = _data(), _data(seed=1), _data(seed=2, lo=0.1, hi=2.0)
+    tx = torch.tensor(x, requires_grad=True)
+    px = pg.tensor(x, device=device, requires_grad=True)
+    t = getattr(torch.nn.functional, name)(tx, torch.tensor(y), reduction=reduction, weight=torch.tensor(w))
+    p = getattr(pg.nn.functional, name)(px, pg.tensor(y, device=device), reduction=reduction,
+                                        weight=pg.tensor(w, device=device))
+    assert_close(p, t, 1e-5, 1e-5)
+    t.sum().backward()
+    p.sum().backward()
+    assert_close(px.grad, tx.grad, 1e-5, 1e-5)
+    with pytest.raises(ValueError, match="Weights and input must have the same size"):
+        getattr(pg.nn.functional, name)(px, pg.tensor(y, device=device), weight=pg.ones(3, device=device))

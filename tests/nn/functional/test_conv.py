@@ -1,5 +1,6 @@
-"""Transposed convolutions, unfold/fold, pixel/channel shuffles against PyTorch: values,
-gradients, module parameters and reprs, errors."""
+"""F's convolutions against PyTorch: conv1d, the transposed convolutions, unfold / fold (values,
+gradients, finite differences, integer dtypes), the argument errors of these and of the
+shuffles, and the top-level aliases (pg.conv_transpose2d, pg.pixel_shuffle, ...)."""
 import numpy as np
 import pytest
 import torch
@@ -8,11 +9,26 @@ import torch.nn.functional as TF
 import paragrad as pg
 from tests.helpers import check_op, fd_check
 
+
 F = pg.nn.functional
 
 
 def lib_of(x):
     return TF if isinstance(x, torch.Tensor) else F
+
+
+@pytest.mark.parametrize("shapes,kw", [
+    ([(2, 3, 9), (4, 3, 3), (4,)], {}),
+    ([(2, 4, 11), (6, 2, 3), (6,)], {"stride": 2, "padding": 2, "dilation": 2, "groups": 2}),
+    ([(3, 10), (5, 3, 4)], {"padding": "same"}),
+    ([(2, 3, 8), (4, 3, 3)], {"stride": (3,), "padding": (1,)}),
+], ids=["plain", "strided-grouped", "unbatched-same", "tuples"])
+def test_conv1d_matches_torch(shapes, kw, device):
+    check_op(lambda x, w, b=None: lib_of(x).conv1d(x, w, b, **kw), shapes, device=device)
+
+
+def test_conv1d_finite_differences(device):
+    fd_check(lambda x, w, b: F.conv1d(x, w, b, padding=1), [(2, 2, 5), (3, 2, 3), (3,)], device=device)
 
 
 @pytest.mark.parametrize("shapes,kw", [
@@ -61,15 +77,6 @@ def test_unfold_fold_int_dtype(device):
     np.testing.assert_array_equal(got, TF.unfold(torch.tensor(a).double(), 2, padding=1).long().numpy())
 
 
-@pytest.mark.parametrize("fn,arg,shape", [("pixel_shuffle", 2, (2, 3, 8, 2, 3)),
-                                          ("pixel_shuffle", 3, (9, 2, 2)),
-                                          ("pixel_unshuffle", 2, (2, 3, 4, 6)),
-                                          ("channel_shuffle", 3, (2, 6, 3)),
-                                          ("channel_shuffle", 2, (2, 4, 3, 2))])
-def test_shuffles_match_torch(fn, arg, shape, device):
-    check_op(lambda x: getattr(lib_of(x), fn)(x, arg), [shape], device=device)
-
-
 @pytest.mark.parametrize("call", [
     lambda L, T: L.conv_transpose2d(T(1, 4, 5, 5), T(4, 2, 3, 3), stride=2, output_padding=2),
     lambda L, T: L.conv_transpose2d(T(1, 5, 5, 5), T(4, 2, 3, 3)),
@@ -95,61 +102,6 @@ def test_errors_match_torch_types(call):
         call(TF, torch.randn)
     with pytest.raises(type(te.value)):
         call(F, pg.randn)
-
-
-@pytest.mark.parametrize("cls,args,kw,shape", [
-    ("ConvTranspose2d", (4, 6, 3), {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2}, (2, 4, 5, 5)),
-    ("ConvTranspose2d", (3, 2, (2, 3)), {"bias": False, "dilation": 2}, (3, 4, 4)),
-    ("ConvTranspose1d", (4, 2, 3), {"stride": 3}, (2, 4, 6)),
-])
-def test_conv_transpose_modules(cls, args, kw, shape, device):
-    tm = getattr(torch.nn, cls)(*args, **kw)
-    pm = getattr(pg.nn, cls)(*args, **kw)
-    assert repr(pm) == repr(tm)
-    assert {k: tuple(v.shape) for k, v in pm.state_dict().items()} == \
-           {k: tuple(v.shape) for k, v in tm.state_dict().items()}
-    bound = 1 / np.sqrt(tm.weight.shape[1] * np.prod(tm.weight.shape[2:]))   # fan_in of (in, out/g, k)
-    assert np.abs(pm.weight.detach().numpy()).max() <= bound + 1e-6
-    pm.load_state_dict({k: pg.tensor(v.numpy()) for k, v in tm.state_dict().items()})
-    pm = pm.to(device)
-    x = np.random.default_rng(0).standard_normal(shape).astype("float32")
-    want = tm(torch.tensor(x)).detach().numpy()
-    np.testing.assert_allclose(pm(pg.tensor(x, device=device)).cpu().detach().numpy(), want, atol=1e-5)
-
-
-def test_conv_transpose_output_size(device):
-    tm, pm = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2), pg.nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2)
-    pm.load_state_dict({k: pg.tensor(v.numpy()) for k, v in tm.state_dict().items()})
-    pm = pm.to(device)
-    x = np.random.default_rng(1).standard_normal((1, 4, 5, 5)).astype("float32")
-    for size in [(12, 12), [1, 6, 11, 12], (11, 11)]:
-        want = tm(torch.tensor(x), output_size=size).detach().numpy()
-        got = pm(pg.tensor(x, device=device), output_size=size).cpu().detach().numpy()
-        np.testing.assert_allclose(got, want, atol=1e-5)
-    with pytest.raises(ValueError, match="requested an output size"):
-        pm(pg.tensor(x, device=device), output_size=(20, 20))
-    with pytest.raises(ValueError, match="padding mode"):
-        pg.nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect")
-
-
-def test_shape_modules(device):
-    x = pg.randn(2, 8, 4, 6, device=device)
-    for pm, tm in [(pg.nn.Unfold(2), torch.nn.Unfold(2)),
-                   (pg.nn.Fold((4, 4), 2), torch.nn.Fold((4, 4), 2)),
-                   (pg.nn.PixelShuffle(2), torch.nn.PixelShuffle(2)),
-                   (pg.nn.PixelUnshuffle(2), torch.nn.PixelUnshuffle(2)),
-                   (pg.nn.ChannelShuffle(2), torch.nn.ChannelShuffle(2))]:
-        assert repr(pm) == repr(tm)
-        assert not pm.state_dict()
-    t = torch.tensor(x.cpu().numpy())
-    for pm, tm, inp in [(pg.nn.PixelShuffle(2), torch.nn.PixelShuffle(2), x),
-                        (pg.nn.PixelUnshuffle(2), torch.nn.PixelUnshuffle(2), x),
-                        (pg.nn.ChannelShuffle(4), torch.nn.ChannelShuffle(4), x),
-                        (pg.nn.Unfold(3, padding=1), torch.nn.Unfold(3, padding=1), x)]:
-        np.testing.assert_array_equal(pm(inp).cpu().numpy(), tm(t).numpy())
-    cols = pg.randn(2, 12, 9, device=device)
-    np.testing.assert_allclose(pg.nn.Fold((4, 4), 2)(cols).cpu().numpy(),
-                               torch.nn.Fold((4, 4), 2)(torch.tensor(cols.cpu().numpy())).numpy(), atol=1e-6)
 
 
 def test_top_level_aliases_as_torch():

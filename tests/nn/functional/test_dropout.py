@@ -1,10 +1,31 @@
-"""Dropout1d/2d/3d: whole channels zeroed with probability p, survivors scaled by 1/(1-p),
-identity in eval mode, the gradient through the same mask, and PyTorch's argument errors."""
+"""The dropouts (F and modules): dropout's rate and scaling, Dropout1d/2d/3d zeroing whole channels
+with probability p and scaling the survivors by 1/(1-p), identity in eval mode, the gradient
+through the same mask, alpha dropout's statistics, and PyTorch's argument errors."""
+from __future__ import annotations
+
 import numpy as np
 import pytest
 import torch
 
 import paragrad as pg
+import paragrad.nn.functional as F
+from tests.helpers import _np, make_input
+
+
+def test_dropout_functional(device):
+    x = pg.tensor(make_input((400, 50)), device=device)
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    y = _np(F.dropout(x, 0.3))
+    kept = y != 0
+    assert abs(1 - kept.mean() - 0.3) < 0.01
+    np.testing.assert_allclose(y[kept], _np(x)[kept] / 0.7, rtol=1e-6)
+    assert not _np(F.dropout(x, 1.0)).any()
+    z = x.clone()
+    assert F.dropout(z, 0.5, inplace=True) is z and (_np(z) == 0).any()
+    with pytest.raises(ValueError):
+        F.dropout(x, 1.2)
+
 
 # (function, module, input shape, dims of one mask value: PyTorch's reading of each rank —
 # dropout2d takes a 3-D input as (N, C, L); dropout1d/3d take (C, *) as unbatched)

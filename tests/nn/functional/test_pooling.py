@@ -1,11 +1,39 @@
-"""Adaptive max pooling, LP pooling and max unpooling (F and modules) against PyTorch: values,
-indices, gradients, reprs and errors."""
+"""F's pooling against PyTorch: the 1-D pools (conv2d's pools over a height-1 image) with indices,
+adaptive max pooling, LP pooling and max unpooling (F and modules): values, indices,
+gradients, reprs and errors."""
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as TF
 
 import paragrad as pg
 from tests.helpers import check_op, lib
+
+
+F = pg.nn.functional
+
+
+def lib_of(x):
+    return TF if isinstance(x, torch.Tensor) else F
+
+
+@pytest.mark.parametrize("fn,kw", [("max_pool1d", {"kernel_size": 3}),
+                                   ("max_pool1d", {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}),
+                                   ("max_pool1d", {"kernel_size": 2, "dilation": 2}),
+                                   ("avg_pool1d", {"kernel_size": 3, "stride": 2, "padding": 1}),
+                                   ("avg_pool1d", {"kernel_size": 3, "count_include_pad": False, "padding": 1}),
+                                   ("adaptive_avg_pool1d", {"output_size": 4})])
+@pytest.mark.parametrize("shape", [(2, 3, 10), (3, 9)])
+def test_pool1d_matches_torch(fn, kw, shape, device):
+    check_op(lambda x: getattr(lib_of(x), fn)(x, **kw), [shape], device=device)
+
+
+def test_max_pool1d_indices_match_torch():
+    x = np.random.default_rng(0).standard_normal((2, 3, 10)).astype(np.float32)
+    v, i = F.max_pool1d(pg.tensor(x), 3, 2, return_indices=True)
+    tv, ti = TF.max_pool1d(torch.tensor(x), 3, 2, return_indices=True)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    np.testing.assert_allclose(v.numpy(), tv.numpy())
 
 
 @pytest.mark.parametrize("shape,size", [((2, 3, 7, 5), (3, 2)), ((2, 2, 6, 6), 4), ((3, 5, 9), (None, 4)),

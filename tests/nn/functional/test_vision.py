@@ -1,5 +1,6 @@
-"""F.interpolate / nn.Upsample against PyTorch: nearest, nearest-exact, area, linear,
-bilinear, trilinear; size or scale_factor; align_corners; values and gradients."""
+"""F's vision forms against PyTorch: interpolate / nn.Upsample (nearest, nearest-exact, area,
+linear, bilinear, trilinear; size or scale_factor; align_corners; values and gradients) and
+the pixel and channel shuffles."""
 import numpy as np
 import pytest
 import torch
@@ -8,7 +9,9 @@ import torch.nn.functional as TF
 import paragrad as pg
 from tests.helpers import check_op, fd_check
 
+
 F = pg.nn.functional
+
 
 CASES = [((2, 3, 5, 7), dict(scale_factor=2)), ((2, 3, 5, 7), dict(size=(8, 4))),
          ((2, 3, 5, 7), dict(size=(3, 11), mode="nearest-exact")),
@@ -47,3 +50,16 @@ def test_upsample_module_and_errors():
             make(TF, torch)
         with pytest.raises(e.type):
             make(F, pg)
+
+
+def lib_of(x):
+    return TF if isinstance(x, torch.Tensor) else F
+
+
+@pytest.mark.parametrize("fn,arg,shape", [("pixel_shuffle", 2, (2, 3, 8, 2, 3)),
+                                          ("pixel_shuffle", 3, (9, 2, 2)),
+                                          ("pixel_unshuffle", 2, (2, 3, 4, 6)),
+                                          ("channel_shuffle", 3, (2, 6, 3)),
+                                          ("channel_shuffle", 2, (2, 4, 3, 2))])
+def test_shuffles_match_torch(fn, arg, shape, device):
+    check_op(lambda x: getattr(lib_of(x), fn)(x, arg), [shape], device=device)

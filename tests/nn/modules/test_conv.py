@@ -1,5 +1,7 @@
-"""nn.Conv2d against torch.nn.Conv2d: torch's weights copied in (outputs and gradients), every
-padding_mode, PyTorch's default init statistics, constructor checks and the repr string."""
+"""The convolution modules against torch.nn: Conv2d with torch's weights copied in (outputs and
+gradients), every padding_mode, PyTorch's default init statistics, constructor checks and
+repr strings; Conv1d and the 1-D pool modules; ConvTranspose1d/2d (parameters, init bound,
+values, output_size)."""
 import math
 
 import numpy as np
@@ -8,9 +10,8 @@ import torch
 
 import paragrad as pg
 import paragrad.nn as nn
-from tests.nn.test_layers import check_module
+from tests.nn.modules.test_linear import check_module
 
-pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 
 CASES = [
     (lambda lib: lib.Conv2d(3, 8, 3, padding=1), (2, 3, 6, 6)),
@@ -108,3 +109,56 @@ def test_forward_errors_name_the_shapes():
     m = nn.Conv2d(3, 8, 3)
     with pytest.raises(RuntimeError, match=r"conv2d: .*weight of size \[8, 3, 3, 3\].*input\[2, 4, 5, 5\]"):
         m(pg.ones(2, 4, 5, 5))
+
+
+def test_modules_match_torch():
+    x = np.random.default_rng(1).standard_normal((2, 4, 12)).astype(np.float32)
+    for name, args, kw in [("Conv1d", (4, 6, 3), {"padding": 1, "bias": False}),
+                           ("Conv1d", (4, 8, 5), {"stride": 2, "groups": 2, "padding_mode": "circular", "padding": 2}),
+                           ("MaxPool1d", (3,), {"stride": 2}), ("AvgPool1d", (4,), {"stride": 2}),
+                           ("AdaptiveAvgPool1d", (5,), {})]:
+        p, t = getattr(pg.nn, name)(*args, **kw), getattr(torch.nn, name)(*args, **kw)
+        assert repr(p) == repr(t), name
+        if name == "Conv1d":
+            assert [(n, tuple(v.shape)) for n, v in p.named_parameters()] == \
+                [(n, tuple(v.shape)) for n, v in t.named_parameters()]
+            with torch.no_grad():
+                for (_, tv), (_, pv) in zip(t.named_parameters(), p.named_parameters()):
+                    tv.copy_(torch.tensor(pv.detach().numpy()))
+        np.testing.assert_allclose(p(pg.tensor(x)).detach().numpy(), t(torch.tensor(x)).detach().numpy(),
+                                   rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("cls,args,kw,shape", [
+    ("ConvTranspose2d", (4, 6, 3), {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2}, (2, 4, 5, 5)),
+    ("ConvTranspose2d", (3, 2, (2, 3)), {"bias": False, "dilation": 2}, (3, 4, 4)),
+    ("ConvTranspose1d", (4, 2, 3), {"stride": 3}, (2, 4, 6)),
+])
+def test_conv_transpose_modules(cls, args, kw, shape, device):
+    tm = getattr(torch.nn, cls)(*args, **kw)
+    pm = getattr(pg.nn, cls)(*args, **kw)
+    assert repr(pm) == repr(tm)
+    assert {k: tuple(v.shape) for k, v in pm.state_dict().items()} == \
+           {k: tuple(v.shape) for k, v in tm.state_dict().items()}
+    bound = 1 / np.sqrt(tm.weight.shape[1] * np.prod(tm.weight.shape[2:]))   # fan_in of (in, out/g, k)
+    assert np.abs(pm.weight.detach().numpy()).max() <= bound + 1e-6
+    pm.load_state_dict({k: pg.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    pm = pm.to(device)
+    x = np.random.default_rng(0).standard_normal(shape).astype("float32")
+    want = tm(torch.tensor(x)).detach().numpy()
+    np.testing.assert_allclose(pm(pg.tensor(x, device=device)).cpu().detach().numpy(), want, atol=1e-5)
+
+
+def test_conv_transpose_output_size(device):
+    tm, pm = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2), pg.nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2)
+    pm.load_state_dict({k: pg.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    pm = pm.to(device)
+    x = np.random.default_rng(1).standard_normal((1, 4, 5, 5)).astype("float32")
+    for size in [(12, 12), [1, 6, 11, 12], (11, 11)]:
+        want = tm(torch.tensor(x), output_size=size).detach().numpy()
+        got = pm(pg.tensor(x, device=device), output_size=size).cpu().detach().numpy()
+        np.testing.assert_allclose(got, want, atol=1e-5)
+    with pytest.raises(ValueError, match="requested an output size"):
+        pm(pg.tensor(x, device=device), output_size=(20, 20))
+    with pytest.raises(ValueError, match="padding mode"):
+        pg.nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect")
