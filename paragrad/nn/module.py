@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 
 from ..autograd import is_grad_enabled, no_grad
-from . import backward_hooks
+from .hooks import wrap_inputs, wrap_outputs
 from ..tensor import Tensor, zero_grads
 from .parameter import Parameter
 
@@ -55,13 +55,13 @@ class Module:
                 args = r if isinstance(r, tuple) else (r,)
         call = None
         if self._has_backward_hooks() and is_grad_enabled():
-            call, args = backward_hooks.wrap_inputs(self, args)
+            call, args = wrap_inputs(self, args)
         out = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             r = hook(self, args, out)
             if r is not None:
                 out = r
-        return out if call is None else backward_hooks.wrap_outputs(call, out)
+        return out if call is None else wrap_outputs(call, out)
 
     def _has_backward_hooks(self):
         d = self.__dict__       # (modules unpickled from before backward hooks have neither dict)
@@ -78,7 +78,7 @@ class Module:
 
     def register_full_backward_hook(self, hook):
         """hook(module, grad_input, grad_output) -> None or a new grad_input, once the gradients
-        w.r.t. this call's inputs are computed (see backward_hooks.py)."""
+        w.r.t. this call's inputs are computed (see hooks.py)."""
         return self._add_hook("_backward_hooks", hook)
 
     def register_full_backward_pre_hook(self, hook):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...autograd import no_grad
 from ...ops import empty
-from ..functional_composites import normalize
+from ..functional.normalization import normalize
 from ..parameter import Parameter
 from .weight_norm import find_hook, remove_hook
 
@@ -73,7 +73,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     """Apply spectral normalization to module.<name> in place; returns the module. dim defaults
     to 0, or 1 for the transposed convolutions (their output units are dim 1)."""
     if dim is None:
-        from ..conv_extra import ConvTranspose1d, ConvTranspose2d
+        from ..modules.conv import ConvTranspose1d, ConvTranspose2d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d)) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module

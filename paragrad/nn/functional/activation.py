@@ -1,0 +1,226 @@
+"""F's activation functions (PyTorch's torch.nn.functional activations): relu, gelu, silu,
+softplus, leaky_relu and the softmax family in torch's argument forms over the Tensor ops, the
+others (elu, selu, celu, hardtanh, mish, glu, prelu, rrelu, ...) composed from differentiable
+Tensor ops (so their gradients, second ones included, come from autograd), and gumbel_softmax.
+inplace=True writes the result into the input (a differentiable copy_)."""
+from __future__ import annotations
+
+from ... import ops
+from ...ops import sigmoid, tanh  # noqa: F401  (F.sigmoid, F.tanh)
+from ...ops import argmax, rand_like, softmax, softplus, where, zeros_like
+from ...tensor import Tensor
+
+# PyTorch's SELU constants (Klambauer et al.)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _out(x, y, inplace):
+    return x.copy_(y) if inplace else y
+
+
+def _check(x, op):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x if x > 0 else alpha * (exp(x) - 1) (the exp of the clamped x: no overflow off-branch)."""
+    _check(input, "elu")
+    return _out(input, where(input > 0, input, alpha * input.clamp(max=0).expm1()), inplace)
+
+
+def selu(input, inplace=False):
+    _check(input, "selu")
+    return _out(input, _SELU_SCALE * elu(input, _SELU_ALPHA), inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    _check(input, "celu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
+    return _out(input, where(input > 0, input, alpha * (input.clamp(max=0) / alpha).expm1()), inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    _check(input, "hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _out(input, input.clamp(min_val, max_val), inplace)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    _check(input, "hardsigmoid")
+    return _out(input, (input + 3).clamp(0, 6) / 6, inplace)
+
+
+def hardswish(input, inplace=False):
+    _check(input, "hardswish")
+    return _out(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+
+
+def mish(input, inplace=False):
+    _check(input, "mish")
+    return _out(input, input * tanh(softplus(input)), inplace)
+
+
+def logsigmoid(input):
+    _check(input, "logsigmoid")
+    return -softplus(-input)
+
+
+def softsign(input):
+    _check(input, "softsign")
+    return input / (1 + input.abs())
+
+
+def softshrink(input, lambd=0.5):
+    _check(input, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}.")
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, input * 0))
+
+
+def hardshrink(input, lambd=0.5):
+    _check(input, "hardshrink")
+    return where(input.abs() > lambd, input, input * 0)
+
+
+def tanhshrink(input):
+    _check(input, "tanhshrink")
+    return input - tanh(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x if x > threshold else value."""
+    _check(input, "threshold")
+    return _out(input, input.masked_fill(~(input > threshold), value), inplace)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the halves of input along dim."""
+    _check(input, "glu")
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size {n}")
+    a, b = input.chunk(2, dim)
+    return a * sigmoid(b)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    _check(input, "softmin")
+    return softmax(-input, dim, dtype=dtype)
+
+
+def prelu(input, weight):
+    """x if x > 0 else weight * x, weight one value or one per channel (dim 1)."""
+    _check(input, "prelu")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    c = weight.numel()
+    if c == 1:
+        weight = weight.reshape(())         # one slope: the output keeps the input's shape
+    else:
+        channels = input.shape[1] if input.ndim >= 2 else 1     # dim 1 is the channel dim
+        if c != channels:
+            raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {c} and channel size = {channels}.")
+        weight = weight.reshape((1, c) + (1,) * (input.ndim - 2))
+    return where(input > 0, input, weight * input)
+
+
+# ---- F's forms of the Tensor ops: torch's argument names (input, inplace, _stacklevel) -------
+def relu(input, inplace=False):
+    _check(input, "relu")
+    return input.relu_() if inplace else ops.relu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    _check(input, "leaky_relu")
+    return _out(input, ops.leaky_relu(input, negative_slope), inplace)
+
+
+def silu(input, inplace=False):
+    _check(input, "silu")
+    return _out(input, ops.silu(input), inplace)
+
+
+def gelu(input, approximate="none"):
+    _check(input, "gelu")
+    return ops.gelu(input, approximate=approximate)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    _check(input, "softplus")
+    return ops.softplus(input, beta, threshold)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return ops.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return ops.log_softmax(input, dim, dtype=dtype)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each negative element's slope is drawn from
+    U(lower, upper); in eval the slope is (lower + upper) / 2."""
+    _check(input, "rrelu")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = ops.empty_like(input).uniform_(lower, upper)
+    return _out(input, where(input >= 0, input, input * slope), inplace)
+
+
+# in-place forms (torch.nn.functional.relu_ and friends)
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input, threshold_, value):
+    return threshold(input, threshold_, value, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1); hard=True returns the one-hot of its
+    argmax in the forward pass with the soft sample's gradient (straight-through)."""
+    u = rand_like(logits)
+    # g = -log(E), E = -log(1 - U) ~ Exp(1); E is clamped so U = 0 cannot give an infinite g
+    gumbels = -((-(-u).log1p()).clamp(min=1e-30)).log()
+    y_soft = ops.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = argmax(y_soft, dim, keepdim=True)
+    y_hard = zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -1,0 +1,32 @@
+"""F's distances (PyTorch's torch.nn.functional distance forms): pairwise_distance,
+cosine_similarity and pdist, composed from differentiable paragrad ops."""
+from __future__ import annotations
+
+from ...ops import triu_indices, zeros
+from ...ops.linalg.vector_norm import distance, vector_norm
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """x1 . x2 / max(||x1|| ||x2||, eps) along dim (inputs broadcast)."""
+    n1 = (x1 * x1).sum(dim)
+    n2 = (x2 * x2).sum(dim)
+    return (x1 * x2).sum(dim) / (n1 * n2).clamp(min=eps * eps).sqrt()
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim."""
+    return vector_norm(x1 - x2 + eps, p, -1, keepdim)
+
+
+def pdist(input, p=2):
+    """The p-norm distances between the rows of an (N, M) input, for each pair i < j in row
+    order: N * (N - 1) / 2 values."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    if n < 2:
+        return zeros((0,), dtype=input.dtype, device=input.device)
+    idx = triu_indices(n, n, 1, device=input.device)                           # (2, N(N-1)/2)
+    return distance(input[idx[0]] - input[idx[1]], p)

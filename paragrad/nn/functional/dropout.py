@@ -1,0 +1,109 @@
+"""F's dropouts (PyTorch's torch.nn.functional dropouts): dropout, the channel-wise dropout1d /
+2d / 3d, and alpha_dropout / feature_alpha_dropout for SELU networks; each draws its mask on the
+input's backend from the device's default generator."""
+from __future__ import annotations
+
+import math
+import warnings
+
+from ...random import default_generator
+from ...tensor import _wrap
+
+
+def dropout(input, p=0.5, training=True, inplace=False, generator=None):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training only)."""
+    return _masked_dropout(input, p, training, inplace, tuple(input.shape), generator)
+
+
+def _masked_dropout(input, p, training, inplace, mask_shape, generator=None):
+    """input * keep / (1 - p), keep ~ Bernoulli(1 - p) of mask_shape (broadcast over input)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    g = generator or default_generator(input.device)
+    keep = input._backend.bernoulli(g._state, 1.0 - p, mask_shape, input.dtype, input.device.index)
+    scale = _wrap(keep, input.dtype, input.device) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
+    return input.mul_(scale) if inplace else input * scale
+
+
+def _feature_dropout(input, p, training, inplace, batched):
+    """Zero whole channels: one mask value per (sample, channel) of a batched input, per channel
+    (dim 0) of an unbatched one."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if batched and input.ndim < 2:
+        raise RuntimeError(f"Feature dropout requires at least 2 dimensions in the input (got "
+                           f"{input.ndim})")
+    shape = tuple(input.shape)
+    lead = 2 if batched else 1
+    return _masked_dropout(input, p, training, inplace, shape[:lead] + (1,) * (len(shape) - lead))
+
+
+def _warn_dims(op, ndim, expected, spatial):
+    if ndim not in expected:
+        warnings.warn(f"{op}: Received a {ndim}-D input to {op}, which is deprecated and will result "
+                      f"in an error in a future release. To retain the behavior and silence this "
+                      f"warning, please use dropout instead. Note that {op} exists to provide "
+                      f"channel-wise dropout on inputs with {spatial} spatial dimensions, a channel "
+                      f"dimension, and an optional batch dimension", stacklevel=3)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, L) or unbatched (C, L) input."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. "
+                           f"Note that dropout1d exists to provide channel-wise dropout on inputs with "
+                           f"1 spatial dimension, a channel dimension, and an optional batch dimension "
+                           f"(i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, batched=input.ndim == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, H, W) input. As PyTorch (for now), a 3-D input is read as
+    (N, C, L) and other ranks are accepted with a warning, dims 0 and 1 being (N, C)."""
+    _warn_dims("dropout2d", input.ndim, (3, 4), 2)
+    return _feature_dropout(input, p, training, inplace, batched=True)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, D, H, W) or unbatched (C, D, H, W) input."""
+    _warn_dims("dropout3d", input.ndim, (4, 5), 3)
+    return _feature_dropout(input, p, training, inplace, batched=input.ndim == 5)
+
+
+# SELU's scale * alpha: the value SELU saturates to, where alpha dropout sends dropped units
+_SELU_SATURATION = 1.7580993408473766
+
+
+def _alpha_dropout(input, p, training, inplace, mask_shape):
+    """Dropped units take SELU's saturation value, then an affine map a * x + b restores the
+    mean and variance of a zero-mean unit-variance input (Klambauer et al.; PyTorch's a, b)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    g = default_generator(input.device)
+    keep = _wrap(input._backend.bernoulli(g._state, 1.0 - p, mask_shape, input.dtype, input.device.index),
+                 input.dtype, input.device)
+    a = 1.0 / math.sqrt((_SELU_SATURATION ** 2 * p + 1) * (1 - p))
+    b = (keep - 1) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p
+    scale = keep * a
+    return input.mul_(scale).add_(b) if inplace else input * scale + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: keeps zero mean and unit variance (training only)."""
+    return _alpha_dropout(input, p, training, inplace, tuple(input.shape))
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels: one mask value per (sample, channel) of (N, C, ...)."""
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = tuple(input.shape)
+    return _alpha_dropout(input, p, training, inplace, shape[:2] + (1,) * (len(shape) - 2))

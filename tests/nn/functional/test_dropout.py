@@ -1,0 +1,98 @@
+"""The dropouts (F and modules): dropout's rate and scaling, Dropout1d/2d/3d zeroing whole channels
+with probability p and scaling the survivors by 1/(1-p), identity in eval mode, the gradient
+through the same mask, alpha dropout's statistics, and PyTorch's argument errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+import paragrad.nn.functional as F
+from tests.helpers import _np, make_input
+
+
+def test_dropout_functional(device):
+    x = pg.tensor(make_input((400, 50)), device=device)
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    y = _np(F.dropout(x, 0.3))
+    kept = y != 0
+    assert abs(1 - kept.mean() - 0.3) < 0.01
+    np.testing.assert_allclose(y[kept], _np(x)[kept] / 0.7, rtol=1e-6)
+    assert not _np(F.dropout(x, 1.0)).any()
+    z = x.clone()
+    assert F.dropout(z, 0.5, inplace=True) is z and (_np(z) == 0).any()
+    with pytest.raises(ValueError):
+        F.dropout(x, 1.2)
+
+
+# (function, module, input shape, dims of one mask value: PyTorch's reading of each rank —
+# dropout2d takes a 3-D input as (N, C, L); dropout1d/3d take (C, *) as unbatched)
+CASES = [("dropout1d", "Dropout1d", (8, 6, 5), 2), ("dropout1d", "Dropout1d", (16, 5), 1),
+         ("dropout2d", "Dropout2d", (8, 6, 3, 4), 2), ("dropout2d", "Dropout2d", (16, 3, 3), 2),
+         ("dropout3d", "Dropout3d", (4, 6, 2, 3, 2), 2), ("dropout3d", "Dropout3d", (24, 2, 3, 2), 1)]
+
+
+@pytest.mark.parametrize("fname,mname,shape,lead", CASES)
+def test_channels_are_dropped_whole_and_scaled(fname, mname, shape, lead, device):
+    pg.manual_seed(0)
+    x = pg.ones(*shape, device=device, requires_grad=True)
+    y = getattr(pg.nn.functional, fname)(x, p=0.25)
+    a = y.detach().cpu().numpy()
+    per_channel = a.reshape(shape[:lead] + (-1,))
+    assert set(np.unique(per_channel)) <= {0.0, np.float32(1 / 0.75)}
+    assert (per_channel.min(-1) == per_channel.max(-1)).all()          # whole channels
+    assert 0.05 < (per_channel[..., 0] == 0).mean() < 0.5
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), a)                 # the same mask
+    m = getattr(pg.nn, mname)(0.5).eval()
+    assert m(x) is x and repr(m) == repr(getattr(torch.nn, mname)(0.5))
+
+
+def test_channel_dropout_errors_match_torch():
+    for make in (lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 3, 4, 5), 0.5),
+                 lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 3, 4, 5), 1.5),
+                 lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 3, 4, 4), 1.5),
+                 lambda lib: lib.nn.Dropout2d(-0.1)):
+        with pytest.raises(Exception) as e:
+            make(torch)
+        with pytest.raises(e.type):
+            make(pg)
+
+
+def test_dropout2d_of_other_ranks_warns_as_torch():
+    with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input"):
+        y = pg.nn.functional.dropout2d(pg.ones(40, 50), 0.5)
+    assert 0.3 < (y.numpy() == 0).mean() < 0.7          # (N, C) = elementwise masks
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3, 0.6])
+def test_alpha_dropout_statistics(p, device):
+    """Dropped units all take one value, alpha * a * (p - 1); a standard normal input keeps
+    zero mean and unit variance (what torch's alpha_dropout guarantees)."""
+    x = pg.randn(400000, device=device)
+    y = pg.nn.functional.alpha_dropout(x, p, training=True).cpu().numpy()
+    a = 1.0 / np.sqrt((1.7580993408473766 ** 2 * p + 1) * (1 - p))
+    dropped = np.isclose(y, 1.7580993408473766 * a * (p - 1), atol=1e-6)
+    assert abs(dropped.mean() - p) < 0.01
+    assert abs(y.mean()) < 0.01 and abs(y.std() - 1) < 0.01
+    t = torch.nn.functional.alpha_dropout(torch.randn(400000), p, training=True)
+    assert abs(t.mean().item()) < 0.01 and abs(t.std().item() - 1) < 0.01       # (the same law in torch)
+
+
+def test_alpha_dropout_modes_and_feature_masks(device):
+    x = pg.randn(4, 6, 50, device=device)
+    assert pg.nn.functional.alpha_dropout(x, 0.5) is x                      # training=False by default
+    assert pg.nn.AlphaDropout(0.5).eval()(x) is x
+    assert (pg.nn.functional.alpha_dropout(x, 1.0, True).cpu().numpy() == 0).all()
+    assert pg.nn.functional.alpha_dropout(x, 0.0, True) is x
+    y = pg.nn.FeatureAlphaDropout(0.5)(x).cpu().numpy()                     # a module trains by default
+    const = y.std(axis=2) < 1e-6                                            # dropped channels are constant
+    assert const.any() and (~const).any()
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        pg.nn.functional.feature_alpha_dropout(pg.ones(3, device=device), 0.5, True)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        pg.nn.functional.alpha_dropout(x, 1.5, True)
+    assert repr(pg.nn.AlphaDropout(0.2)) == repr(torch.nn.AlphaDropout(0.2))
+    assert repr(pg.nn.FeatureAlphaDropout(0.2)) == repr(torch.nn.FeatureAlphaDropout(0.2))
