@@ -11,11 +11,8 @@ from .elementwise.binary import (add, bitwise_and, bitwise_or, bitwise_xor, div,
                      logical_and, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
                      remainder, sub, where)
 from .elementwise.power import pow
-from .elementwise.math import (addcdiv, addcmul, addmm, allclose, aminmax, atan2, baddbmm, cosh,
-                         count_nonzero, deg2rad, dist, equal, exp2, float_power, fmax, fmin,
-                         fmod, frac, get_device, heaviside, hypot, isclose, lerp, log10, log2,
-                         logaddexp, logit, nan_to_num, nanmean, nansum, norm, rad2deg, sinh,
-                         square, tan)
+from .elementwise.math import (addcdiv, addcmul, addmm, allclose, aminmax, atan2, baddbmm, cosh, count_nonzero, deg2rad, dist, equal, exp2, float_power, fmax, fmin, fmod, frac, get_device, heaviside, hypot, isclose, lerp, log10, log2, logaddexp, logit, nan_to_num, nanmean, nansum, rad2deg, sinh, square, tan)
+from .linalg.matrix_functions import norm
 from .elementwise.error_function import erfc, erfinv      # (accurate tails)
 from .elementwise.special import xlogy      # (torch's gradient at x = 0)
 from .movement.rearrangement import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, bucketize,

@@ -1,4 +1,6 @@
-"""Tensor factories: tensor, zeros/ones/full/empty, arange/linspace/eye, random draws, *_like."""
+"""Tensor factories: tensor, zeros/ones/full/empty, arange/linspace/logspace/eye, the index
+factories tril_indices/triu_indices, random draws (rand, randn, randint, bernoulli, normal),
+*_like, and Tensor(data), torch's legacy constructor."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
-"""Binary elementwise ops: arithmetic, comparisons, logic, where/masked_fill, in-place forms.
+"""Binary elementwise ops: arithmetic, comparisons, logic, bit shifts, where/masked_fill, in-place
+forms. pow is in power.py.
 
 Operands are Tensors or Python scalars; dtypes promote as in PyTorch (dtypes.result_type),
 shapes broadcast by NumPy rules, and gradients are summed back to each input's shape. The

@@ -1,6 +1,12 @@
 """Math composed from other differentiable ops (their gradients come from autograd):
-elementwise math beyond the primitives, closeness tests, NaN-ignoring and other small reductions,
-norms and distances. (Shape-changing and indexing composites are in rearrangement.py.)"""
+elementwise math beyond the primitives (trigonometric and hyperbolic forms, lerp, addcmul,
+logaddexp, hypot, fmod, ...), closeness tests, NaN-ignoring and other small reductions, dist;
+the sign and floating-point decomposition (signbit, copysign, ldexp, frexp) and integer
+gcd/lcm. torch.norm is in linalg/matrix_functions.py.
+
+Differences from PyTorch: signbit(-nan) is False, because the sign bit of a NaN can't be read
+without a bit-cast primitive, which the backend boundary lacks (copysign with a -nan `other`
+follows)."""
 from __future__ import annotations
 
 import math
@@ -139,16 +145,6 @@ def nanmean(input, dim=None, keepdim=False):
     return nansum(input, dim, keepdim) / counts.sum(dim, keepdim=keepdim)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """torch.norm: 'fro' (or None) is the vector 2-norm over dim (all elements when None, a
-    matrix norm for other strings); a number p, linalg.vector_norm's p."""
-    if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
-        from ..linalg.matrix_functions import matrix_norm
-        return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim,
-                           dtype=dtype)
-    return vector_norm(input, 2 if p in ("fro", None) else p, dim, keepdim, dtype=dtype)
-
-
 def atan2(input, other):
     """The angle of the point (other, input), in (-pi, pi] (PyTorch's atan2(y, x))."""
     y, x = _float(input), _float(other)
@@ -218,7 +214,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def dist(input, other, p=2):
-    return norm(input - other, p)
+    return vector_norm(input - other, p)     # (torch.norm with a number p)
 
 
 def aminmax(input, *, dim=None, keepdim=False):

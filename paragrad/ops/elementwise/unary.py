@@ -1,4 +1,4 @@
-"""Unary elementwise ops and activations.
+"""Unary elementwise ops and activations (and clamp_min/clamp_max, clamp's one-sided forms).
 
 Simple math ops run one backend primitive; their gradients are one-line formulas in `_GRADS`
 (of grad g, input x and output y). Activations that are not primitives (gelu, silu, softplus,

@@ -1,4 +1,5 @@
-"""Indexing: x[key] and x[key] = v, gather/scatter, index_select, nonzero, masked_select.
+"""Indexing: x[key] and x[key] = v, gather/scatter, index_select, nonzero/argwhere,
+masked_select, unravel_index.
 
 `x[key]` is built from differentiable pieces: one strided slice for the ints and slices, a
 reshape for None and dropped dims, then (for integer/boolean index tensors) one `take` along a

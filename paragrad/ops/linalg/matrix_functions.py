@@ -409,3 +409,12 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 __all__ = ["inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", "kron", "inner",
            "pinverse", "cholesky", "qr", "svd", "triangular_solve", "cholesky_solve",
            "cholesky_inverse"]
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch.norm: 'fro' (or None) is the vector 2-norm over dim (all elements when None, a
+    matrix norm for other strings); a number p, linalg.vector_norm's p."""
+    if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
+        return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim,
+                           dtype=dtype)
+    return vector_norm(input, 2 if p in ("fro", None) else p, dim, keepdim, dtype=dtype)

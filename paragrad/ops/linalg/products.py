@@ -1,4 +1,6 @@
-"""Matrix products: matmul (batched, broadcasting, 1-D rules of PyTorch), mm, bmm, mv, dot, outer."""
+"""Matrix products: matmul (batched, broadcasting, 1-D rules of PyTorch), mm, bmm, mv, dot, outer,
+and the products added to an input (addbmm, addmv, addr) and chain_matmul. F.linear and the
+fused Linear+activation ops are in neural/linear.py."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""Movement ops that write a new buffer: cat/stack (and hstack/vstack), pad, flip and roll."""
+"""Movement ops that write a new buffer: cat/stack (and hstack/vstack/row_stack), pad, flip,
+roll and narrow_copy."""
 from __future__ import annotations
 
 import math

@@ -1,7 +1,8 @@
 """Rearranging elements, composed from other differentiable ops: functions that select, move
-or accumulate elements (triangles and diagonals, cumulative scans, rolls, repeats and splits,
+or accumulate elements (triangles and diagonals, rotations and diagonal embeddings, Vandermonde
+matrices, combinations, cumulative scans, repeats and splits (tensor_split, hsplit/vsplit/dsplit),
 indexed updates, counting and unique values, small selections). Elementwise composites are in
-math_composites.py."""
+elementwise/math.py."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,8 @@
 """Sorting and selection (PyTorch's sort, argsort, msort, topk, kthvalue) on the backend's
 argsort primitive, and multinomial sampling as a Gumbel top-k. The values are a gather of the
-input at the sorted indices, so gradients flow back through that gather."""
+input at the sorted indices, so gradients flow back through that gather. Also what is computed
+on sorted values: membership (isin) and unique_consecutive, whose values don't require grad
+(PyTorch records a node whose backward raises "not implemented")."""
 from __future__ import annotations
 
 from ... import dtypes as dt
