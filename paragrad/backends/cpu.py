@@ -430,7 +430,7 @@ class CPUBackend(ArrayBackend):
         return cpu_conv.conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx,
                                         need_dw, need_db)
 
-    # decompositions (ops/linalg_decompositions.py; signatures in base.py's FAST_PATHS comments)
+    # decompositions (ops/linalg_decompositions.py; declared in base.py)
     @quiet
     def fast_linalg_inv(self, a):
         return np.linalg.inv(a)

@@ -8,7 +8,7 @@ instead, times each on the GPU once and runs the fastest from then on. Outputs a
 explicit NCHW / BHLD strides (cuDNN's default output layout for a convolution is NHWC). A case
 cuDNN can't take (integer dtypes, or float32 attention, which it has no kernel for) returns
 None and the op composes primitives instead. A float32 convolution over a map of a few pixels
-is one dense GEMM per direction (conv_gemm.py) instead of cuDNN.
+is one dense GEMM per direction (matmul/conv_gemm.py) instead of cuDNN.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """GPU time of a few calls, without the host's launch overhead: what an autotuner (cuBLASLt vs
-small_gemm in lt.mlp, cuDNN plans under pg.backends.cudnn.benchmark) must compare, since the
+small_gemm in matmul/mlp.py, cuDNN plans under pg.backends.cudnn.benchmark) must compare, since the
 chosen kernel later runs inside a CUDA graph, where host overhead is gone."""
 from __future__ import annotations
 
