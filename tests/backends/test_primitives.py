@@ -112,7 +112,7 @@ def _uniform(b):
     for dtype, npd in ((F32, np.float32), (F64, np.float64)):
         u = _np(b, b.uniform(b.generator(0), (4000,), 2.0, 3.0, dtype))
         assert u.dtype == npd and u.shape == (4000,)
-        assert u.min() >= 2.0 and u.max() < 3.0
+        assert u.min() >= 2.0 and (u.max() < 3.0 if dtype is F64 else u.max() <= 3.0)   # (float32 may round up)
         assert abs(u.mean() - 2.5) < 0.03 and abs(u.std() - 1 / math.sqrt(12)) < 0.02
     assert _np(b, b.uniform(b.generator(0), (2, 3), 0.0, 1.0, F32)).shape == (2, 3)
 
