@@ -36,7 +36,7 @@ def main():
         args = (ctypes.c_void_p * 4)(*(ctypes.addressof(p) for p in (pa, pb, pc, pn)))
         cupy.cuda.driver.launchKernel(raw.kernel.ptr, 8, 1, 1, 256, 1, 1, 0, 0, ctypes.addressof(args), 0)
 
-    from paragrad.backends.cuda.kernels import Kernel
+    from paragrad.backends.cuda.runtime.compile import Kernel
     packed_kernel = Kernel(raw)             # paragrad's launcher around the same kernel
     launches = []
     try:        # the driver's launch through cuda-python, the arguments packed once
@@ -96,7 +96,7 @@ def gemm_rows(sync_cp, sync_t):
     GEMM, paragrad's a @ b, torch's."""
     from nvmath.bindings import cublas, cublasLt
 
-    from paragrad.backends.cuda import gemm
+    from paragrad.backends.cuda.matmul import cublas as gemm
 
     m, k, n = 512, 64, 256
     a, b = cupy.random.rand(m, k, dtype=cupy.float32), cupy.random.rand(k, n, dtype=cupy.float32)

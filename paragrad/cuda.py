@@ -51,38 +51,38 @@ def _index(device):
 def memory_allocated(device=None) -> int:
     """Bytes held by live tensors (the pool's used bytes)."""
     _cupy()
-    from .backends.cuda import memory
+    from .backends.cuda.runtime import memory
     return memory.allocated()
 
 
 def max_memory_allocated(device=None) -> int:
     _cupy()
-    from .backends.cuda import memory
+    from .backends.cuda.runtime import memory
     return memory.peak()
 
 
 def reset_peak_memory_stats(device=None):
     _cupy()
-    from .backends.cuda import memory
+    from .backends.cuda.runtime import memory
     memory.reset_peak()
 
 
 def memory_reserved(device=None) -> int:
     _cupy()
-    from .backends.cuda import memory
+    from .backends.cuda.runtime import memory
     return memory.reserved()
 
 
 def memory_summary(device=None) -> str:
     _cupy()
-    from .backends.cuda import memory
+    from .backends.cuda.runtime import memory
     return memory.summary()
 
 
 def empty_cache():
     """Return cached, unused blocks of the pool to the device."""
     _cupy()
-    from .backends.cuda import memory
+    from .backends.cuda.runtime import memory
     memory.empty_cache()
 
 

@@ -11,7 +11,6 @@ check_layout = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(check_layout)
 
 
-@pytest.mark.xfail(strict=False, reason="layout regroup in progress")
 def test_paragrad_layout():
     assert check_layout.check() == []
 

@@ -1,24 +1,24 @@
 """The NumPy backend: every primitive of base.py on ndarrays, plus a few fused fast paths.
 
-In order below: the ufunc tables; helpers the fast paths share (float32 for half dtypes, row
-sums and short-row maxima faster than NumPy's reductions along a row, erf); CPUBackend, in
-base.py's order (transfer and creation, random, elementwise, reduce, linear algebra,
-movement, indexing, then the fast paths); the fast paths' bodies (layer_norm, convolution
-by im2col) and their scratch buffers. Scatter-add lives in cpu_scatter.py, the malloc tuning
-in cpu_malloc.py.
+In order below: the ufunc tables; helpers the fast paths share (float32 for half dtypes, erf);
+CPUBackend, in base.py's order (transfer and creation, random, elementwise, reduce, linear
+algebra, movement, indexing, then the fast paths). Beside it: the primitives NumPy and CuPy
+share (array.py), row sums and maxima (cpu_reductions.py), the layer_norm and convolution
+fast paths' bodies (cpu_layer_norm.py, cpu_conv.py), scatter-add (cpu_scatter.py) and the
+malloc tuning (cpu_malloc.py).
 """
 from __future__ import annotations
 
 import functools
 import math
-import threading
 
 import numpy as np
 
 from .. import dtypes as _dtypes
 
-from . import cpu_malloc, cpu_scatter
-from .base import Backend, int_pow, plain_basic_key
+from . import cpu_conv, cpu_layer_norm, cpu_malloc, cpu_scatter
+from .array import ArrayBackend, int_pow, plain_basic_key
+from .cpu_reductions import ROW_SUM_DTYPES, max_along, ones_for, sum_along
 from .quiet_numpy import ERRSTATE, IGNORE, quiet
 
 _UNARY = {
@@ -61,41 +61,7 @@ def _in_float32(fn):
 _REDUCE = {"sum": np.add.reduce, "prod": np.multiply.reduce, "max": np.maximum.reduce,
            "min": np.minimum.reduce}
 
-_ROW_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _COLUMN_SUM_ROWS = 4096     # (beyond it, NumPy's pairwise sum keeps float32 error lower)
-_ones = {}
-
-
-def _sum_along(x, axis):
-    """x summed over `axis`, kept as a size-1 dim (the softmax family's row sums). Over the
-    last axis of a float32/float64 array: a product with a ones vector, whose BLAS kernel runs
-    4-5x faster than NumPy's reduction along rows ((512, 27): 15 -> 3.4 us; (350, 11297):
-    660 -> 173 us), accumulating in the array's dtype as torch's vectorized sums do."""
-    n = x.shape[axis] if x.ndim else 0
-    if x.dtype not in _ROW_SUM_DTYPES or axis not in (-1, x.ndim - 1) or n == 0 or x.ndim == 0:
-        return np.add.reduce(x, axis=axis, keepdims=True)
-    return np.matmul(x, _ones_for(n, x.dtype))[..., None]
-
-
-def _ones_for(n, dtype):
-    """A cached (n,) vector of ones (never written: the row and column sums multiply by it)."""
-    key = (n, dtype)
-    ones = _ones.get(key)
-    if ones is None:
-        ones = _ones[key] = np.ones(n, dtype)
-    return ones
-
-
-def _max_along(x, axis):
-    """x's maximum over `axis`, kept as a size-1 dim. Short last-axis rows (at most 64, at
-    least 64 of them) are transposed into one contiguous copy first: NumPy reduces along a
-    short row one row at a time, and across rows as one vectorized pass ((512, 27): 25 -> 9.5
-    us; (4096, 10): 181 -> 21 us). Same values, NaN included."""
-    if x.ndim >= 2 and axis in (-1, x.ndim - 1) and 0 < x.shape[-1] <= 64 and x.size >= 64 * x.shape[-1]:
-        # (a matrix's .T: np.moveaxis's axis checks cost a third of this call at (512, 27))
-        t = x.T if x.ndim == 2 else np.moveaxis(x, -1, 0)
-        return np.maximum.reduce(np.ascontiguousarray(t), axis=0)[..., None]
-    return np.maximum.reduce(x, axis=axis, keepdims=True)
 
 
 _erf64 = np.frompyfunc(math.erf, 1, 1)
@@ -122,11 +88,12 @@ def _erf(x, out=None):
 _PY_NUMBERS = (int, float)       # (bool is not among them: NumPy would keep it a bool)
 
 
-class CPUBackend(Backend):
+class CPUBackend(ArrayBackend):
     """Every primitive that computes is @quiet: inf and nan are values, never NumPy warnings
     (torch raises no warning for exp(1000) or 0/0). Pure movement and indexing need no wrapper."""
     device_type = "cpu"
     checks_indices = True
+    xp = np
 
     def __init__(self):
         cpu_malloc.tune()       # buffers of 128 KiB and up reused, not mmapped anew each time
@@ -263,9 +230,6 @@ class CPUBackend(Backend):
             return (logical if np.asarray(a).dtype == np.bool_ else bitwise)(a, b, out=out)
         raise ValueError(f"cpu backend: unknown binary op {op!r}")
 
-    def where(self, cond, a, b):
-        return np.where(cond, a, b)
-
     @quiet
     def cast(self, x, dtype):
         return x.astype(dtype.to_numpy())
@@ -275,11 +239,11 @@ class CPUBackend(Backend):
     def reduce(self, op, x, axes, keepdims):
         if op == "sum" and x.dtype in _HALF:   # accumulate in float32, as PyTorch
             return np.add.reduce(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
-        if (op == "sum" and axes == (0,) and x.ndim == 2 and x.dtype in _ROW_SUM_DTYPES
+        if (op == "sum" and axes == (0,) and x.ndim == 2 and x.dtype in ROW_SUM_DTYPES
                 and 0 < x.shape[0] <= _COLUMN_SUM_ROWS):
             # a Linear layer's bias gradient: ones @ x, BLAS's GEMV, 2.5x faster than NumPy's
             # reduction over rows ((32, 64): 2.3 -> 0.9 us), as the CUDA backend's column sums
-            r = np.matmul(_ones_for(x.shape[0], x.dtype), x)                    # (c,)
+            r = np.matmul(ones_for(x.shape[0], x.dtype), x)                    # (c,)
             return r[None] if keepdims else r
         r = _REDUCE[op](x, axis=axes, keepdims=keepdims)
         return np.asarray(r, dtype=x.dtype)
@@ -312,15 +276,6 @@ class CPUBackend(Backend):
             ERRSTATE.reset(token)
 
     # ---- movement ------------------------------------------------------------------------------
-    def reshape(self, x, shape):
-        return x.reshape(shape)
-
-    def permute(self, x, axes):
-        return x.transpose(axes)
-
-    def expand(self, x, shape):
-        return np.broadcast_to(x, shape)
-
     def slice(self, x, starts, stops, steps):
         if not starts:          # a 0-d buffer: x[()] would be a NumPy scalar
             return x.view()
@@ -338,24 +293,12 @@ class CPUBackend(Backend):
             return None
         return v if type(v) is np.ndarray else None     # (every dim an int: a NumPy scalar)
 
-    def pad(self, x, widths, value):
-        return np.pad(x, widths, mode="constant", constant_values=value)
-
-    def concat(self, xs, axis):
-        return np.concatenate(xs, axis=axis)
-
     def contiguous(self, x):
         return np.ascontiguousarray(x)
-
-    def flip(self, x, axes):
-        return np.flip(x, axes).copy()      # a copy, as PyTorch's flip (not NumPy's view)
 
     # ---- indexing ------------------------------------------------------------------------------
     def take(self, x, index, axis):
         return np.take(x, index, axis=axis)
-
-    def gather(self, x, index, axis):
-        return np.take_along_axis(x, index, axis=axis)
 
     @quiet
     def scatter_add(self, base, index, src, axis):
@@ -409,9 +352,9 @@ class CPUBackend(Backend):
         kd = np.dtype(np.float32) if x.dtype in _HALF else x.dtype
         xk = x.astype(kd, copy=False)
         valid = target != ignore_index                                      # (N,)
-        m = _max_along(xk, 1)                                               # (N, 1)
+        m = max_along(xk, 1)                                               # (N, 1)
         e = np.subtract(xk, m)                                              # (N, C)
-        lse = np.log(_sum_along(np.exp(e, out=e), 1)[:, 0]) + m[:, 0]       # (N,)
+        lse = np.log(sum_along(np.exp(e, out=e), 1)[:, 0]) + m[:, 0]       # (N,)
         picked = xk[np.arange(xk.shape[0]), np.where(valid, target, 0)]     # (N,)
         # (np.add.reduce: ndarray.sum's Python layer costs a microsecond a call)
         total = np.add.reduce(np.where(valid, lse - picked, 0), dtype=kd)
@@ -434,9 +377,9 @@ class CPUBackend(Backend):
     @_in_float32
     def fast_softmax(self, x, axis):
         """Fused softmax: three passes, one temporary."""
-        y = x - _max_along(x, axis)
+        y = x - max_along(x, axis)
         np.exp(y, out=y)
-        y /= _sum_along(y, axis)
+        y /= sum_along(y, axis)
         return y
 
     @quiet
@@ -444,14 +387,14 @@ class CPUBackend(Backend):
     def fast_softmax_backward(self, y, g, axis):
         """dx = y * (g - sum(g * y)); y is the softmax output."""
         gy = g * y
-        gy -= y * _sum_along(gy, axis)
+        gy -= y * sum_along(gy, axis)
         return gy
 
     @quiet
     @_in_float32
     def fast_log_softmax(self, x, axis):
-        y = x - _max_along(x, axis)
-        y -= np.log(_sum_along(np.exp(y), axis))
+        y = x - max_along(x, axis)
+        y -= np.log(sum_along(np.exp(y), axis))
         return y
 
     @quiet
@@ -460,74 +403,34 @@ class CPUBackend(Backend):
         """dx = g - exp(y) * sum(g); y is the log-softmax output. One (N, C) buffer, updated in
         place (the same values as the three-temporary form: 4.8 -> 3.6 ms at 350 x 11297)."""
         r = np.exp(y, out=np.empty_like(y))           # (an array even when 0-d)
-        r *= _sum_along(g, axis)
+        r *= sum_along(g, axis)
         return np.subtract(g, r, out=r)
 
     @quiet
     def fast_layer_norm(self, x, w, b, n_norm, eps):
         """Rows of the (M, N) view: x - mean is written into the output and normalized in
         place there; the variance is an einsum row dot product (no squared temporary)."""
-        return _layer_norm(x, w, b, n_norm, eps)
+        return cpu_layer_norm.layer_norm(x, w, b, n_norm, eps)
 
     @quiet
     def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm, need_dw, need_db):
         """One (M, N) temporary (g * w, none without a weight): xhat is computed in dx's
         buffer and turned into dx in place."""
-        return _layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db)
+        return cpu_layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db)
 
     @quiet
     def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):
-        """im2col through one as_strided view of the padded input, copied once into a
-        (groups, K, N*Ho*Wo) column matrix, then one GEMM per group (float32 for half types).
-        The columns live in a per-thread scratch buffer reused across calls: a fresh
-        allocation of that size costs more in page faults than the copy itself."""
-        n, cout, ho, wo = _conv_out_shape(x.shape, w.shape, stride, padding, dilation)
-        ct = _conv_ct(x.dtype)
-        cols = _conv_cols(x, w.shape, stride, padding, dilation, groups, ct)    # (G, K, N*L)
-        y = np.matmul(w.reshape(groups, cout // groups, -1).astype(ct, copy=False), cols)
-        if b is not None:                                                # (G, Cout/G, N*L)
-            y += b.reshape(groups, cout // groups, 1).astype(ct, copy=False)
-        return np.ascontiguousarray(y.reshape(cout, n, ho, wo).transpose(1, 0, 2, 3), dtype=x.dtype)
+        """im2col and one GEMM per group (cpu_conv.py)."""
+        return cpu_conv.conv2d(x, w, b, stride, padding, dilation, groups)
 
     @quiet
     def fast_conv2d_backward(self, g, x, w, stride, padding, dilation, groups, need_dx, need_dw,
                              need_db):
-        """dW: one GEMM per group of the output gradient with the recomputed columns. dX for
-        stride 1: a convolution of the output gradient with the flipped, transposed weights;
-        for larger strides the column gradient (one GEMM per group, into the scratch buffer)
-        is added back tap by tap through strided views of the padded input gradient."""
-        n, cout, ho, wo = g.shape
-        c, kh, kw = x.shape[1], w.shape[2], w.shape[3]
-        ct = _conv_ct(x.dtype)
-        g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3), dtype=ct).reshape(groups, cout // groups, -1)
-        dx = dw = db = None
-        if need_db:
-            db = g.sum(axis=(0, 2, 3), dtype=ct).astype(x.dtype)
-        if need_dw:
-            cols = _conv_cols(x, w.shape, stride, padding, dilation, groups, ct)
-            dw = np.matmul(g2, cols.transpose(0, 2, 1)).reshape(w.shape).astype(x.dtype, copy=False)
-        # the convolution form reads an im2col of g: worth it unless g has many more
-        # channels x pixels than the input (a first layer's C_in = 1, 3)
-        if need_dx and stride == (1, 1) and cout * x.shape[2] * x.shape[3] <= 2 * c * ho * wo:
-            dx = _conv2d_input_grad_stride1(self, g, w, padding, dilation, groups)
-        elif need_dx:
-            wt = w.reshape(groups, cout // groups, -1).astype(ct, copy=False).transpose(0, 2, 1)
-            dcols = _scratch("cols", (groups, wt.shape[1], g2.shape[2]), ct)
-            np.matmul(wt, g2, out=dcols)
-            dcols = dcols.reshape(c, kh, kw, n, ho, wo)
-            (pt, pb), (pl, pr) = padding
-            h, wd = x.shape[2], x.shape[3]
-            dxp = np.zeros((c, n, h + pt + pb, wd + pl + pr), ct)       # channel-major, as dcols
-            (sh, sw), (dh, dw_) = stride, dilation
-            for i in range(kh):
-                for j in range(kw):
-                    dxp[:, :, i * dh:i * dh + (ho - 1) * sh + 1:sh,
-                        j * dw_:j * dw_ + (wo - 1) * sw + 1:sw] += dcols[:, i, j]
-            dx = np.ascontiguousarray(dxp[:, :, pt:pt + h, pl:pl + wd].transpose(1, 0, 2, 3),
-                                      dtype=x.dtype)
-        return dx, dw, db
+        """GEMMs with the recomputed columns, a convolution for stride 1's dX (cpu_conv.py)."""
+        return cpu_conv.conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx,
+                                        need_dw, need_db)
 
-    # decompositions (ops/linalg_decompositions.py; signatures in base.py's FAST_PATHS comments)
+    # decompositions (ops/linalg_decompositions.py; declared in base.py)
     @quiet
     def fast_linalg_inv(self, a):
         return np.linalg.inv(a)
@@ -559,142 +462,6 @@ class CPUBackend(Backend):
     @quiet
     def fast_linalg_svd(self, a, full_matrices):
         return tuple(np.linalg.svd(a, full_matrices=full_matrices))
-
-
-# ---- fast-path bodies: layer_norm, convolution -------------------------------------------------
-def _layer_norm(x, w, b, n_norm, eps):
-    rows, stat_shape, ct = _ln_layout(x, n_norm)
-    x2 = x.reshape(rows)                                   # (M, N), a view: x is C-ordered
-    mean = (_sum_along(x2, 1) / rows[1] if x2.dtype == ct       # (M, 1): a product with ones
-            else x2.mean(axis=1, keepdims=True, dtype=ct))          # (half: a float32 sum)
-    out = np.empty(x.shape, ct)            # owns its memory (a reshaped result would be a view)
-    y = np.subtract(x2, mean, out=out.reshape(rows))
-    rstd = np.einsum("ij,ij->i", y, y)[:, None]           # (M, 1)
-    rstd /= rows[1]
-    rstd += eps
-    np.sqrt(rstd, out=rstd)
-    np.reciprocal(rstd, out=rstd)
-    y *= rstd
-    if w is not None:
-        np.multiply(y, w.reshape(-1), out=y)
-    if b is not None:
-        np.add(y, b.reshape(-1), out=y)
-    return out.astype(x.dtype, copy=False), mean.reshape(stat_shape), rstd.reshape(stat_shape)
-
-
-def _layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db):
-    rows, _, ct = _ln_layout(x, n_norm)
-    g2 = g.reshape(rows)
-    if ct != g.dtype:
-        g2 = g2.astype(ct)
-    rstd2 = rstd.reshape(rows[0], 1)
-    # results are allocated in their final shapes, so the engine can adopt them as .grad
-    # without a copy (a reshaped (M, N) result would be a view)
-    dx = np.empty(x.shape, ct)
-    xhat = np.subtract(x.reshape(rows), mean.reshape(rows[0], 1), out=dx.reshape(rows))
-    xhat *= rstd2
-    norm_shape = x.shape[x.ndim - n_norm:]
-    dw = db = None
-    if need_dw:
-        dw = np.empty(norm_shape, ct)
-        np.einsum("ij,ij->j", g2, xhat, out=dw.reshape(-1))
-        dw = dw.astype(x.dtype, copy=False)
-    if need_db:
-        db = np.empty(norm_shape, ct)
-        np.matmul(_ones_for(rows[0], g2.dtype), g2, out=db.reshape(-1))      # column sums
-        db = db.astype(x.dtype, copy=False)
-    gw = g2 if w is None else np.multiply(g2, w.reshape(-1), dtype=ct)
-    c1 = _sum_along(gw, 1) / rows[1]                                # mean(gw), (M, 1)
-    c2 = np.einsum("ij,ij->i", gw, xhat)[:, None]                  # sum(gw * xhat)
-    c2 /= rows[1]
-    # dx = rstd * (gw - c1 - xhat * c2), in xhat's buffer
-    xhat *= c2
-    np.subtract(gw, xhat, out=xhat)
-    xhat -= c1
-    xhat *= rstd2
-    return dx.astype(x.dtype, copy=False), dw, db
-
-
-def _ln_layout(x, n_norm):
-    """layer_norm's (M, N) row view, the statistics' shape (x.shape[:-n] + (1,) * n) and the
-    compute dtype (float32 for half precision, as PyTorch)."""
-    lead = x.shape[:x.ndim - n_norm]
-    m = math.prod(lead)
-    n = math.prod(x.shape[x.ndim - n_norm:])
-    ct = np.float32 if x.dtype.itemsize < 4 else x.dtype
-    return (m, n), lead + (1,) * n_norm, ct
-
-
-_scratch_space = threading.local()
-_SCRATCH_MAX = 256 << 20
-
-
-def _scratch(name, shape, dtype):
-    """A per-thread reusable buffer for temporaries that never leave a fast path (a result
-    must not alias it). Grows to the largest request up to _SCRATCH_MAX and stays allocated;
-    larger requests get a buffer of their own."""
-    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-    if nbytes > _SCRATCH_MAX:
-        return np.empty(shape, dtype)
-    buf = getattr(_scratch_space, name, None)
-    if buf is None or buf.nbytes < nbytes:
-        buf = np.empty(max(nbytes, 1), np.uint8)
-        setattr(_scratch_space, name, buf)
-    return buf[:nbytes].view(dtype).reshape(shape)
-
-
-def _conv2d_input_grad_stride1(backend, g, w, padding, dilation, groups):
-    """dX of a stride-1 convolution = g convolved with the weights flipped in space and with
-    in/out channels swapped per group, padded by dilation * (k - 1) - padding each side
-    (cropped where that is negative)."""
-    cout, cg, kh, kw = w.shape
-    cog = cout // groups
-    wf = w.reshape(groups, cog, cg, kh, kw).transpose(0, 2, 1, 3, 4)[..., ::-1, ::-1]
-    wf = np.ascontiguousarray(wf).reshape(groups * cg, cog, kh, kw)
-    pads = [(dilation[a] * (k - 1) - padding[a][0], dilation[a] * (k - 1) - padding[a][1])
-            for a, k in ((0, kh), (1, kw))]
-    crop = tuple(slice(max(-lo, 0), g.shape[2 + a] - max(-hi, 0)) for a, (lo, hi) in enumerate(pads))
-    if crop != (slice(0, g.shape[2]), slice(0, g.shape[3])):
-        g = np.ascontiguousarray(g[:, :, crop[0], crop[1]])
-    pads = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pads)
-    return backend.fast_conv2d(g, wf, None, (1, 1), pads, dilation, groups)   # (N, C_in, H, W)
-
-
-def _conv_ct(dtype):
-    """Compute dtype of the conv fast path: float32 for half precision (as PyTorch's CPU
-    kernels accumulate), else the input's own."""
-    return np.dtype(np.float32) if dtype.kind == "f" and dtype.itemsize < 4 or \
-        dtype.name == "bfloat16" else dtype
-
-
-def _conv_out_shape(xs, ws, stride, padding, dilation):
-    h = xs[2] + padding[0][0] + padding[0][1]
-    w = xs[3] + padding[1][0] + padding[1][1]
-    ho = (h - dilation[0] * (ws[2] - 1) - 1) // stride[0] + 1
-    wo = (w - dilation[1] * (ws[3] - 1) - 1) // stride[1] + 1
-    return xs[0], ws[0], ho, wo
-
-
-def _conv_cols(x, ws, stride, padding, dilation, groups, ct):
-    """The im2col matrix (groups, C/groups * kH * kW, N * Ho * Wo), rows in the weight's
-    (c, i, j) order: an as_strided window view of the padded input, copied once."""
-    (pt, pb), (pl, pr) = padding
-    if pt or pb or pl or pr:
-        n, c, h, w = x.shape
-        xp = _scratch("pad", (n, c, h + pt + pb, w + pl + pr), x.dtype)
-        xp.fill(0)
-        xp[:, :, pt:pt + h, pl:pl + w] = x
-        x = xp
-    n, _, ho, wo = _conv_out_shape(x.shape, ws, stride, ((0, 0), (0, 0)), dilation)
-    c, kh, kw = x.shape[1], ws[2], ws[3]
-    s_n, s_c, s_h, s_w = x.strides
-    win = np.lib.stride_tricks.as_strided(
-        x, (c, kh, kw, n, ho, wo),
-        (s_c, s_h * dilation[0], s_w * dilation[1], s_n, s_h * stride[0], s_w * stride[1]),
-        writeable=False)                                             # (C, kH, kW, N, Ho, Wo)
-    cols = _scratch("cols", win.shape, ct)
-    np.copyto(cols, win, casting="unsafe")
-    return cols.reshape(groups, (c // groups) * kh * kw, n * ho * wo)
 
 
 def _into(r, out):

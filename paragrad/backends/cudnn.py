@@ -1,6 +1,6 @@
 """pg.backends.cudnn: switches for the CUDA backend's cuDNN convolutions, as PyTorch's
 torch.backends.cudnn. This module imports neither CuPy nor cuDNN, so the switch can be set on
-any machine; backends/cuda/dnn.py reads it whenever it plans a convolution geometry.
+any machine; backends/cuda/cudnn_frontend.py reads it whenever it plans a convolution geometry.
 
 benchmark: when True, the first time a convolution geometry (shapes, dtype, stride, padding,
 dilation, TF32 setting) is planned, a plan for every cuDNN engine that can run it (bar the ones

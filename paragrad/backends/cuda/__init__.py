@@ -1,6 +1,10 @@
 """The CUDA backend: CuPy for memory and elementwise work, cuBLAS through nvmath-python for
 GEMMs, NVRTC kernels (kernels/*.cu) for fused ops.
 
+backend.py holds the primitives; runtime/ the device plumbing (memory pool, CUDA graphs, GPU
+timing, the machine cache, the NVRTC loader); matmul/ the GEMMs; cudnn_frontend.py cuDNN's
+convolutions and attention; kernels/ one .py + .cu pair per fused kernel.
+
 This package imports nothing from CuPy itself, so the switches below can be set on any
 machine (`pg.backends.cuda.matmul.allow_tf32 = True`, as PyTorch's). The backend class lives
 in `backend.py` and is imported when a tensor first asks for device 'cuda'.
@@ -10,7 +14,7 @@ from pathlib import Path
 
 
 def cache_root() -> Path:
-    """Where the CUDA backend keeps what it learns about this machine (machine_cache.py)."""
+    """Where the CUDA backend keeps what it learns about this machine (runtime/machine_cache.py)."""
     return Path(os.environ.get("PARAGRAD_CACHE") or Path.home() / ".cache" / "paragrad")
 
 
@@ -19,10 +23,5 @@ def cache_root() -> Path:
 os.environ.setdefault("CUPY_CACHE_DIR", str(cache_root() / "kernels"))
 
 
-class _MatmulFlags:
-    """allow_tf32: float32 GEMMs may use TF32 tensor cores (off by default, as in PyTorch)."""
-
-    allow_tf32 = False
-
-
-matmul = _MatmulFlags()
+# the GEMM switches (matmul/__init__.py: no CuPy import), e.g. pg.backends.cuda.matmul.allow_tf32
+from . import matmul  # noqa: E402,F401

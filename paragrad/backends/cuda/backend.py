@@ -1,11 +1,11 @@
 """The CUDA backend: every primitive of base.py on CuPy arrays.
 
-GEMMs go through cuBLAS (gemm.py), random numbers through a counter-based NVRTC kernel
-(kernels/random.cu); everything else is CuPy's ufuncs, reductions and indexing.
+GEMMs go through cuBLAS (matmul/cublas.py), random numbers through a counter-based NVRTC
+kernel (kernels/random.py); everything else is CuPy's ufuncs, reductions and indexing. The
+primitives CuPy and NumPy share live in ../array.py.
 """
 from __future__ import annotations
 
-import math
 
 import cupy
 import cupyx
@@ -15,10 +15,14 @@ import numpy as np
 from ... import capture
 from ...dtypes import bfloat16 as _bf16
 
-from ..base import Backend, int_pow, plain_basic_key
+from ..array import ArrayBackend, int_pow, plain_basic_key
 from ..quiet_numpy import quiet
-from . import batchnorm, dnn, elementwise, fused, gemm, graphs, indexing, lt, memory, pool, recurrent
-from .kernels import c_contiguous, kernel, launch
+from . import cudnn_frontend
+from .kernels import (batch_norm, cross_entropy, elementwise, indexing, layer_norm, max_pool, optimizer,
+                      random, recurrent, softmax)
+from .matmul import cublas, cublaslt, mlp
+from .runtime import graphs, memory
+from .runtime.compile import c_contiguous
 
 _UNARY = {
     "neg": cupy.negative, "exp": cupy.exp, "log": cupy.log, "sqrt": cupy.sqrt, "abs": cupy.abs,
@@ -43,7 +47,7 @@ _HALF = tuple(d for d in (np.dtype(np.float16), _bf16.np) if d is not None)
 # 4096 ones would stop at 2048) to accumulate in float32 and round once, as torch's scatter_add
 _SCATTER_ADD_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.float32, np.float64,
                                                    np.uint32, np.uint64))
-# sums over the rows of at most this many rows run as one cuBLAS product (gemm.column_sums);
+# sums over the rows of at most this many rows run as one cuBLAS product (cublas.column_sums);
 # longer columns keep CuPy's reduction tree, whose rounding error grows more slowly
 _GEMM_SUM_ROWS = 4096
 _GEMM_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -61,8 +65,9 @@ def _dt(dtype):
     return dtype.to_numpy()
 
 
-class CUDABackend(Backend):
+class CUDABackend(ArrayBackend):
     device_type = "cuda"
+    xp = cupy
 
     def __init__(self):
         if cupy.cuda.runtime.getDeviceCount() == 0:
@@ -140,13 +145,7 @@ class CUDABackend(Backend):
         return gen
 
     def _draw(self, name, gen, shape, a, b, dtype):
-        n = math.prod(shape)
-        wide = dtype.name == "float64"
-        with cupy.cuda.Device(gen.device.id):
-            out = cupy.empty(shape, dtype=np.float64 if wide else np.float32)
-            launch(kernel("random.cu", name + ("64" if wide else "32")), n, out, np.int64(n), gen,
-                   (np.float64 if wide else np.float32)(a), (np.float64 if wide else np.float32)(b))
-            launch(kernel("random.cu", "advance"), 1, gen, np.int64(n))
+        out = random.draw(name, gen, shape, a, b, dtype.name == "float64")
         return out if out.dtype == _dt(dtype) else out.astype(_dt(dtype))
 
     def uniform(self, gen, shape, low, high, dtype, device_index=0):
@@ -199,9 +198,6 @@ class CUDABackend(Backend):
             return (logical if a.dtype == np.bool_ else bitwise)(a, b, out=out)
         raise ValueError(f"cuda backend: unknown binary op {op!r}")
 
-    def where(self, cond, a, b):
-        return cupy.where(cond, a, b)
-
     def cast(self, x, dtype):
         target = _dt(dtype)
         if x.dtype.kind == "f" and target.kind == "u":   # wrap around like the CPU, not saturate
@@ -214,7 +210,7 @@ class CUDABackend(Backend):
             return cupy.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
         if (op == "sum" and axes == (0,) and x.ndim == 2 and not keepdims and x.dtype in _GEMM_SUM_DTYPES
                 and 0 < x.shape[0] <= _GEMM_SUM_ROWS and x.shape[1]):
-            return gemm.column_sums(x)      # a Linear layer's bias gradient
+            return cublas.column_sums(x)      # a Linear layer's bias gradient
         return cupy.asarray(_REDUCE[op](x, axis=axes, keepdims=keepdims), dtype=x.dtype)
 
     def arg_reduce(self, op, x, axis, keepdims):
@@ -234,34 +230,16 @@ class CUDABackend(Backend):
     # ---- linear algebra ----------------------------------------------------------------------
     def matmul(self, a, b, out=None):
         if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
-            return gemm.matmul(a, b, out)
+            return cublas.matmul(a, b, out)
         r = cupy.matmul(a, b)
         return r if out is None else cupy.copyto(out, r) or out
 
     # ---- movement ----------------------------------------------------------------------------
-    def reshape(self, x, shape):
-        return x.reshape(shape)
-
-    def permute(self, x, axes):
-        return x.transpose(axes)
-
-    def expand(self, x, shape):
-        return cupy.broadcast_to(x, shape)
-
     def slice(self, x, starts, stops, steps):
         return x[tuple(slice(a, b, c) for a, b, c in zip(starts, stops, steps))]
 
-    def pad(self, x, widths, value):
-        return cupy.pad(x, widths, mode="constant", constant_values=value)
-
-    def concat(self, xs, axis):
-        return cupy.concatenate(xs, axis=axis)
-
     def contiguous(self, x):
         return c_contiguous(x)
-
-    def flip(self, x, axes):
-        return cupy.flip(x, axes).copy()    # a copy, as PyTorch's flip
 
     # ---- indexing ----------------------------------------------------------------------------
     def take(self, x, index, axis):     # (checks_indices is False: the op layer checks them)
@@ -270,9 +248,6 @@ class CUDABackend(Backend):
             if y is not None:
                 return y
         return cupy.take(x, index, axis=axis)
-
-    def gather(self, x, index, axis):
-        return cupy.take_along_axis(x, index, axis=axis)
 
     def scatter_add(self, base, index, src, axis):
         if base.dtype in _SCATTER_ADD_DTYPES:
@@ -293,7 +268,7 @@ class CUDABackend(Backend):
         capture.forbid_sync("nonzero() (its output size depends on the data)")
         return cupy.stack(cupy.nonzero(x), axis=-1).astype(np.int64).reshape(-1, x.ndim)
 
-    # ---- fast paths (fused.py, batchnorm.py, pool.py, ...; signatures as the op layer's)
+    # ---- fast paths (kernels/, matmul/, cudnn_frontend.py; signatures in ../fast_paths.py)
     def fast_lstm_cell_forward(self, gi, hh, c_prev, act, c, tanh_c, h):
         return recurrent.lstm_forward(gi, hh, c_prev, act, c, tanh_c, h)
 
@@ -313,40 +288,40 @@ class CUDABackend(Backend):
         return recurrent.rnn_backward(dh, h, dpre, nonlinearity)
 
     def fast_softmax(self, x, axis):
-        return fused.softmax(x, axis)
+        return softmax.softmax(x, axis)
 
     def fast_log_softmax(self, x, axis):
-        return fused.softmax(x, axis, log=True)
+        return softmax.softmax(x, axis, log=True)
 
     def fast_softmax_backward(self, y, g, axis):
-        return fused.softmax_backward(y, g, axis)
+        return softmax.softmax_backward(y, g, axis)
 
     def fast_log_softmax_backward(self, y, g, axis):
-        return fused.softmax_backward(y, g, axis, log=True)
+        return softmax.softmax_backward(y, g, axis, log=True)
 
     def fast_cross_entropy(self, x, target, ignore_index, mean):
-        return fused.cross_entropy(x, target, ignore_index, mean)
+        return cross_entropy.cross_entropy(x, target, ignore_index, mean)
 
     def fast_cross_entropy_backward(self, x, target, lse, g, count, mean, ignore_index):
-        return fused.cross_entropy_backward(x, target, lse, g, count, mean, ignore_index)
+        return cross_entropy.cross_entropy_backward(x, target, lse, g, count, mean, ignore_index)
 
     def fast_layer_norm(self, x, w, b, n_norm_dims, eps):
-        return fused.layer_norm(x, w, b, n_norm_dims, eps)
+        return layer_norm.layer_norm(x, w, b, n_norm_dims, eps)
 
     def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
-        return fused.layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db)
+        return layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db)
 
     def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps):
-        return batchnorm.batch_norm(x, w, b, rm, rv, training, momentum, eps)
+        return batch_norm.batch_norm(x, w, b, rm, rv, training, momentum, eps)
 
     def fast_batch_norm_backward(self, g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
-        return batchnorm.batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db)
+        return batch_norm.batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db)
 
     def fast_max_pool2d(self, x, k, s, p, d, ho, wo):
-        return pool.max_pool2d(x, k, s, p, d, ho, wo)
+        return max_pool.max_pool2d(x, k, s, p, d, ho, wo)
 
     def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
-        return pool.max_pool2d_backward(gy, idx, h, w, k, s, p, d)
+        return max_pool.max_pool2d_backward(gy, idx, h, w, k, s, p, d)
 
     def fast_basic_view(self, x, key):
         """x[key] by CuPy's basic indexing (a view, 0-d included) for a key of in-range ints and
@@ -371,7 +346,7 @@ class CUDABackend(Backend):
         return indexing.row_sums(idx, g, num_weights)
 
     def fast_relu_backward(self, g, y):
-        return lt.relu_grad(g, y)
+        return cublaslt.relu_grad(g, y)
 
     def fast_sigmoid_backward(self, g, y):
         return elementwise.activation_grad("sigmoid", g, y)
@@ -380,37 +355,37 @@ class CUDABackend(Backend):
         return elementwise.activation_grad("tanh", g, y)
 
     def fast_linear_act(self, x, w, b, act):
-        return lt.linear_act(x, w, b, act)
+        return cublaslt.linear_act(x, w, b, act)
 
     def fast_linear_act_backward(self, g, x, w, aux, act, need_dx, need_dw, need_db):
-        return lt.linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db)
+        return cublaslt.linear_act_backward(g, x, w, aux, act, need_dx, need_dw, need_db)
 
     def fast_mlp(self, x, layers):
-        return lt.mlp(x, layers)
+        return mlp.mlp(x, layers)
 
     def fast_mlp_backward(self, g, layers, saved, need_dx, needs):
-        return lt.mlp_backward(g, layers, saved, need_dx, needs)
+        return mlp.mlp_backward(g, layers, saved, need_dx, needs)
 
     def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):
-        return dnn.conv2d(x, w, b, stride, padding, dilation, groups)
+        return cudnn_frontend.conv2d(x, w, b, stride, padding, dilation, groups)
 
     def fast_conv2d_backward(self, g, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db):
-        return dnn.conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db)
+        return cudnn_frontend.conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db)
 
     def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal):
-        return dnn.sdpa(q, k, v, scale, is_causal)
+        return cudnn_frontend.sdpa(q, k, v, scale, is_causal)
 
     def fast_scaled_dot_product_attention_backward(self, q, k, v, out, dout, stats, scale, is_causal):
-        return dnn.sdpa_backward(q, k, v, out, dout, stats, scale, is_causal)
+        return cudnn_frontend.sdpa_backward(q, k, v, out, dout, stats, scale, is_causal)
 
     def step_graph(self, device_index=0):
         return graphs.StepGraph(device_index)
 
     def fast_adam_step(self, *bufs, **hyper):
-        return fused.adam_step(*bufs, **hyper)
+        return optimizer.adam_step(*bufs, **hyper)
 
     def fast_sgd_step(self, *bufs, **hyper):
-        return fused.sgd_step(*bufs, **hyper)
+        return optimizer.sgd_step(*bufs, **hyper)
 
     # decompositions (ops/linalg_decompositions.py): cupy.linalg, as the NumPy backend's np.linalg
     def fast_linalg_inv(self, a):

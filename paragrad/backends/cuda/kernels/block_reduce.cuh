@@ -1,4 +1,4 @@
-// Block-wide reductions shared by the kernels (#include "block_reduce.cuh": kernels.py pastes
+// Block-wide reductions shared by the kernels (#include "block_reduce.cuh": runtime/compile.py pastes
 // this file in its place). Every thread of the block passes its value and gets the
 // block's result; shm holds one value per warp. The per-warp partials are combined in a fixed
 // order, so a result doesn't depend on timing.

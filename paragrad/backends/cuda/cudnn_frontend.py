@@ -1,0 +1,257 @@
+"""cuDNN through the cuDNN frontend (`import cudnn`): conv2d forward / data gradient / weight
+gradient, and scaled-dot-product attention forward/backward for float16/bfloat16.
+
+Each distinct geometry builds one cuDNN graph once (validate, heuristics, plans) and keeps
+it; a call binds device pointers and runs it on the current stream through a per-stream
+handle. With pg.backends.cudnn.benchmark, a convolution graph builds a plan for every engine
+instead, times each on the GPU once and runs the fastest from then on. Outputs are given
+explicit NCHW / BHLD strides (cuDNN's default output layout for a convolution is NHWC). A case
+cuDNN can't take (integer dtypes, or float32 attention, which it has no kernel for) returns
+None and the op composes primitives instead. A float32 convolution over a map of a few pixels
+is one dense GEMM per direction (matmul/conv_gemm.py) instead of cuDNN.
+"""
+from __future__ import annotations
+
+import math
+
+import cupy
+import numpy as np
+
+from ... import capture
+from .. import cudnn as cudnn_flags
+from . import matmul as flags
+from .matmul import conv_gemm
+from .runtime import timing
+from .runtime.compile import c_contiguous
+
+_graphs: dict = {}
+_handles: dict = {}
+_CONV_DTYPES = ("float32", "float16", "bfloat16")
+_SDPA_DTYPES = ("float16", "bfloat16")
+
+
+def _cudnn():
+    import cudnn
+    return cudnn
+
+
+def _handle():
+    stream = cupy.cuda.get_current_stream().ptr
+    key = (cupy.cuda.runtime.getDevice(), stream)
+    h = _handles.get(key)
+    if h is None:
+        cudnn = _cudnn()
+        h = _handles[key] = cudnn.create_handle()
+        cudnn.set_stream(h, stream)
+    return h
+
+
+def _dt(dtype):
+    cudnn = _cudnn()
+    return {"float32": cudnn.data_type.FLOAT, "float16": cudnn.data_type.HALF,
+            "bfloat16": cudnn.data_type.BFLOAT16}[dtype.name]
+
+
+def _strides(shape):
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= s
+    return out[::-1]
+
+
+def _run(graph, bindings, plan=None):
+    """Execute on the current stream: plan = (index, workspace bytes) that
+    pg.backends.cudnn.benchmark chose, else (None) the heuristic's plan."""
+    pack = {t: buf.data.ptr for t, buf in bindings.items()}
+    if plan is None:
+        ws = cupy.empty(max(graph.get_workspace_size(), 1), dtype=cupy.uint8)
+        graph.execute(pack, ws.data.ptr, handle=_handle())
+    else:   # by index: which plan a plain execute runs after building them all varies by version
+        ws = cupy.empty(max(plan[1], 1), dtype=cupy.uint8)
+        graph.execute_plan_at_index(pack, ws.data.ptr, index=plan[0], handle=_handle())
+
+
+def _build(g, exclude_tf32=False, all_plans=False):
+    """Plan a graph; float32 convolutions stay off TF32 tensor cores unless
+    pg.backends.cuda.matmul.allow_tf32 (one switch for GEMMs and convolutions). all_plans
+    builds every plan the heuristics list (deselected ones excepted), for timing."""
+    cudnn = _cudnn()
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    if all_plans:   # every engine too, with its default knobs (what cudnnFind tries). Measured on
+        # ResNet-18 at 32x32: the heuristics' list lacked the fastest engine for 4 of the 32
+        # conv geometries and directions, which ran up to 37 % faster
+        for engine in range(g.get_engine_count()):
+            try:
+                g.create_execution_plan(engine, {})
+            except Exception:       # noqa: BLE001 - an engine that can't run this graph
+                pass
+        # not the engines cuDNN compiles with NVRTC while building: they took seconds per
+        # geometry (warm-up of the MNIST CNN 0.85 -> 9.1 s, ResNet-18 at 32x32 1.0 -> 5.3 s)
+        # for the same step time
+        g.deselect_behavior_notes([cudnn.behavior_note.RUNTIME_COMPILATION])
+    if exclude_tf32:
+        g.deselect_numeric_notes([cudnn.numerical_note.TENSOR_CORE])
+    g.check_support()
+    if all_plans:
+        g.build_plans(cudnn.build_plan_policy.ALL)
+    else:
+        g.build_plans()
+
+
+def _fastest_plan(g, tensors, dtype, repeats=3):
+    """pg.backends.cudnn.benchmark: time every built plan of g on scratch buffers (tensors:
+    (cuDNN tensor, shape) pairs), GPU time only (timing.gpu_time: the plan runs in a CUDA graph
+    later, and timed from the host a plan shorter than its launch looked as fast as any), and
+    return the fastest as (index, workspace bytes), or None if none ran. Plans that weren't
+    built (deselected) or fail here are skipped. Synchronizes with the device."""
+    bufs = [cupy.zeros(math.prod(shape) * dtype.itemsize, dtype=cupy.uint8) for _, shape in tensors]
+    pack = {t: b.data.ptr for (t, _), b in zip(tensors, bufs)}
+    best = None
+    for i in range(g.get_execution_plan_count()):
+        try:
+            ws_bytes = g.get_workspace_size_plan_at_index(i)
+            ws = cupy.empty(max(ws_bytes, 1), dtype=cupy.uint8)
+            ms = timing.gpu_time(lambda: g.execute_plan_at_index(pack, ws.data.ptr, index=i, handle=_handle()),
+                                 repeats)
+        except Exception:       # noqa: BLE001 - a plan that can't run here is no candidate
+            continue
+        if best is None or ms < best[0]:
+            best = (ms, i, ws_bytes)
+    return None if best is None else best[1:]
+
+
+def _conv_graph(kind, xs, ws, ys, dtype, stride, padding, dilation):
+    """kind: 'fprop' (x, w -> y), 'dgrad' (dy, w -> dx) or 'wgrad' (x, dy -> dw).
+    -> (graph, input tensors, output tensor, plan for _run)."""
+    benchmark = cudnn_flags.benchmark
+    key = (kind, xs, ws, ys, dtype.str, stride, padding, dilation, flags.allow_tf32, benchmark)
+    hit = _graphs.get(key)
+    if hit is not None:
+        return hit
+    cudnn = _cudnn()
+    dt = _dt(dtype)
+    g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
+                      compute_data_type=cudnn.data_type.FLOAT, handle=_handle())
+    conv = dict(pre_padding=[padding[0][0], padding[1][0]], post_padding=[padding[0][1], padding[1][1]],
+                stride=list(stride), dilation=list(dilation), compute_data_type=cudnn.data_type.FLOAT)
+    X = g.tensor(name="x", dim=list(xs), stride=_strides(xs), data_type=dt)
+    W = g.tensor(name="w", dim=list(ws), stride=_strides(ws), data_type=dt)
+    DY = g.tensor(name="dy", dim=list(ys), stride=_strides(ys), data_type=dt)
+    if kind == "fprop":
+        out, ins, shapes = g.conv_fprop(image=X, weight=W, **conv), (X, W), (xs, ws, ys)
+    elif kind == "dgrad":
+        out, ins, shapes = g.conv_dgrad(loss=DY, filter=W, **conv), (DY, W), (ys, ws, xs)
+    else:
+        out, ins, shapes = g.conv_wgrad(image=X, loss=DY, **conv), (X, DY), (xs, ys, ws)
+    out.set_output(True).set_dim(list(shapes[2])).set_stride(_strides(shapes[2])).set_data_type(dt)
+    timed = benchmark and not capture.active()      # (timing can't happen inside a capture)
+    _build(g, exclude_tf32=dtype.name == "float32" and not flags.allow_tf32, all_plans=timed)
+    if benchmark and not timed:     # run the heuristic's plan now; plan and time it next time
+        return capture.keep((g, ins, out, None))
+    plan = _fastest_plan(g, list(zip(ins + (out,), shapes)), dtype) if timed else None
+    hit = _graphs[key] = (g, ins, out, plan)
+    return hit
+
+
+def conv2d(x, w, b, stride, padding, dilation, groups):
+    if x.dtype.name not in _CONV_DTYPES or x.size == 0 or w.size == 0:
+        return None
+    y = conv_gemm.conv2d(x, w, b, stride, padding, dilation, groups)
+    if y is not None:
+        return y
+    n, _, h, wd = x.shape
+    k, _, r, s = w.shape
+    ho = (h + sum(padding[0]) - dilation[0] * (r - 1) - 1) // stride[0] + 1
+    wo = (wd + sum(padding[1]) - dilation[1] * (s - 1) - 1) // stride[1] + 1
+    ys = (n, k, ho, wo)
+    g, (X, W), Y, plan = _conv_graph("fprop", x.shape, w.shape, ys, x.dtype, tuple(stride), padding,
+                                     tuple(dilation))
+    y = cupy.empty(ys, dtype=x.dtype)
+    _run(g, {X: x, W: w, Y: y}, plan)
+    if b is not None:
+        y += b.reshape(1, k, 1, 1)
+    return y
+
+
+def conv2d_backward(gy, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db):
+    if x.dtype.name not in _CONV_DTYPES or x.size == 0 or gy.size == 0:
+        return None
+    key = (tuple(stride), padding, tuple(dilation))
+    dx = dw = db = None
+    by_gemm = conv_gemm.conv2d_backward(gy, x, w, stride, padding, dilation, groups, need_dx, need_dw)
+    if by_gemm is not None:
+        dx, dw = by_gemm
+        need_dx = need_dw = False
+    if need_dx:
+        g, (DY, W), DX, plan = _conv_graph("dgrad", x.shape, w.shape, gy.shape, x.dtype, *key)
+        dx = cupy.empty(x.shape, dtype=x.dtype)
+        _run(g, {DY: gy, W: w, DX: dx}, plan)
+    if need_dw:
+        g, (X, DY), DW, plan = _conv_graph("wgrad", x.shape, w.shape, gy.shape, x.dtype, *key)
+        dw = cupy.empty(w.shape, dtype=w.dtype)
+        _run(g, {X: x, DY: gy, DW: dw}, plan)
+    if need_db:
+        db = gy.sum(axis=(0, 2, 3), dtype=np.float32).astype(gy.dtype)
+    return dx, dw, db
+
+
+def _sdpa_graph(backward, shapes, dtype, scale, causal):
+    key = ("sdpa_bwd" if backward else "sdpa", shapes, dtype.str, scale, causal)
+    hit = _graphs.get(key)
+    if hit is not None:
+        return hit
+    cudnn = _cudnn()
+    dt = _dt(dtype)
+    qs, ks, vs = shapes
+    g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
+                      compute_data_type=cudnn.data_type.FLOAT, handle=_handle())
+    Q = g.tensor(name="q", dim=list(qs), stride=_strides(qs), data_type=dt)
+    K = g.tensor(name="k", dim=list(ks), stride=_strides(ks), data_type=dt)
+    V = g.tensor(name="v", dim=list(vs), stride=_strides(vs), data_type=dt)
+    os_ = qs[:3] + vs[3:]
+    stats_shape = qs[:3] + (1,)
+    if not backward:
+        O, S = g.sdpa(q=Q, k=K, v=V, generate_stats=True, attn_scale=scale, use_causal_mask=causal,
+                      name="sdpa")
+        O.set_output(True).set_dim(list(os_)).set_stride(_strides(os_)).set_data_type(dt)
+        S.set_output(True).set_data_type(cudnn.data_type.FLOAT)
+        _build(g)
+        hit = _graphs[key] = (g, (Q, K, V), (O, S))
+        return hit
+    O = g.tensor(name="o", dim=list(os_), stride=_strides(os_), data_type=dt)
+    dO = g.tensor(name="dO", dim=list(os_), stride=_strides(os_), data_type=dt)
+    S = g.tensor(name="stats", dim=list(stats_shape), stride=_strides(stats_shape),
+                 data_type=cudnn.data_type.FLOAT)
+    dQ, dK, dV = g.sdpa_backward(q=Q, k=K, v=V, o=O, dO=dO, stats=S, attn_scale=scale,
+                                 use_causal_mask=causal, name="sdpa_backward")
+    for t, shape in ((dQ, qs), (dK, ks), (dV, vs)):
+        t.set_output(True).set_dim(list(shape)).set_stride(_strides(shape)).set_data_type(dt)
+    _build(g)
+    hit = _graphs[key] = (g, (Q, K, V, O, dO, S), (dQ, dK, dV))
+    return hit
+
+
+def sdpa(q, k, v, scale, is_causal):
+    """-> (out, stats) or None. cuDNN's causal mask is top-left aligned, as PyTorch's."""
+    if q.dtype.name not in _SDPA_DTYPES or q.shape[2] != k.shape[2] or q.shape[3] != v.shape[3]:
+        return None       # (float32, cross-attention and E != Ev compose instead)
+    g, (Q, K, V), (O, S) = _sdpa_graph(False, (q.shape, k.shape, v.shape), q.dtype, float(scale),
+                                       bool(is_causal))
+    out = cupy.empty(q.shape[:3] + v.shape[3:], dtype=q.dtype)
+    stats = cupy.empty(q.shape[:3] + (1,), dtype=np.float32)
+    _run(g, {Q: q, K: k, V: v, O: out, S: stats})
+    return out, stats
+
+
+def sdpa_backward(q, k, v, out, dout, stats, scale, is_causal):
+    if q.dtype.name not in _SDPA_DTYPES or q.shape[2] != k.shape[2] or q.shape[3] != v.shape[3]:
+        return None
+    g, (Q, K, V, O, dO, S), (dQ, dK, dV) = _sdpa_graph(True, (q.shape, k.shape, v.shape), q.dtype,
+                                                       float(scale), bool(is_causal))
+    dq, dk, dv = cupy.empty_like(q), cupy.empty_like(k), cupy.empty_like(v)
+    _run(g, {Q: q, K: k, V: v, O: c_contiguous(out), dO: dout,
+             S: c_contiguous(stats.astype(np.float32, copy=False)), dQ: dq, dK: dk, dV: dv})
+    return dq, dk, dv

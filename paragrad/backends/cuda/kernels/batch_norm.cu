@@ -1,0 +1,192 @@
+// batch_norm over a C-contiguous input viewed as (N, C, HW): channel c's M = N * HW elements
+// lie in N runs of HW values, C * HW apart.
+//   bn_stats       training: per-channel mean and rstd, and the running-statistics update
+//   bn_eval_stats  eval: mean and rstd copied out of the running statistics
+//   bn_apply       y = (x - mean) * rstd * w + b
+//   bn_bwd_reduce  per-channel sums of g and g * xhat -> db, dw and the two means dx needs
+//   bn_bwd_dx      dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat))   (training)
+//                  dx = w * rstd * g                                       (eval)
+// T is float or double (float16/bfloat16 inputs are cast to float32 by the caller). runtime/compile.py
+// compiles this file with --fmad=false, so each product and sum rounds as in the composite
+// primitives (ops/batchnorm.py) it replaces.
+//
+// Reductions: a channel's elements are split over gridDim.x blocks (blockIdx.y = channel), so
+// that C = 64 channels still fill the GPU. Each block adds its share in double (a few million
+// float32 terms lose nothing) and writes the partial sums; then it takes a ticket from its
+// channel's counter, and the last block of the channel adds the partials in split order and
+// finishes the channel, resetting the counter to 0 for the next launch. No result depends on
+// which block came last, so every result is deterministic. Nothing reads device values on the
+// host: all of it replays inside a CUDA graph.
+//
+// Indices are 32-bit (the caller declines inputs of 2^31 elements or more); n / d is a
+// multiply-high and a shift with host-computed magic numbers (valid for n < 2^31), which keeps
+// the elementwise kernels memory-bound.
+
+typedef unsigned long long u64;        // (NVRTC has no <cstddef> for size_t)
+
+__device__ __forceinline__ unsigned int divide(unsigned int n, unsigned int magic, unsigned int shift) {
+    return (__umulhi(n, magic) + n) >> shift;
+}
+
+#include "block_reduce.cuh"
+
+// The geometry every kernel gets: C, HW and the magic numbers that divide by them.
+struct Geom {
+    unsigned int c, c_magic, c_shift, hw, hw_magic, hw_shift;
+};
+
+// Offset of element j (0 <= j < M) of channel c: n = j / HW, i = j % HW.
+__device__ __forceinline__ u64 channel_offset(unsigned int j, unsigned int c, const Geom& g) {
+    unsigned int n = divide(j, g.hw_magic, g.hw_shift);
+    return ((u64)n * g.c + c) * g.hw + (j - n * g.hw);
+}
+
+// Channel of flat element i: row = i / HW = n * C + c.
+__device__ __forceinline__ unsigned int channel_of(unsigned int i, const Geom& g) {
+    unsigned int row = divide(i, g.hw_magic, g.hw_shift);
+    return row - divide(row, g.c_magic, g.c_shift) * g.c;
+}
+
+// This block's share [lo, hi) of channel blockIdx.y's M elements.
+__device__ __forceinline__ void split_range(unsigned int m, unsigned int* lo, unsigned int* hi) {
+    unsigned int chunk = (m + gridDim.x - 1) / gridDim.x;
+    *lo = min(blockIdx.x * chunk, m);
+    *hi = min(*lo + chunk, m);
+}
+
+// Write this block's two partial sums, take a ticket; true in the channel's last block, whose
+// threads then hold the channel's totals in s1, s2 (added in split order).
+__device__ bool combine(double* s1, double* s2, double* partial, unsigned int* ticket, double* shm) {
+    __shared__ bool last;
+    const unsigned int c = blockIdx.y, splits = gridDim.x;
+    double a = block_sum(*s1, shm), b = block_sum(*s2, shm);
+    if (threadIdx.x == 0) {
+        partial[2 * ((u64)c * splits + blockIdx.x)] = a;
+        partial[2 * ((u64)c * splits + blockIdx.x) + 1] = b;
+        __threadfence();                    // the partials are visible before the ticket says so
+        last = atomicAdd(ticket + c, 1u) == splits - 1;
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+    const volatile double* p = partial + 2 * (u64)c * splits;
+    a = 0.0;
+    b = 0.0;
+    for (unsigned int k = threadIdx.x; k < splits; k += blockDim.x) {
+        a += p[2 * k];
+        b += p[2 * k + 1];
+    }
+    *s1 = block_sum(a, shm);
+    *s2 = block_sum(b, shm);
+    if (threadIdx.x == 0) ticket[c] = 0u;   // ready for the next launch on this stream
+    return true;
+}
+
+// Training statistics. Values are centered on the channel's first element before squaring, so
+// that a mean far from zero (x * 10 + 100) does not cancel the variance away. Writes mean and
+// rstd = 1 / sqrt(var + eps) (biased var), and when rm is given updates in place
+//   rm = rm * (1 - momentum) + mean * momentum,  rv = rv * (1 - momentum) + var * M/(M-1) * momentum
+// with the factors rounded to T on the host, as the composite's Python scalars are.
+template <typename T> __device__ void bn_stats(const T* x, double* partial, unsigned int* ticket,
+                                               T* mean_out, T* rstd_out, T* rm, T* rv, Geom g,
+                                               unsigned int m, T eps, T momentum, T keep, T unbias) {
+    __shared__ double shm[32];
+    const unsigned int c = blockIdx.y;
+    const double shift = (double)x[(u64)c * g.hw];
+    unsigned int lo, hi;
+    split_range(m, &lo, &hi);
+    double s1 = 0.0, s2 = 0.0;
+    for (unsigned int j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+        double d = (double)x[channel_offset(j, c, g)] - shift;
+        s1 += d;
+        s2 += d * d;
+    }
+    if (!combine(&s1, &s2, partial, ticket, shm) || threadIdx.x != 0) return;
+    double md = s1 / m;
+    T mean = (T)(shift + md);
+    T var = (T)fmax(s2 / m - md * md, 0.0);
+    mean_out[c] = mean;
+    rstd_out[c] = rsqrt(var + eps);
+    if (rm) {
+        rm[c] = rm[c] * keep + mean * momentum;
+        rv[c] = rv[c] * keep + (var * unbias) * momentum;
+    }
+}
+
+// Eval: mean and rstd from the running statistics, as copies (those change in place later).
+template <typename T> __device__ void bn_eval_stats(const T* rm, const T* rv, T* mean_out, T* rstd_out,
+                                                    unsigned int c_count, T eps) {
+    unsigned int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= c_count) return;
+    mean_out[c] = rm[c];
+    rstd_out[c] = rsqrt(rv[c] + eps);
+}
+
+// y = (x - mean) * rstd, then * w, then + b (each optional), one thread per element.
+template <typename T> __device__ void bn_apply(const T* x, const T* mean, const T* rstd, const T* w,
+                                               const T* b, T* y, unsigned int total, Geom g) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= total) return;
+    unsigned int c = channel_of(i, g);
+    T h = (x[i] - mean[c]) * rstd[c];
+    if (w) h = h * w[c];
+    if (b) h = h + b[c];
+    y[i] = h;
+}
+
+// Per channel: sg = sum of g, sgx = sum of g * xhat. Writes db = sg and dw = sgx when asked
+// for, and coef = (mean(g), mean(g * xhat)) as (2, C) for the training dx.
+template <typename T> __device__ void bn_bwd_reduce(const T* g, const T* x, const T* mean, const T* rstd,
+                                                    double* partial, unsigned int* ticket, T* dw, T* db,
+                                                    T* coef, Geom geom, unsigned int m) {
+    __shared__ double shm[32];
+    const unsigned int c = blockIdx.y;
+    const double mu = (double)mean[c];
+    unsigned int lo, hi;
+    split_range(m, &lo, &hi);
+    double s1 = 0.0, s2 = 0.0;
+    for (unsigned int j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+        u64 k = channel_offset(j, c, geom);
+        double gv = (double)g[k];
+        s1 += gv;
+        s2 += gv * ((double)x[k] - mu);
+    }
+    if (!combine(&s1, &s2, partial, ticket, shm) || threadIdx.x != 0) return;
+    double sgx = s2 * (double)rstd[c];
+    if (db) db[c] = (T)s1;
+    if (dw) dw[c] = (T)sgx;
+    if (coef) {
+        coef[c] = (T)(s1 / m);
+        coef[geom.c + c] = (T)(sgx / m);
+    }
+}
+
+// dx, one thread per element. coef null: eval mode (the statistics are constants).
+template <typename T> __device__ void bn_bwd_dx(const T* g, const T* x, const T* mean, const T* rstd,
+                                                const T* w, const T* coef, T* dx, unsigned int total,
+                                                Geom geom) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= total) return;
+    unsigned int c = channel_of(i, geom);
+    T scale = w ? rstd[c] * w[c] : rstd[c];
+    if (coef) {
+        T xhat = (x[i] - mean[c]) * rstd[c];
+        dx[i] = ((g[i] - xhat * coef[geom.c + c]) - coef[c]) * scale;
+    } else {
+        dx[i] = g[i] * scale;
+    }
+}
+
+// The geometry travels as six plain unsigned ints (C, its magic and shift, HW, its magic and
+// shift): CuPy passes scalars, not structs.
+#define GEOM unsigned int c_, unsigned int cm_, unsigned int cs_, unsigned int hw_, unsigned int hwm_, unsigned int hws_
+#define G Geom{c_, cm_, cs_, hw_, hwm_, hws_}
+#define BN(T, S) \
+extern "C" __global__ void bn_stats_##S(const T* x, double* partial, unsigned int* ticket, T* mean, T* rstd, T* rm, T* rv, GEOM, unsigned int m, T eps, T momentum, T keep, T unbias) { bn_stats<T>(x, partial, ticket, mean, rstd, rm, rv, G, m, eps, momentum, keep, unbias); } \
+extern "C" __global__ void bn_eval_stats_##S(const T* rm, const T* rv, T* mean, T* rstd, unsigned int c, T eps) { bn_eval_stats<T>(rm, rv, mean, rstd, c, eps); } \
+extern "C" __global__ void bn_apply_##S(const T* x, const T* mean, const T* rstd, const T* w, const T* b, T* y, unsigned int total, GEOM) { bn_apply<T>(x, mean, rstd, w, b, y, total, G); } \
+extern "C" __global__ void bn_bwd_reduce_##S(const T* g, const T* x, const T* mean, const T* rstd, double* partial, unsigned int* ticket, T* dw, T* db, T* coef, GEOM, unsigned int m) { bn_bwd_reduce<T>(g, x, mean, rstd, partial, ticket, dw, db, coef, G, m); } \
+extern "C" __global__ void bn_bwd_dx_##S(const T* g, const T* x, const T* mean, const T* rstd, const T* w, const T* coef, T* dx, unsigned int total, GEOM) { bn_bwd_dx<T>(g, x, mean, rstd, w, coef, dx, total, G); }
+
+BN(float, f32)
+BN(double, f64)

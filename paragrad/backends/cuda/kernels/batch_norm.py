@@ -1,0 +1,167 @@
+"""The CUDA backend's batch_norm fast path (batch_norm.cu): the forward in two launches
+(statistics with the running-statistics update, then the normalization) and the backward in two
+(per-channel sums, then dx), where the composite in ops/batchnorm.py launches about fifteen.
+Nothing here reads a device value on the host, so it all runs inside a pg.jit capture.
+
+The input is C-contiguous (N, C, *), viewed as (N, C, HW). float16/bfloat16 compute in float32
+(cast in and out, as the composite does); mean and rstd come back as (1, C, 1, ...) in that
+compute dtype, the composite's layout, so either backward can read either forward's."""
+from __future__ import annotations
+
+import functools
+import math
+
+import cupy
+import numpy as np
+
+from ..runtime import memory
+from ..runtime.compile import c_contiguous, kernel
+
+_BLOCK = 256
+_MIN_SHARE = 4096        # fewest elements a reduction block takes (16 a thread); fewer is overhead
+_MAX_SPLITS = 1024
+_LIMIT = 2 ** 31         # the kernels index with 32-bit unsigned ints (and divide below 2^31)
+_MAX_C = 65535           # channels run along gridDim.y
+_SUFFIX = {"float32": "f32", "float64": "f64"}
+_HALF = ("float16", "bfloat16")
+_NULL = np.uint64(0)
+
+
+def _kernel_dtype(x):
+    """The kernels' float type for x, or None for a dtype they don't take."""
+    if x.dtype.name in _SUFFIX:
+        return x.dtype
+    return np.dtype(np.float32) if x.dtype.name in _HALF else None
+
+
+def _fits(x):
+    return (_kernel_dtype(x) is not None and 0 < x.size < _LIMIT and x.ndim >= 2
+            and x.shape[1] <= _MAX_C)
+
+
+def _divider(d):
+    """(magic, shift) with n // d == (umulhi(n, magic) + n) >> shift for 0 <= n < 2**31 and
+    1 <= d < 2**31 (Granlund and Montgomery's method, as PyTorch's IntDivider): the kernels'
+    channel-of-element arithmetic without a hardware divide."""
+    shift = (d - 1).bit_length()                 # the least s with 2**s >= d
+    magic = (1 << 32) * ((1 << shift) - d) // d + 1
+    return np.uint32(magic), np.uint32(shift)
+
+
+@functools.lru_cache(maxsize=256)
+def _geom(c, hw):
+    """The kernels' six geometry arguments: C, its divider, HW, its divider."""
+    return (np.uint32(c), *_divider(c), np.uint32(hw), *_divider(hw))
+
+
+_sm_counts: dict = {}
+
+
+def _splits(m, c):
+    """Blocks per channel for a reduction over its m elements: 32 blocks per SM in all (64
+    channels alone would leave most of an H100 idle; several waves of blocks keep the last,
+    partial wave short), but none with fewer than _MIN_SHARE elements."""
+    dev = cupy.cuda.runtime.getDevice()
+    sms = _sm_counts.get(dev)
+    if sms is None:
+        sms = _sm_counts[dev] = cupy.cuda.Device(dev).attributes["MultiProcessorCount"]
+    want = -(-32 * sms // c)
+    return max(1, min(want, -(-m // _MIN_SHARE), _MAX_SPLITS))
+
+
+_tickets: dict = {}
+_retired: list = []
+
+
+def _tickets_for(c):
+    """Per-channel last-block counters for the current device and stream, all 0 between
+    launches (each reduction resets the ones it used); launches on one stream run in order, so
+    they share them. An outgrown buffer is retired, never freed: a captured graph may use it."""
+    key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
+    t = _tickets.get(key)
+    if t is None or t.size < c:
+        if t is not None:
+            _retired.append(t)
+        size = max(1024, 1 << (c - 1).bit_length())
+        t = _tickets[key] = memory.upload(np.zeros(size, dtype=np.uint32))  # (safe in a capture)
+    return t
+
+
+def _ptr(a):
+    return _NULL if a is None else a
+
+
+def _flat(a, kd):
+    """a as a C-contiguous 1-D buffer of kd (a itself when it already is one)."""
+    return None if a is None else c_contiguous(a.astype(kd, copy=False)).reshape(-1)
+
+
+def _dims(x):
+    """(C, M = N * HW) and the geometry arguments."""
+    c, hw = x.shape[1], math.prod(x.shape[2:])
+    return c, x.shape[0] * hw, _geom(c, hw)
+
+
+def batch_norm(x, w, b, rm, rv, training, momentum, eps):
+    """-> (y, mean, rstd), or None to decline. In training with rm/rv given, updates them in
+    place: r = r * (1 - momentum) + stat * momentum, with the unbiased batch variance; a running
+    buffer that isn't contiguous of the compute dtype is updated through a working copy."""
+    if not _fits(x) or (training and x.size // x.shape[1] < 2):
+        return None
+    kd = _kernel_dtype(x)
+    sfx = _SUFFIX[kd.name]
+    c, m, geom = _dims(x)
+    xk = c_contiguous(x.astype(kd, copy=False))
+    mean, rstd = cupy.empty(c, dtype=kd), cupy.empty(c, dtype=kd)
+    if training:
+        work = [None, None] if rm is None else [
+            r if r.dtype == kd and r.flags.c_contiguous else c_contiguous(r.astype(kd))
+            for r in (rm, rv)]
+        splits = _splits(m, c)
+        partial = cupy.empty(2 * c * splits, dtype=np.float64)
+        kernel("kernels/batch_norm.cu", f"bn_stats_{sfx}")((splits, c), (_BLOCK,), (
+            xk, partial, _tickets_for(c), mean, rstd, _ptr(work[0]), _ptr(work[1]), *geom,
+            np.uint32(m), kd.type(eps), kd.type(momentum), kd.type(1.0 - momentum),
+            kd.type(m / (m - 1))))
+        if rm is not None:
+            for r, wk in zip((rm, rv), work):
+                if wk is not r:
+                    cupy.copyto(r, wk, casting="unsafe")
+    else:                       # copies: the running buffers change in place later
+        kernel("kernels/batch_norm.cu", f"bn_eval_stats_{sfx}")((-(-c // _BLOCK),), (_BLOCK,), (
+            _flat(rm, kd), _flat(rv, kd), mean, rstd, np.uint32(c), kd.type(eps)))
+    y = cupy.empty_like(xk)
+    kernel("kernels/batch_norm.cu", f"bn_apply_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (
+        xk, mean, rstd, _ptr(_flat(w, kd)), _ptr(_flat(b, kd)), y, np.uint32(x.size), *geom))
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    return y.astype(x.dtype, copy=False), mean.reshape(shape), rstd.reshape(shape)
+
+
+def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
+    """-> (dx, dw, db), each None unless needed, or None to decline. Training:
+    dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat)); eval: dx = w * rstd * g;
+    dw = sum of g * xhat, db = sum of g (per channel)."""
+    if not _fits(x):
+        return None
+    kd = _kernel_dtype(x)
+    sfx = _SUFFIX[kd.name]
+    c, m, geom = _dims(x)
+    xk = c_contiguous(x.astype(kd, copy=False))
+    gk = c_contiguous(g.astype(kd, copy=False))
+    m1, r1 = _flat(mean, kd), _flat(rstd, kd)
+    dw = cupy.empty(c, dtype=kd) if need_dw else None
+    db = cupy.empty(c, dtype=kd) if need_db else None
+    coef = cupy.empty(2 * c, dtype=kd) if training and need_dx else None    # (mean(g), mean(g*xhat))
+    if dw is not None or db is not None or coef is not None:
+        splits = _splits(m, c)
+        partial = cupy.empty(2 * c * splits, dtype=np.float64)
+        kernel("kernels/batch_norm.cu", f"bn_bwd_reduce_{sfx}")((splits, c), (_BLOCK,), (
+            gk, xk, m1, r1, partial, _tickets_for(c), _ptr(dw), _ptr(db), _ptr(coef), *geom,
+            np.uint32(m)))
+    dx = None
+    if need_dx:
+        dx = cupy.empty_like(xk)
+        kernel("kernels/batch_norm.cu", f"bn_bwd_dx_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (
+            gk, xk, m1, r1, _ptr(_flat(w, kd)), _ptr(coef), dx, np.uint32(x.size), *geom))
+    out = lambda d: None if d is None else d.astype(x.dtype, copy=False)  # noqa: E731
+    return out(dx), out(dw), out(db)

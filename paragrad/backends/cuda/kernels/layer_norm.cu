@@ -1,0 +1,102 @@
+// layer_norm forward and backward over the rows of a (rows, cols) contiguous matrix: one
+// block per row for the per-row part, and the weight and bias gradients as column sums
+// (blocks over strips of 32 columns and chunks of rows).
+// T is float or double; accumulation is in the same type (float32 rows are short enough).
+
+#include "block_reduce.cuh"
+
+// y = (x - mean) * rstd * w + b over each row; saves mean and rstd per row
+template <typename T> __device__ void ln_fwd(const T* x, const T* w, const T* b, T* y, T* mean_out,
+                                             T* rstd_out, long long cols, T eps) {
+    __shared__ T shm[32];
+    const T* xr = x + blockIdx.x * cols;
+    T* yr = y + blockIdx.x * cols;
+    T s = T(0);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) s += xr[j];
+    T mean = block_sum(s, shm) / T(cols);
+    T v = T(0);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) { T d = xr[j] - mean; v += d * d; }
+    T rstd = T(1) / sqrt(block_sum(v, shm) / T(cols) + eps);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) {
+        T h = (xr[j] - mean) * rstd;
+        yr[j] = h * (w ? w[j] : T(1)) + (b ? b[j] : T(0));
+    }
+    if (threadIdx.x == 0) { mean_out[blockIdx.x] = mean; rstd_out[blockIdx.x] = rstd; }
+}
+
+// dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w
+template <typename T> __device__ void ln_bwd(const T* g, const T* x, const T* w, const T* mean,
+                                             const T* rstd, T* dx, long long cols) {
+    __shared__ T shm[32];
+    const T* gr = g + blockIdx.x * cols;
+    const T* xr = x + blockIdx.x * cols;
+    T* dr = dx + blockIdx.x * cols;
+    T mu = mean[blockIdx.x], r = rstd[blockIdx.x];
+    T a = T(0), c = T(0);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) {
+        T gw = gr[j] * (w ? w[j] : T(1));
+        a += gw;
+        c += gw * (xr[j] - mu) * r;
+    }
+    a = block_sum(a, shm) / T(cols);
+    c = block_sum(c, shm) / T(cols);
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) {
+        T gw = gr[j] * (w ? w[j] : T(1));
+        dr[j] = r * (gw - a - (xr[j] - mu) * r * c);
+    }
+}
+
+// layer_norm's dw = sum over rows of g * xhat, db = sum of g, for (rows, cols) g and x.
+// Grid (column strips of 32, row chunks), block (32, 8): each block sums its chunk for its 32
+// columns, in a fixed order. With one chunk it writes dw and db; with several it writes
+// partials (2, chunks, cols) and the last block to finish (a ticket counter, reset by that
+// block for the next launch) adds the chunks in order, so the result is deterministic.
+template <typename T> __device__ void ln_bwd_params(const T* g, const T* x, const T* mean, const T* rstd,
+                                                    T* part, T* dw, T* db, unsigned int* ticket,
+                                                    long long rows, long long cols, long long chunk) {
+    __shared__ T sw[8][33], sb[8][33];
+    __shared__ bool last;
+    int tx = threadIdx.x, ty = threadIdx.y;
+    long long c = blockIdx.x * 32LL + tx;
+    long long r0 = blockIdx.y * chunk, r1 = min(rows, r0 + chunk);
+    T aw = T(0), ab = T(0);
+    if (c < cols)
+        for (long long r = r0 + ty; r < r1; r += 8) {
+            T gv = g[r * cols + c];
+            aw += gv * ((x[r * cols + c] - mean[r]) * rstd[r]);
+            ab += gv;
+        }
+    sw[ty][tx] = aw;
+    sb[ty][tx] = ab;
+    __syncthreads();
+    int chunks = gridDim.y;
+    if (ty == 0 && c < cols) {
+        T w = T(0), b = T(0);
+        for (int k = 0; k < 8; k++) { w += sw[k][tx]; b += sb[k][tx]; }
+        if (chunks == 1) { dw[c] = w; db[c] = b; }
+        else { part[blockIdx.y * cols + c] = w; part[(chunks + blockIdx.y) * cols + c] = b; }
+    }
+    if (chunks == 1) return;
+    __threadfence();                        // the partials are visible before the ticket says so
+    __syncthreads();
+    if (tx == 0 && ty == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const volatile T* vp = part;
+    for (long long j = ty * 32LL + tx; j < cols; j += 256) {
+        T w = T(0), b = T(0);
+        for (int k = 0; k < chunks; k++) { w += vp[k * cols + j]; b += vp[(chunks + k) * cols + j]; }
+        dw[j] = w;
+        db[j] = b;
+    }
+    if (tx == 0 && ty == 0) *ticket = 0u;
+}
+
+#define LAYER_NORM(T, S) \
+extern "C" __global__ void ln_fwd_##S(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, long long cols, T eps) { ln_fwd<T>(x, w, b, y, mean, rstd, cols, eps); } \
+extern "C" __global__ void ln_bwd_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, long long cols) { ln_bwd<T>(g, x, w, mean, rstd, dx, cols); } \
+extern "C" __global__ void ln_bwd_params_##S(const T* g, const T* x, const T* mean, const T* rstd, T* part, T* dw, T* db, unsigned int* ticket, long long rows, long long cols, long long chunk) { ln_bwd_params<T>(g, x, mean, rstd, part, dw, db, ticket, rows, cols, chunk); }
+
+LAYER_NORM(float, f32)
+LAYER_NORM(double, f64)

@@ -1,0 +1,70 @@
+"""layer_norm forward and backward (layer_norm.cu): the per-row kernels and the weight and
+bias gradients as one column-sum launch; the CUDA backend's layer_norm fast paths."""
+from __future__ import annotations
+
+import math
+
+import cupy
+import numpy as np
+
+from ..runtime.compile import c_contiguous, kernel
+from .rows import BLOCK, NULL, SUFFIX, kernel_dtype, ticket
+
+
+def layer_norm(x, w, b, n_norm_dims, eps):
+    kd = kernel_dtype(x)
+    cols = math.prod(x.shape[x.ndim - n_norm_dims:])
+    x2 = c_contiguous(x.astype(kd, copy=False)).reshape(-1, cols)
+    rows = x2.shape[0]
+    y = cupy.empty_like(x2)
+    mean = cupy.empty(rows, dtype=kd)
+    rstd = cupy.empty(rows, dtype=kd)
+    wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
+    bk = c_contiguous(b.astype(kd, copy=False)).reshape(-1) if b is not None else None
+    if rows:
+        kernel("kernels/layer_norm.cu", f"ln_fwd_{SUFFIX[kd]}")((rows,), (BLOCK,), (
+            x2, wk if wk is not None else NULL, bk if bk is not None else NULL, y, mean, rstd,
+            np.int64(cols), kd.type(eps)))
+    lead = x.shape[:x.ndim - n_norm_dims] + (1,) * n_norm_dims
+    return y.reshape(x.shape).astype(x.dtype, copy=False), mean.reshape(lead), rstd.reshape(lead)
+
+
+def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
+    kd = kernel_dtype(x)
+    cols = math.prod(x.shape[x.ndim - n_norm_dims:])
+    x2 = c_contiguous(x.astype(kd, copy=False)).reshape(-1, cols)        # (rows, cols)
+    g2 = c_contiguous(g.astype(kd, copy=False)).reshape(-1, cols)
+    rows = x2.shape[0]
+    wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
+    m1, r1 = mean.astype(kd, copy=False).reshape(-1), rstd.astype(kd, copy=False).reshape(-1)
+    dx = cupy.empty_like(x2)
+    if rows:
+        kernel("kernels/layer_norm.cu", f"ln_bwd_{SUFFIX[kd]}")((rows,), (BLOCK,), (
+            g2, x2, wk if wk is not None else NULL, m1, r1, dx, np.int64(cols)))
+    norm_shape = x.shape[x.ndim - n_norm_dims:]
+    dw = db = None
+    if need_dw or need_db:
+        dw, db = _layer_norm_params_backward(g2, x2, m1, r1, kd)
+        dw, db = dw.reshape(norm_shape).astype(x.dtype, copy=False), db.reshape(norm_shape).astype(x.dtype, copy=False)
+    return dx.reshape(x.shape).astype(x.dtype, copy=False), (dw if need_dw else None), (db if need_db else None)
+
+
+_PARAM_BLOCKS = 264     # about two blocks per SM of an H100: chunks of rows until the grid has that many
+
+
+def _layer_norm_params_backward(g2, x2, m1, r1, kd):
+    """(dw, db) (cols,): the column sums of g * xhat and of g over (rows, cols), one launch."""
+    rows, cols = x2.shape
+    dw, db = cupy.empty(cols, kd), cupy.empty(cols, kd)
+    if not rows:
+        dw.fill(0)
+        db.fill(0)
+        return dw, db
+    strips = (cols + 31) // 32
+    chunks = max(1, min((rows + 31) // 32, _PARAM_BLOCKS // strips))
+    chunk = (rows + chunks - 1) // chunks
+    chunks = (rows + chunk - 1) // chunk
+    part = cupy.empty((2, chunks, cols), kd) if chunks > 1 else NULL
+    kernel("kernels/layer_norm.cu", f"ln_bwd_params_{SUFFIX[kd]}")((strips, chunks), (32, 8), (
+        g2, x2, m1, r1, part, dw, db, ticket(), np.int64(rows), np.int64(cols), np.int64(chunk)))
+    return dw, db

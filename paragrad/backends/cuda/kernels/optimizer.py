@@ -1,0 +1,74 @@
+"""Multi-tensor optimizer updates (optimizer.cu): Adam/AdamW and SGD over a whole param group
+in one launch, reading lr and the step counts on the device so a captured step replays."""
+from __future__ import annotations
+
+import numpy as np
+
+from .... import capture
+from ..runtime import memory
+from ..runtime.compile import kernel
+from .rows import BLOCK, ticket
+
+_CHUNK = 2048           # must equal CHUNK in optimizer.cu: ~8 elements a thread, enough blocks to fill the GPU
+_tables = {}
+_SLOTS = 6             # must equal SLOTS in optimizer.cu: (w, g, m, v, vmax, step)
+
+
+def _table(bufs_per_tensor):
+    """Device arrays (ptrs, sizes, chunk_tensor, chunk_start) for these tensors, cached by the
+    addresses (stable across steps once gradients are reused, as under pg.jit); a table a
+    captured graph reads lives as long as the graph."""
+    key = tuple(tuple(int(b.data.ptr) if b is not None else 0 for b in bufs) for bufs in bufs_per_tensor)
+    t = _tables.get(key)
+    if t is None:
+        ptrs = np.array(key, dtype=np.uint64).reshape(-1)
+        sizes = np.array([bufs[0].size for bufs in bufs_per_tensor], dtype=np.int64)
+        ct, cs = [], []
+        for i, n in enumerate(sizes):
+            for s in range(0, int(n), _CHUNK):
+                ct.append(i)
+                cs.append(s)
+        t = (memory.upload(ptrs), memory.upload(sizes), memory.upload(np.array(ct, np.int32)),
+             memory.upload(np.array(cs, np.int64)), len(ct))
+        if len(_tables) > 64:
+            _tables.clear()
+        _tables[key] = t
+    return capture.keep(t)
+
+
+def _fusable(*lists):
+    return all(b is None or (b.dtype == np.float32 and b.flags.c_contiguous) for bufs in lists for b in bufs)
+
+
+def adam_step(ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_decay,
+              decoupled, amsgrad, maximize):
+    """All parameters of a group in one launch. steps: float32 0-d device buffers (each
+    advanced by one), lr: a float64 0-d device buffer. Returns False (and does nothing) when a
+    buffer is not contiguous float32, so the caller composes instead."""
+    if not _fusable(ws, gs, ms, vs, vmaxs, steps):
+        return False
+    ptrs, sizes, ct, cs, nchunks = _table(list(zip(ws, gs, ms, vs, vmaxs, steps)))
+    if nchunks:
+        kernel("kernels/optimizer.cu", "adam_f32")((nchunks,), (BLOCK,), (
+            ptrs, sizes, ct, cs, np.int32(len(ws)), lr, np.float64(beta1), np.float64(beta2),
+            np.float64(eps), np.float64(weight_decay), np.int32(decoupled), np.int32(amsgrad),
+            np.int32(maximize), ticket()))
+    return True
+
+
+def sgd_step(ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """SGD (momentum, dampening, nesterov, weight decay) for a whole group in one launch per
+    first/later-step split; lr a float64 0-d device buffer. False when it can't take these
+    buffers."""
+    if not _fusable(ws, gs, [b for b in bufs if b is not None]):
+        return False
+    split = {}
+    for i, f in enumerate(firsts):
+        split.setdefault(bool(f), []).append(i)
+    for first, idx in split.items():
+        ptrs, sizes, ct, cs, nchunks = _table([(ws[i], gs[i], bufs[i], None, None, None) for i in idx])
+        if nchunks:
+            kernel("kernels/optimizer.cu", "sgd_f32")((nchunks,), (BLOCK,), (
+                ptrs, sizes, ct, cs, lr, np.float32(momentum), np.float32(1 - dampening),
+                np.float32(weight_decay), np.int32(nesterov), np.int32(maximize), np.int32(first)))
+    return True

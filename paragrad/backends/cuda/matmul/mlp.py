@@ -1,0 +1,178 @@
+"""A chain of Linear layers as one op (the `mlp` fast path): each layer's activation derivative
+and bias gradient fused into the epilogue of the GEMM above it, the weight gradients on a side
+stream, and per chain geometry a timed choice between cuBLASLt's GEMMs (cublaslt.py) and
+small_gemm's for batches of at most 64 rows.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import cupy
+
+from nvmath.linalg.advanced import MatmulEpilog as E
+
+from .... import capture
+from ..runtime import machine_cache, timing
+from ..runtime.compile import c_contiguous
+from . import cublas, small_gemm
+from .cublaslt import gelu_tanh_grad, owned, relu_grad, run, supported, zeros
+
+
+# per activation: the forward epilogue, its aux output's name, the backward epilogue that reads it
+_CHAIN = {"relu": (E.RELU_AUX_BIAS, "relu_aux", E.DRELU_BGRAD),
+          "gelu_tanh": (E.GELU_AUX_BIAS, "gelu_aux", E.DGELU_BGRAD)}
+
+
+def mlp(x, layers):
+    """A chain of Linear layers, each followed by ReLU, GELU (tanh) or nothing: layers =
+    [(w, b, act)], act in (None, "relu", "gelu_tanh"). -> (y, saved) where saved holds each
+    layer's input and its activation aux (RELU_AUX_BIAS bitmask, GELU_AUX_BIAS pre-activation,
+    both padded by cuBLASLt and kept whole), the inputs of the backward's DRELU/DGELU_BGRAD
+    epilogue; for the top layer, whose activation's derivative is elementwise, its output
+    (relu) or pre-activation (gelu) as an (N, out) view. None (decline) for unsupported
+    dtypes, and for a GELU layer feeding a layer of one output (cuBLASLt has no DGELU GEMM
+    with K = 1). Batches of at most 64 rows may run small_gemm's kernels instead (same
+    epilogues, y / z as the aux), when timing says they are faster for this chain."""
+    if not supported(x) or any(a == "gelu_tanh" and w.shape[0] == 1 for (_, _, a), (w, _, _)
+                               in zip(layers, layers[1:])):
+        return None
+    h = c_contiguous(x).reshape(-1, x.shape[-1])
+    small = _small_chain(h, layers)
+    h, saved = (_forward_small if small else _forward_lt)(h, layers)
+    return h.reshape(x.shape[:-1] + (h.shape[-1],)), _Saved(small, saved)
+
+
+class _Saved(NamedTuple):
+    """What mlp() keeps for mlp_backward: which GEMMs ran (small_gemm's or cuBLASLt's, whose
+    activation aux formats differ) and per layer (its input, its activation aux)."""
+    small: bool
+    layers: list
+
+
+def _forward_small(h, layers):
+    saved = []
+    for w, b, act in layers:
+        y, aux = small_gemm.linear_act(h, w, b if b is not None else zeros(w.shape[0], h.dtype), act)
+        saved.append((h, aux))
+        h = y
+    return h, saved
+
+
+def _forward_lt(h, layers):
+    saved = []
+    for i, (w, b, act) in enumerate(layers):
+        bias = {"bias": b if b is not None else zeros(w.shape[0], h.dtype)}
+        top = i == len(layers) - 1
+        if act is None:
+            r, aux = run(E.BIAS, w, h.T, bias), None
+        elif top and act == "relu":     # no layer above to fuse dReLU into: keep y for it
+            r = run(E.RELU_BIAS, w, h.T, bias)
+            aux = r.T
+        else:
+            epilog, name, _ = _CHAIN[act]
+            r, extra = run(epilog, w, h.T, bias)
+            aux = extra[name][:w.shape[0]].T if top else extra[name]    # top: (N, out) z
+        saved.append((h, aux))
+        h = r.T
+    return h, saved
+
+
+_chain_choice = {}
+
+
+def _small_chain(h, layers):
+    """Whether this chain's GEMMs are small_gemm's: decided once per geometry and machine (kept
+    in the machine cache) by timing both implementations' forward and backward (inside a
+    capture, where nothing can be timed, an undecided chain takes small_gemm's)."""
+    if not all(small_gemm.supported(h, w) for w, _, _ in layers):
+        return False
+    key = (h.shape, tuple((w.shape, b is not None, act) for w, b, act in layers), cupy.cuda.runtime.getDevice())
+    choice = _chain_choice.get(key)
+    if choice is None:
+        name = f"small_gemm chain {key[:2]}"
+        choice = machine_cache.choices.get(name)
+        if choice is None:
+            if capture.active():
+                return True
+            choice = timing.gpu_time(lambda: _step(h, layers, True)) < timing.gpu_time(
+                lambda: _step(h, layers, False))
+            machine_cache.choices.put(name, choice)
+        _chain_choice[key] = choice
+    return choice
+
+
+def _step(h, layers, small):
+    y, saved = (_forward_small if small else _forward_lt)(h, layers)
+    needs = [(True, b is not None) for _, b, _ in layers]
+    mlp_backward(cupy.ones_like(y), layers, _Saved(small, saved), False, needs)
+
+
+_side_streams = {}
+
+
+def _side_stream(main):
+    """A second stream for work that may overlap `main` (one per device and main stream)."""
+    key = (cupy.cuda.runtime.getDevice(), main.ptr)
+    side = _side_streams.get(key)
+    if side is None:
+        side = _side_streams[key] = cupy.cuda.Stream(non_blocking=True)
+    return side
+
+
+def mlp_backward(g, layers, saved, need_dx, needs):
+    """Gradients of mlp(): each layer's weight gradient is one GEMM (with the bias gradient
+    fused as BGRADB for the last layer), and the gradient flowing into an activated layer is one
+    GEMM whose DRELU_BGRAD / DGELU_BGRAD epilogue applies the activation's derivative and sums
+    that layer's bias gradient. -> (dx or None, [(dw or None, db or None) per layer]).
+
+    The weight-gradient GEMMs run on a side stream: only the chain of data-gradient GEMMs is
+    on the critical path, and small GEMMs leave most of the GPU idle, so the two overlap (in a
+    captured graph they become parallel branches)."""
+    main = cupy.cuda.get_current_stream()
+    side = _side_stream(main)
+    small, saved = saved
+    dz = c_contiguous(g).reshape(-1, g.shape[-1])
+    top = layers[-1][2]
+    if top is not None:     # the top layer's activation: elementwise, from its y (relu) or z (gelu)
+        dz = (relu_grad if top == "relu" else gelu_tanh_grad)(dz, saved[-1][1])
+    out = [None] * len(layers)
+    read_by_side = []       # buffers the side stream reads: alive until it has joined main again
+    db_known = None
+    dx = None
+    for i in range(len(layers) - 1, -1, -1):
+        w, b, _ = layers[i]
+        x_i = saved[i][0]
+        need_dw, need_db = needs[i]
+        ready, dz_i, db_i = main.record(), dz, db_known     # layer i's output gradient (and bias grad)
+        # the data gradient is launched before the weight gradient that runs beside it: it is the
+        # critical path, and a graph launches the branch created first first (the other order let
+        # the weight-gradient GEMM take every SM and stretched a data-gradient kernel 15 -> 28 us)
+        if i > 0 and small:
+            dz, db_known = small_gemm.data_grad(dz, w, layers[i - 1][2], saved[i - 1][1])
+        elif i > 0:
+            below = layers[i - 1][2]
+            if below is not None:     # fuse the lower layer's activation derivative and bias grad
+                _, name, epilog = _CHAIN[below]
+                r, extra = run(epilog, w.T, dz.T, {name: saved[i - 1][1]})
+                dz, db_known = r.T, extra[epilog.name.lower()]
+            else:
+                dz, db_known = cublas.matmul(dz, w), None
+        elif need_dx:
+            dx = small_gemm.data_grad(dz, w)[0] if small else cublas.matmul(dz, w)
+        side.wait_event(ready)
+        read_by_side.append(dz_i)
+        with side:
+            out[i] = _weight_grads(x_i, dz_i, db_i, need_dw, need_db)
+    main.wait_event(side.record())
+    return dx, out
+
+
+def _weight_grads(x, dz, db_known, need_dw, need_db):
+    """(dW, db) of one layer from its input x (N, in) and output gradient dz (N, out); db_known
+    is its bias gradient if the GEMM below already summed it."""
+    if need_db and db_known is None and need_dw:
+        r, extra = run(E.BGRADB, x.T, dz)
+        return owned(r.T), owned(extra["bgradb"].reshape(-1))
+    dw = owned(run(None, x.T, dz).T) if need_dw else None
+    db = (owned(db_known.reshape(-1)) if db_known is not None else dz.sum(0)) if need_db else None
+    return dw, db

@@ -1,0 +1,164 @@
+"""The one NVRTC loader: the CUDA backend's .cu files (kernels/*.cu, matmul/small_gemm.cu),
+compiled once per machine (CuPy keeps the binaries on disk, keyed by the source text and
+options, so moving a file recompiles nothing), loaded once per process, and launched.
+
+Sources are named by their path under backends/cuda/ ("kernels/softmax.cu"); an
+`#include "block_reduce.cuh"` is replaced by kernels/block_reduce.cuh's text.
+
+A launch goes through the driver's cuLaunchKernel (cuda-python, which nvmath-python brings)
+with the arguments written into C values packed once per kernel and argument types. CuPy's
+kernel call converts every argument anew: about 1 us more host time per launch
+(bench/cuda_launch.py on an H100 host: 6.85 against 7.90 us for one kernel). Arguments of a
+type the packing doesn't know, a machine without cuda-python, or PARAGRAD_CUDA_LAUNCH=cupy
+take CuPy's call.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+
+import cupy
+import numpy as np
+
+_LAUNCH = os.environ.get("PARAGRAD_CUDA_LAUNCH", "driver")
+if _LAUNCH not in ("driver", "cupy"):
+    raise RuntimeError(f"PARAGRAD_CUDA_LAUNCH must be 'driver' or 'cupy', got {_LAUNCH!r}")
+
+
+def _driver_module():
+    """cuda-python's driver bindings, or None: asked not to, or not installed (then every
+    launch is CuPy's)."""
+    if _LAUNCH != "driver":
+        return None
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        return None
+    return driver
+
+
+_driver = _driver_module()
+_SUCCESS = _driver.CUresult.CUDA_SUCCESS if _driver is not None else None
+
+_modules = {}
+_instances = {}       # (source, kernel name or template instantiation, device) -> Kernel
+_device = cupy.cuda.runtime.getDevice       # (a loaded function belongs to one device)
+_DIR = Path(__file__).parent.parent             # backends/cuda/: sources are named from here
+_HEADER = _DIR / "kernels" / "block_reduce.cuh"
+# optimizer updates, batch norm and the elementwise kernels must round like the composed
+# primitives (or ufuncs) they replace: no fused multiply-add
+_OPTIONS = {"kernels/optimizer.cu": ("--fmad=false",), "kernels/batch_norm.cu": ("--fmad=false",),
+            "kernels/elementwise.cu": ("--fmad=false",), "kernels/recurrent.cu": ("--fmad=false",)}
+
+
+def _code(source):
+    # the header pasted in: CuPy's on-disk kernel cache is keyed by the source text, which
+    # must then change when the header does
+    return (_DIR / source).read_text().replace(
+        '#include "block_reduce.cuh"', _HEADER.read_text().replace("#pragma once", ""))
+
+
+_C_TYPES = {cupy.ndarray: ctypes.c_void_p, np.int64: ctypes.c_int64, np.int32: ctypes.c_int32,
+            np.uint32: ctypes.c_uint32, np.uint64: ctypes.c_uint64, np.float32: ctypes.c_float,
+            np.float64: ctypes.c_double}
+_PAD = ((1, 1, 1), (1, 1), (1,), ())        # grid and block tuples to three dims
+
+
+class Kernel:
+    """A loaded kernel, called as CuPy's are: kernel(grid, block, args)."""
+
+    def __init__(self, function):
+        self.function = function        # CuPy's RawKernel: the fallback
+        self.handle = _driver.CUfunction(function.kernel.ptr) if _driver is not None else None
+        self.packs = {}                 # argument types -> (C values, their address array) or None
+        self.lock = threading.Lock()    # (the packed values are shared by the threads)
+
+    @staticmethod
+    def _pack(kinds):
+        types = [_C_TYPES.get(k) for k in kinds]
+        if None in types:
+            return None
+        values = [t() for t in types]
+        params = (ctypes.c_void_p * len(types))(*(ctypes.addressof(v) for v in values))
+        return values, params, ctypes.addressof(params)
+
+    def __call__(self, grid, block, args):
+        if self.handle is None:
+            return self.function(grid, block, args)
+        kinds = tuple([type(a) for a in args])
+        with self.lock:
+            pack = self.packs.get(kinds, False)
+            if pack is False:
+                pack = self.packs[kinds] = self._pack(kinds)
+            if pack is None:
+                return self.function(grid, block, args)
+            for v, a in zip(pack[0], args):
+                v.value = a.data.ptr if type(a) is cupy.ndarray else a
+            g, b = grid + _PAD[len(grid)], block + _PAD[len(block)]
+            err, = _driver.cuLaunchKernel(self.handle, g[0], g[1], g[2], b[0], b[1], b[2], 0,
+                                          cupy.cuda.get_current_stream().ptr, pack[2], 0)
+        if err != _SUCCESS:
+            raise RuntimeError(f"CUDA kernel launch failed: {getattr(err, 'name', err)} (grid {grid}, "
+                               f"block {block})")
+
+
+def kernel(source: str, name: str):
+    """Kernel `name` of `source` (a module per file), loaded on the current device."""
+    key = (source, name, _device())
+    fn = _instances.get(key)
+    if fn is None:
+        mod = _modules.get(source)
+        if mod is None:
+            mod = _modules[source] = cupy.RawModule(code=_code(source), options=("--std=c++17",) + _OPTIONS.get(source, ()))
+        fn = _instances[key] = Kernel(mod.get_function(name))
+    return fn
+
+
+def compiled(source: str, expression: str):
+    """One instantiation of a template kernel of `source`, e.g. "unary<float, Exp>", compiled
+    on first use (a module per instantiation: a program runs the few it uses)."""
+    key = (source, expression, _device())
+    fn = _instances.get(key)
+    if fn is None:
+        mod = cupy.RawModule(code=_code(source), options=("--std=c++17",) + _OPTIONS.get(source, ()),
+                             name_expressions=(expression,))
+        fn = _instances[key] = Kernel(mod.get_function(expression))
+    return fn
+
+
+_variants = {}       # (source, name, options, device) -> CuPy's RawKernel
+
+
+def variant(source: str, name: str, options: tuple):
+    """Kernel `name` of `source` compiled with extra options (-D defines choosing a variant:
+    a module per option set), as CuPy's RawKernel, loaded on the current device."""
+    key = (source, name, options, _device())
+    fn = _variants.get(key)
+    if fn is None:
+        fn = _variants[key] = cupy.RawModule(code=_code(source), options=("--std=c++17",) + options
+                                             ).get_function(name)
+    return fn
+
+
+GRID_BLOCK, _MAX_BLOCKS = 256, 8192
+
+
+def grid_stride(n):
+    """The grid of a grid-stride kernel over n elements in blocks of GRID_BLOCK threads: one
+    thread per element up to 8192 blocks (plenty to fill the GPU), then each thread strides."""
+    return (min((n + GRID_BLOCK - 1) // GRID_BLOCK, _MAX_BLOCKS),)
+
+
+def launch(fn, n, *args, block=256):
+    """One thread per element for n elements."""
+    if n:
+        fn(((n + block - 1) // block,), (block,), args)
+
+
+def c_contiguous(x):
+    """x itself where it is C-contiguous (an attribute test), else a C-ordered copy: what a raw
+    launch reads. cupy.ascontiguousarray spends microseconds of host time even when it returns
+    its input."""
+    return x if x._c_contiguous else cupy.ascontiguousarray(x)

@@ -1,0 +1,225 @@
+"""The optional fast paths: fused kernels a backend may add to the primitives of base.py.
+
+The op layer asks `backend.fast(name)` for the method `fast_<name>` and composes primitives
+when it gets None: because the backend has no such method, or inside `fast_paths(False)`, or
+when the method itself returns None to decline a case. A backend that defines none of them
+still runs every op. `FastPaths` below documents each one as a real signature; no backend
+inherits it (an inherited default would be found by the lookup and stop the composition).
+
+Common conventions: buffers the op layer passes are of one float dtype unless said otherwise,
+shapes are validated by the op layer, and "None declines" means the op then composes
+primitives with nothing written.
+"""
+from __future__ import annotations
+
+# Every fast path by the name the op layer asks for (`backend.fast(name)` looks up "fast_" + name).
+FAST_PATHS = (
+    "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
+    "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll",
+    "layer_norm", "layer_norm_backward", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
+    "relu_backward", "sigmoid_backward", "tanh_backward",
+    "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
+    "scaled_dot_product_attention",
+    "scaled_dot_product_attention_backward", "adam_step", "sgd_step",
+    # the decompositions: optional primitives with nothing to compose (base.py declares them)
+    "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
+    "linalg_eigh", "linalg_svd",
+    # buf[key] for a key of ints and slices, as a view, or None (ops/indexing.py's planner)
+    "basic_view",
+    # one time step of a recurrent layer's gates (ops/recurrent.py documents the arguments)
+    "lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward",
+    "rnn_cell_forward", "rnn_cell_backward",
+)
+
+_fast_paths_enabled = [True]
+
+
+class fast_paths:
+    """`with fast_paths(False):` makes every op compose primitives (used to test that each
+    fast path agrees with the composition it replaces)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __enter__(self):
+        self.prev = _fast_paths_enabled[0]
+        _fast_paths_enabled[0] = self.enabled
+
+    def __exit__(self, *exc):
+        _fast_paths_enabled[0] = self.prev
+
+
+class FastPaths:
+    """The signatures of the fast paths (documentation: no backend inherits this class).
+    A backend implements any subset as methods `fast_<name>` with these arguments."""
+
+    # ---- softmax family (ops/nn.py) -------------------------------------------------------
+    def fast_softmax(self, x, axis):
+        """-> softmax(x) along axis."""
+
+    def fast_softmax_backward(self, y, g, axis):
+        """-> dx = y * (g - sum(g * y)) along axis, y the softmax output."""
+
+    def fast_log_softmax(self, x, axis):
+        """-> log_softmax(x) along axis."""
+
+    def fast_log_softmax_backward(self, y, g, axis):
+        """-> dx = g - exp(y) * sum(g) along axis, y the log-softmax output."""
+
+    # ---- cross_entropy (ops/nn.py; logits (N, C), int64 targets (N,), mean a bool) ----------
+    def fast_cross_entropy(self, x, target, ignore_index, mean):
+        """-> (loss () of x's dtype: the sum over counted rows, or that sum / count for a mean;
+        count () of counted rows, any float dtype; lse (N,), the rows' logsumexp). Targets
+        arrive checked (ops/nn.py); an out-of-range one may give NaN."""
+
+    def fast_cross_entropy_backward(self, x, target, lse, g, count, mean, ignore_index):
+        """-> dx = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) if mean else g),
+        g and count the 0-d buffers (g of x's dtype)."""
+
+    # ---- elementwise (ops/unary.py, ops/binary.py) ----------------------------------------
+    def fast_pow_scalar(self, x, exponent):
+        """-> x ** exponent for a float buffer and an exponent the op layer would compose from
+        multiplies (2, 3, 4, -2, ...), rounded as those multiplies ((x*x)*x for 3, 1/(x*x)
+        for -2); None where the backend has no kernel for it."""
+
+    def fast_relu_backward(self, g, y):
+        """-> dx = 0 where y <= 0 else g (torch's threshold_backward), g and y of one shape
+        and float dtype."""
+
+    def fast_sigmoid_backward(self, g, y):
+        """-> dx from the output y, rounded as ops/unary.py's buffer formula; None where the
+        kernel can't take the buffers."""
+
+    def fast_tanh_backward(self, g, y):
+        """-> dx from the output y, rounded as ops/unary.py's buffer formula; None where the
+        kernel can't take the buffers."""
+
+    # ---- movement and indexing (ops/movement.py, ops/embedding.py, ops/indexing.py) ---------
+    def fast_roll(self, x, shift, axis):
+        """-> a new buffer, x rolled by 0 < shift < x.shape[axis] along axis; None where the
+        backend has no kernel for x's layout."""
+
+    def fast_embedding_backward(self, idx, g, num_weights):
+        """-> dw (num_weights, D): the rows of g (K, D) summed per id of idx (K,) (int64,
+        checked by the forward), zeros (+0.) where no id points; g C-contiguous, dw of g's
+        dtype; None where the backend has no kernel for g's dtype."""
+
+    def fast_basic_view(self, x, key):
+        """-> x[key] as a view for a key of ints and slices (torch's basic indexing), or None
+        for anything else (the op layer's planner then gives torch's results and errors)."""
+
+    # ---- layer_norm (ops/norm.py) ------------------------------------------------------------
+    def fast_layer_norm(self, x, w, b, n_norm_dims, eps):
+        """-> (y, mean, rstd). x is C-contiguous, non-empty, of one float dtype; w and b are
+        C-contiguous of x's dtype and shape x.shape[-n_norm_dims:], or None. Normalizes the
+        rows of the (M, N) view, N = prod(x.shape[-n_norm_dims:]); eps a Python float;
+        biased variance. y: x's shape and dtype. mean and rstd = 1/sqrt(var + eps): shape
+        x.shape[:-n_norm_dims] + (1,) * n_norm_dims, float32 for float16/bfloat16 inputs (all
+        arithmetic in float32) else x's dtype; the composite uses exactly this layout, so the
+        backward may get them from either forward."""
+
+    def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
+        """-> (dx, dw or None, db or None): dx always, x's shape and dtype; dw, db w's shape
+        and dtype, None unless asked for. g C-contiguous of x's shape."""
+
+    # ---- batch_norm (ops/batchnorm.py) -------------------------------------------------------
+    def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps):
+        """-> (y, mean, rstd) or None. x (N, C, *) C-contiguous, non-empty, of a float dtype;
+        w, b (C,) of x's dtype or None; rm, rv the (C,) running statistics (any float dtype,
+        possibly non-contiguous) or None (only in training). Training normalizes with the
+        batch statistics (biased variance) and, with rm/rv given, updates them in place:
+        r = r * (1 - momentum) + stat * momentum, the unbiased variance for rv; eval uses
+        rm/rv. mean and rstd = 1/sqrt(var + eps): shape (1, C, 1, ...), float32 for
+        float16/bfloat16 inputs else x's dtype, the composite's layout. A forward that
+        declines has not touched rm/rv."""
+
+    def fast_batch_norm_backward(self, g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
+        """-> (dx, dw, db), each None unless needed, or None to decline. Training:
+        dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat)), means over every dim but 1;
+        eval: dx = w * rstd * g; dw = sum of g * xhat, db = sum of g per channel."""
+
+    # ---- linear layers (ops/linalg.py; act 'relu' or 'gelu_tanh') -----------------------------
+    def fast_linear_act(self, x, w, b, act):
+        """-> (y, aux): y = act(x @ w.T + b), x (..., in), w (out, in), b (out,) or None; aux
+        is what the backward reads (y for relu, the pre-activation for gelu)."""
+
+    def fast_linear_act_backward(self, g, x, w, aux, act, need_dx, need_dw, need_db):
+        """-> (dx, dw, db), each None unless needed."""
+
+    def fast_mlp(self, x, layers):
+        """A chain of linear layers: layers = [(w, b or None, act)], act None, 'relu' or
+        'gelu_tanh'; x (..., in). -> (y, saved) where saved is whatever fast_mlp_backward
+        needs (opaque to the op layer), or None to decline (the op composes linear_act /
+        linear)."""
+
+    def fast_mlp_backward(self, g, layers, saved, need_dx, needs):
+        """Gradients of fast_mlp from its output gradient g and its saved state; needs is
+        [(need_dw, need_db)] per layer. -> (dx or None, [(dw or None, db or None) per
+        layer])."""
+
+    # ---- convolution and pooling (ops/conv.py, ops/pool.py) -----------------------------------
+    def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):
+        """-> y (N, C_out, Ho, Wo) of x's dtype, or None to decline. x (N, C_in, H, W),
+        w (C_out, C_in/groups, kH, kW), b (C_out,) or None, all C-contiguous of one dtype;
+        stride, dilation (h, w) pairs >= 1; padding ((top, bottom), (left, right)) >= 0
+        (asymmetric for padding='same'); groups divides C_in and C_out. The op layer has
+        validated the geometry and makes unbatched input 4-D."""
+
+    def fast_conv2d_backward(self, g, x, w, stride, padding, dilation, groups, need_dx, need_dw,
+                             need_db):
+        """-> (dx, dw, db): x's, w's and (C_out,) shapes in x's dtype, each None unless needed,
+        or None to decline; g (N, C_out, Ho, Wo) C-contiguous. It may exist without the
+        forward and the forward without it."""
+
+    def fast_max_pool2d(self, x, k, s, p, d, ho, wo):
+        """-> (y, idx) (N, C, Ho, Wo), idx int64 flat in H*W (the first maximum of the window's
+        in-bounds taps; a NaN always takes over), or None. x (N, C, H, W); k, s, p, d (h, w)
+        int pairs validated by the op; ho, wo the output size."""
+
+    def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
+        """-> dx (N, C, H, W) or None."""
+
+    # ---- attention (ops/attention.py) -----------------------------------------------------------
+    def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal):
+        """-> (out, stats) or None. Used only with no attn_mask, dropout_p == 0 and q, k, v 4-D
+        with equal (B, H) (no GQA, no batch broadcasting), L, S, E > 0. q (B, H, L, E),
+        k (B, H, S, E), v (B, H, S, Ev): C-contiguous, one float dtype; scale a Python float;
+        is_causal: key j visible to query i iff j <= i (top-left). out (B, H, L, Ev); stats
+        the per-row logsumexp of the scaled scores, (B, H, L, 1) float32."""
+
+    def fast_scaled_dot_product_attention_backward(self, q, k, v, out, dout, stats, scale,
+                                                   is_causal):
+        """-> (dq, dk, dv) of the inputs' shapes and dtype, or None. stats comes from the fast
+        forward, or from the composite one when the backend has this backward (same layout)."""
+
+    # ---- optimizers (optim/adam.py, optim/sgd.py) ------------------------------------------------
+    def fast_adam_step(self, ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_decay,
+                       decoupled, amsgrad, maximize):
+        """Update a whole param group in place and return True, or return False having done
+        nothing (the optimizer composes primitives). lr is a float64 0-d buffer and steps
+        float32 0-d buffers (the counts before this step, which the update advances by one):
+        read on the device, so a captured step replays."""
+
+    def fast_sgd_step(self, ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay,
+                      nesterov, maximize):
+        """As fast_adam_step, for SGD (momentum buffers bufs, firsts: whether each is new)."""
+
+    # ---- recurrent layers (ops/recurrent.py documents every buffer) ------------------------------
+    def fast_lstm_cell_forward(self, gi, hh, c_prev, act, c, tanh_c, h):
+        """One LSTM step's gates into the given buffers -> True, or False having written
+        nothing."""
+
+    def fast_lstm_cell_backward(self, dh, dc, act, c_prev, tanh_c, dgates, dc_prev):
+        """The LSTM step's gate gradients into dgates and dc_prev -> True, or False."""
+
+    def fast_gru_cell_forward(self, gi, hh, b_hn, h_prev, act, ghn, h):
+        """One GRU step's gates into the given buffers -> True, or False."""
+
+    def fast_gru_cell_backward(self, dh, h_prev, act, ghn, dgi, dgh, dh_prev):
+        """The GRU step's gate gradients into dgi, dgh and dh_prev -> True, or False."""
+
+    def fast_rnn_cell_forward(self, gi, hh, h, nonlinearity):
+        """h = nonlinearity(gi + hh) ('tanh' or 'relu') -> True, or False."""
+
+    def fast_rnn_cell_backward(self, dh, h, dpre, nonlinearity):
+        """dpre = dh * (1 - h^2) (tanh) or dh where h > 0 (relu) -> True, or False."""
