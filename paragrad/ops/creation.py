@@ -315,20 +315,21 @@ def _float_dtype(dtype, op):
     return dtype
 
 
-def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _float_dtype(dtype, "rand"), factory_device(device)
-    shape = _size(args, size, "rand")
+def _standard_draw(op, primitive, args, size, generator, dtype, device, requires_grad):
+    """rand / randn: the backend's uniform [0, 1) or standard normal primitive."""
+    dtype, dev = _float_dtype(dtype, op), factory_device(device)
+    shape = _size(args, size, op)
     g = _gen(generator, dev)
-    data = backend_for(dev).uniform(g._state, shape, 0.0, 1.0, dtype, dev.index)
+    data = getattr(backend_for(dev), primitive)(g._state, shape, 0.0, 1.0, dtype, dev.index)
     return _finish(data, dtype, dev, requires_grad)
+
+
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    return _standard_draw("rand", "uniform", args, size, generator, dtype, device, requires_grad)
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    dtype, dev = _float_dtype(dtype, "randn"), factory_device(device)
-    shape = _size(args, size, "randn")
-    g = _gen(generator, dev)
-    data = backend_for(dev).normal(g._state, shape, 0.0, 1.0, dtype, dev.index)
-    return _finish(data, dtype, dev, requires_grad)
+    return _standard_draw("randn", "normal", args, size, generator, dtype, device, requires_grad)
 
 
 def randint(low, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):

@@ -237,28 +237,29 @@ def _sum_to(g, shape):
     return g.sum(dims, keepdim=True) if dims else g
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean squared error; with weight (input's shape), each term weighted and the mean taken
-    over the total weight, as PyTorch."""
+def _difference_loss(kind, input, target, size_average, reduce, reduction, weight, term):
+    """mse_loss / l1_loss: one recorded op (ops/neural/regression_loss.py) where it applies,
+    else term(input - target) weighted and reduced."""
     _warn_target_size(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if weight is None:
-        out = regression_loss("mse", input, target, reduction)
+        out = regression_loss(kind, input, target, reduction)
         if out is not None:
             return out
-    d = input - target
-    return _pointwise_loss("mse_loss", d * d, weight, input, reduction)
+    return _pointwise_loss(f"{kind}_loss", term(input - target), weight, input, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error; with weight (input's shape), each term weighted and the mean taken
+    over the total weight, as PyTorch."""
+    return _difference_loss("mse", input, target, size_average, reduce, reduction, weight,
+                            lambda d: d * d)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error; weight as in mse_loss."""
-    _warn_target_size(input, target)
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    if weight is None:
-        out = regression_loss("l1", input, target, reduction)
-        if out is not None:
-            return out
-    return _pointwise_loss("l1_loss", (input - target).abs(), weight, input, reduction)
+    return _difference_loss("l1", input, target, size_average, reduce, reduction, weight,
+                            lambda d: d.abs())
 
 
 def _pointwise_loss(op, loss, weight, input, reduction):

@@ -55,14 +55,20 @@ class SumBackward(Node):
         return _expand_back(g, self.shape, self.axes, self.keepdim)
 
 
+def _accumulate(op, x, axes, keepdim, dtype):
+    """sum or prod of x over axes, in dtype if given, else torch's rule: integers and bools
+    accumulate in int64, floats in their own dtype."""
+    out_dtype = dt.get_dtype(dtype) if dtype is not None else (
+        x.dtype if x.dtype.is_floating_point else dt.int64)
+    data = x._data if out_dtype is x.dtype else x._backend.cast(x._data, out_dtype)
+    return _wrap(x._backend.reduce(op, data, axes, keepdim), out_dtype, x._device)
+
+
 def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
     x = input
     check_tensor(x, "sum")
     axes = _axes(dim, x, "sum")
-    out_dtype = dt.get_dtype(dtype) if dtype is not None else (
-        x.dtype if x.dtype.is_floating_point else dt.int64)
-    data = x._data if out_dtype is x.dtype else x._backend.cast(x._data, out_dtype)
-    out = _wrap(x._backend.reduce("sum", data, axes, keepdim), out_dtype, x._device)
+    out = _accumulate("sum", x, axes, keepdim, dtype)
     if x._requires_grad and grad_mode._enabled:
         node = SumBackward()
         node.shape, node.axes, node.keepdim = x.shape, axes, keepdim
@@ -279,10 +285,7 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     x = input
     check_tensor(x, "prod")
     axes = _axes(dim, x, "prod")
-    out_dtype = dt.get_dtype(dtype) if dtype is not None else (
-        x.dtype if x.dtype.is_floating_point else dt.int64)
-    data = x._data if out_dtype is x.dtype else x._backend.cast(x._data, out_dtype)
-    out = _wrap(x._backend.reduce("prod", data, axes, keepdim), out_dtype, x._device)
+    out = _accumulate("prod", x, axes, keepdim, dtype)
     if x._requires_grad and grad_mode._enabled:
         node = ProdBackward()
         node.axes, node.keepdim, node.saved = axes, keepdim, (snapshot(x), alias(out))
@@ -290,24 +293,22 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     return out
 
 
-def all(input, dim=None, keepdim=False):  # noqa: A001
-    x = input
-    check_tensor(x, "all")
+def _truth_reduce(op, x, dim, keepdim, reduce, empty):
+    """all / any: the min / max of x != 0 as bools; over no elements, `empty` (True / False)."""
+    check_tensor(x, op)
     b = x if x.dtype is dt.bool_ else x.ne(0)
-    axes = _axes(dim, x, "all")
-    return _wrap(b._backend.reduce("min", b._data, axes, keepdim) if b.numel() else
-                 b._backend.full(_reduced_shape(b.shape, axes, keepdim), True, dt.bool_, b._device.index),
+    axes = _axes(dim, x, op)
+    return _wrap(b._backend.reduce(reduce, b._data, axes, keepdim) if b.numel() else
+                 b._backend.full(_reduced_shape(b.shape, axes, keepdim), empty, dt.bool_, b._device.index),
                  dt.bool_, x._device)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    return _truth_reduce("all", input, dim, keepdim, "min", True)
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
-    x = input
-    check_tensor(x, "any")
-    b = x if x.dtype is dt.bool_ else x.ne(0)
-    axes = _axes(dim, x, "any")
-    return _wrap(b._backend.reduce("max", b._data, axes, keepdim) if b.numel() else
-                 b._backend.full(_reduced_shape(b.shape, axes, keepdim), False, dt.bool_, b._device.index),
-                 dt.bool_, x._device)
+    return _truth_reduce("any", input, dim, keepdim, "max", False)
 
 
 def _reduced_shape(shape, axes, keepdim):
