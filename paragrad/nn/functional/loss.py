@@ -240,7 +240,6 @@ def _sum_to(g, shape):
 def _difference_loss(kind, input, target, size_average, reduce, reduction, weight, term):
     """mse_loss / l1_loss: one recorded op (ops/neural/regression_loss.py) where it applies,
     else term(input - target) weighted and reduced."""
-    _warn_target_size(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if weight is None:
         out = regression_loss(kind, input, target, reduction)
@@ -252,12 +251,14 @@ def _difference_loss(kind, input, target, size_average, reduce, reduction, weigh
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error; with weight (input's shape), each term weighted and the mean taken
     over the total weight, as PyTorch."""
+    _warn_target_size(input, target)         # (here: the warning names the caller's line)
     return _difference_loss("mse", input, target, size_average, reduce, reduction, weight,
                             lambda d: d * d)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error; weight as in mse_loss."""
+    _warn_target_size(input, target)
     return _difference_loss("l1", input, target, size_average, reduce, reduction, weight,
                             lambda d: d.abs())
 
