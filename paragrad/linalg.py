@@ -1,5 +1,5 @@
 """pg.linalg: torch.linalg's functions under their torch.linalg names (implemented in
-paragrad/ops/linalg_decompositions.py and linalg_composites.py, where the differences from torch
+paragrad/ops/linalg/decompositions.py and linalg/matrix_functions.py, where the differences from torch
 are noted).
 
 Not here: the complex-only and general-eigenvalue functions (eig, eigvals), LU (lu,

@@ -3,7 +3,7 @@
     import paragrad as pg
     pg.special.gammaln(x), pg.special.ndtri(p), pg.special.zeta(s, q), pg.special.i1e(x)
 
-The special functions proper live in ops/special.py (float64 evaluation, analytic gradients);
+The special functions proper live in ops/elementwise/special.py (float64 evaluation, analytic gradients);
 the rest are the ordinary ops under their torch.special names.
 """
 from __future__ import annotations

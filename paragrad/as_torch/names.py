@@ -23,8 +23,9 @@ _RENAMED = {
     "torch.utils.tensorboard.writer": "paragrad.as_torch.tensorboard",
     "torch.onnx": "paragrad.as_torch.onnx",
 }
-# torch.nn.modules.<file>.<Class> is torch.nn.<Class> filed by torch's layout, which paragrad's
-# doesn't follow: the package and each of its files are paragrad.nn, where those names live
+# torch.nn.modules.<file>.<Class> is torch.nn.<Class>. paragrad.nn.modules uses torch's file
+# names, but a file may lack a class torch keeps there (or hold it elsewhere), so the package
+# and each of its files are paragrad.nn, where every module class is
 _FLATTENED = {"torch.nn.modules": "paragrad.nn"}
 _NOT_THE_SAME = {"torch.jit"}
 

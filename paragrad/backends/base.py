@@ -45,7 +45,7 @@ class Backend(ABC):
     device_type: str = "?"
     # whether take() raises IndexError for an out-of-range index itself (NumPy's does); a
     # device's check would read the device on the host at every gather, so the op layer does
-    # it instead (ops/index_bounds.py), reading nothing where the indices' range is known
+    # it instead (ops/indexing/index_bounds.py), reading nothing where the indices' range is known
     checks_indices: bool = False
 
     def fast(self, name):
@@ -140,7 +140,7 @@ class Backend(ABC):
         """Batched matrix product of two >=2-D buffers, batch dims broadcast."""
 
     # ---- linear-algebra decompositions (optional) ---------------------------------------------
-    # Nothing composes them, so the ops (ops/linalg_decompositions.py) call these methods
+    # Nothing composes them, so the ops (ops/linalg/decompositions.py) call these methods
     # directly, even inside fast_paths(False), and a backend without one raises the error below.
     # Inputs: C-contiguous float32/float64 buffers (..., m, n), any batch dims (the op layer
     # broadcasts them to match); results in the input's dtype, batched the same way. Singular /

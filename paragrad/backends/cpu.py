@@ -347,7 +347,7 @@ class CPUBackend(ArrayBackend):
     @quiet
     def fast_cross_entropy(self, x, target, ignore_index, mean):
         """-> (loss (), counted rows (), per-row logsumexp (N,)) for logits x (N, C) and class
-        indices (N,) in bounds (ops/nn.py checks them), in float32 for half dtypes. An ignored
+        indices (N,) in bounds (ops/neural/softmax.py checks them), in float32 for half dtypes. An ignored
         row adds nothing, not even a NaN from an infinite logit."""
         kd = np.dtype(np.float32) if x.dtype in _HALF else x.dtype
         xk = x.astype(kd, copy=False)
@@ -430,7 +430,7 @@ class CPUBackend(ArrayBackend):
         return cpu_conv.conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx,
                                         need_dw, need_db)
 
-    # decompositions (ops/linalg_decompositions.py; declared in base.py)
+    # decompositions (ops/linalg/decompositions.py; declared in base.py)
     @quiet
     def fast_linalg_inv(self, a):
         return np.linalg.inv(a)

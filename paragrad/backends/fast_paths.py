@@ -24,9 +24,9 @@ FAST_PATHS = (
     # the decompositions: optional primitives with nothing to compose (base.py declares them)
     "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
     "linalg_eigh", "linalg_svd",
-    # buf[key] for a key of ints and slices, as a view, or None (ops/indexing.py's planner)
+    # buf[key] for a key of ints and slices, as a view, or None (ops/indexing/subscripts.py's planner)
     "basic_view",
-    # one time step of a recurrent layer's gates (ops/recurrent.py documents the arguments)
+    # one time step of a recurrent layer's gates (ops/neural/recurrent.py documents the arguments)
     "lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward",
     "rnn_cell_forward", "rnn_cell_backward",
 )
@@ -53,7 +53,7 @@ class FastPaths:
     """The signatures of the fast paths (documentation: no backend inherits this class).
     A backend implements any subset as methods `fast_<name>` with these arguments."""
 
-    # ---- softmax family (ops/nn.py) -------------------------------------------------------
+    # ---- softmax family (ops/neural/softmax.py) --------------------------------------------------
     def fast_softmax(self, x, axis):
         """-> softmax(x) along axis."""
 
@@ -66,17 +66,17 @@ class FastPaths:
     def fast_log_softmax_backward(self, y, g, axis):
         """-> dx = g - exp(y) * sum(g) along axis, y the log-softmax output."""
 
-    # ---- cross_entropy (ops/nn.py; logits (N, C), int64 targets (N,), mean a bool) ----------
+    # ---- cross_entropy (ops/neural/softmax.py; logits (N, C), int64 targets (N,), mean a bool) ---
     def fast_cross_entropy(self, x, target, ignore_index, mean):
         """-> (loss () of x's dtype: the sum over counted rows, or that sum / count for a mean;
         count () of counted rows, any float dtype; lse (N,), the rows' logsumexp). Targets
-        arrive checked (ops/nn.py); an out-of-range one may give NaN."""
+        arrive checked (ops/neural/softmax.py); an out-of-range one may give NaN."""
 
     def fast_cross_entropy_backward(self, x, target, lse, g, count, mean, ignore_index):
         """-> dx = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) if mean else g),
         g and count the 0-d buffers (g of x's dtype)."""
 
-    # ---- elementwise (ops/unary.py, ops/binary.py) ----------------------------------------
+    # ---- elementwise (ops/elementwise/unary.py, power.py) ----------------------------------------
     def fast_pow_scalar(self, x, exponent):
         """-> x ** exponent for a float buffer and an exponent the op layer would compose from
         multiplies (2, 3, 4, -2, ...), rounded as those multiplies ((x*x)*x for 3, 1/(x*x)
@@ -87,14 +87,14 @@ class FastPaths:
         and float dtype."""
 
     def fast_sigmoid_backward(self, g, y):
-        """-> dx from the output y, rounded as ops/unary.py's buffer formula; None where the
+        """-> dx from the output y, rounded as ops/elementwise/unary.py's buffer formula; None where the
         kernel can't take the buffers."""
 
     def fast_tanh_backward(self, g, y):
-        """-> dx from the output y, rounded as ops/unary.py's buffer formula; None where the
+        """-> dx from the output y, rounded as ops/elementwise/unary.py's buffer formula; None where the
         kernel can't take the buffers."""
 
-    # ---- movement and indexing (ops/movement.py, ops/embedding.py, ops/indexing.py) ---------
+    # ---- movement and indexing (ops/movement/, ops/neural/embedding.py, ops/indexing/) -----------
     def fast_roll(self, x, shift, axis):
         """-> a new buffer, x rolled by 0 < shift < x.shape[axis] along axis; None where the
         backend has no kernel for x's layout."""
@@ -108,7 +108,7 @@ class FastPaths:
         """-> x[key] as a view for a key of ints and slices (torch's basic indexing), or None
         for anything else (the op layer's planner then gives torch's results and errors)."""
 
-    # ---- layer_norm (ops/norm.py) ------------------------------------------------------------
+    # ---- layer_norm (ops/neural/layer_norm.py) ---------------------------------------------------
     def fast_layer_norm(self, x, w, b, n_norm_dims, eps):
         """-> (y, mean, rstd). x is C-contiguous, non-empty, of one float dtype; w and b are
         C-contiguous of x's dtype and shape x.shape[-n_norm_dims:], or None. Normalizes the
@@ -122,7 +122,7 @@ class FastPaths:
         """-> (dx, dw or None, db or None): dx always, x's shape and dtype; dw, db w's shape
         and dtype, None unless asked for. g C-contiguous of x's shape."""
 
-    # ---- batch_norm (ops/batchnorm.py) -------------------------------------------------------
+    # ---- batch_norm (ops/neural/batch_norm.py) ---------------------------------------------------
     def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps):
         """-> (y, mean, rstd) or None. x (N, C, *) C-contiguous, non-empty, of a float dtype;
         w, b (C,) of x's dtype or None; rm, rv the (C,) running statistics (any float dtype,
@@ -138,7 +138,7 @@ class FastPaths:
         dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat)), means over every dim but 1;
         eval: dx = w * rstd * g; dw = sum of g * xhat, db = sum of g per channel."""
 
-    # ---- linear layers (ops/linalg.py; act 'relu' or 'gelu_tanh') -----------------------------
+    # ---- linear layers (ops/neural/linear.py; act 'relu' or 'gelu_tanh') -------------------------
     def fast_linear_act(self, x, w, b, act):
         """-> (y, aux): y = act(x @ w.T + b), x (..., in), w (out, in), b (out,) or None; aux
         is what the backward reads (y for relu, the pre-activation for gelu)."""
@@ -157,7 +157,7 @@ class FastPaths:
         [(need_dw, need_db)] per layer. -> (dx or None, [(dw or None, db or None) per
         layer])."""
 
-    # ---- convolution and pooling (ops/conv.py, ops/pool.py) -----------------------------------
+    # ---- convolution and pooling (ops/neural/conv.py, ops/neural/pool.py) ------------------------
     def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):
         """-> y (N, C_out, Ho, Wo) of x's dtype, or None to decline. x (N, C_in, H, W),
         w (C_out, C_in/groups, kH, kW), b (C_out,) or None, all C-contiguous of one dtype;
@@ -179,7 +179,7 @@ class FastPaths:
     def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
         """-> dx (N, C, H, W) or None."""
 
-    # ---- attention (ops/attention.py) -----------------------------------------------------------
+    # ---- attention (ops/neural/attention.py) -----------------------------------------------------
     def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal):
         """-> (out, stats) or None. Used only with no attn_mask, dropout_p == 0 and q, k, v 4-D
         with equal (B, H) (no GQA, no batch broadcasting), L, S, E > 0. q (B, H, L, E),
@@ -204,7 +204,7 @@ class FastPaths:
                       nesterov, maximize):
         """As fast_adam_step, for SGD (momentum buffers bufs, firsts: whether each is new)."""
 
-    # ---- recurrent layers (ops/recurrent.py documents every buffer) ------------------------------
+    # ---- recurrent layers (ops/neural/recurrent.py documents every buffer) -----------------------
     def fast_lstm_cell_forward(self, gi, hh, c_prev, act, c, tanh_c, h):
         """One LSTM step's gates into the given buffers -> True, or False having written
         nothing."""

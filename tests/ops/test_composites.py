@@ -1,4 +1,4 @@
-"""ops/composites.py against PyTorch: rot90, diag_embed, vander, index factories, sign and
+"""the composed ops (rearrangement, math, creation, sorting, statistics) against PyTorch: rot90, diag_embed, vander, index factories, sign and
 float decomposition, gcd/lcm, isin, logspace, the add-a-product family, std_mean, trapezoid,
 cov/corrcoef, renorm and unique_consecutive (values, dtypes, gradients, errors), on every device."""
 import math

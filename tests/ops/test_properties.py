@@ -1,4 +1,4 @@
-"""ops/tensor_surface.py and the top-level nn.functional aliases against torch: predicates and
+"""ops/properties.py (and the family files) and the top-level nn.functional aliases against torch: predicates and
 metadata, the complex family on real tensors, h/v/dsplit, logaddexp2 (with gradients),
 sum_to_size, unravel_index, broadcast_shapes, can_cast, bernoulli/normal statistics, and the
 errors, on every device."""

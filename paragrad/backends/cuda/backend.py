@@ -387,7 +387,7 @@ class CUDABackend(ArrayBackend):
     def fast_sgd_step(self, *bufs, **hyper):
         return optimizer.sgd_step(*bufs, **hyper)
 
-    # decompositions (ops/linalg_decompositions.py): cupy.linalg, as the NumPy backend's np.linalg
+    # decompositions (ops/linalg/decompositions.py): cupy.linalg, as the NumPy backend's np.linalg
     def fast_linalg_inv(self, a):
         with _linalg_errors():
             return cupy.linalg.inv(a)

@@ -1,7 +1,7 @@
 """F's losses (PyTorch's torch.nn.functional losses), by family: the reduction helpers; the
 classification losses (nll_loss, cross_entropy with PyTorch's weighting, ignore_index and label
 smoothing rules, the binary cross-entropies); the regression losses (mse, l1, smooth_l1, huber:
-one node each where ops/regression_loss.py takes them) and kl_div; then the margin, embedding
+one node each where ops/neural/regression_loss.py takes them) and kl_div; then the margin, embedding
 and likelihood losses, composed from differentiable Tensor ops. size_average / reduce are
 PyTorch's deprecated arguments: accepted, and used as PyTorch does when given."""
 from __future__ import annotations

@@ -4,9 +4,9 @@ Parameter names, shapes, init, gate order (LSTM i, f, g, o; GRU r, z, n with b_h
 r * (...)) and the returned tuples are PyTorch's, so a torch state_dict loads as is.
 
 Each layer and direction of a sequence layer is one F.linear over all steps (the input
-projection) and one recorded op that runs the recurrence on buffers (ops/recurrent.py), so a
+projection) and one recorded op that runs the recurrence on buffers (ops/neural/recurrent.py), so a
 sequence costs two graph nodes per layer and direction, not a dozen per step. The cells compose
-Tensor ops (ops/recurrent.py's lstm_cell, gru_cell, rnn_cell). PackedSequence input is not
+Tensor ops (ops/neural/recurrent.py's lstm_cell, gru_cell, rnn_cell). PackedSequence input is not
 supported (TypeError)."""
 from __future__ import annotations
 

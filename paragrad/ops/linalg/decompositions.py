@@ -5,7 +5,7 @@ base.py) recorded as one autograd node whose backward is the standard matrix-cal
 written with Tensor ops, so it runs on every backend. Under create_graph a node recomputes
 its outputs with a fresh differentiable forward from the saved input (its saved outputs are
 detached aliases, as elsewhere in paragrad), so second derivatives are right. What composes
-from these is in linalg_composites.py.
+from these is in linalg/matrix_functions.py.
 """
 from __future__ import annotations
 

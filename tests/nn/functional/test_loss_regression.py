@@ -1,4 +1,4 @@
-"""mse, l1, smooth_l1 and huber losses as one node (ops/regression_loss.py): values, gradients
+"""mse, l1, smooth_l1 and huber losses as one node (ops/neural/regression_loss.py): values, gradients
 to input and target, and double backward against torch, on every backend; float64 finite
 differences of the node; and the cases left to the composite (broadcasting, mixed dtypes)."""
 import numpy as np

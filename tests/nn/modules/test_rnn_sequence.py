@@ -1,4 +1,4 @@
-"""The recurrent sequence op (ops/recurrent.py: one node per layer and direction, BPTT on
+"""The recurrent sequence op (ops/neural/recurrent.py: one node per layer and direction, BPTT on
 buffers) through nn.LSTM / nn.GRU / nn.RNN against PyTorch: outputs, final states and every
 gradient (input, h0, c0, each weight and bias) under a random cotangent on every output or on
 some of them; the node itself against float64 finite differences; no_grad, double backward,

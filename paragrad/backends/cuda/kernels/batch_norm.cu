@@ -8,7 +8,7 @@
 //                  dx = w * rstd * g                                       (eval)
 // T is float or double (float16/bfloat16 inputs are cast to float32 by the caller). runtime/compile.py
 // compiles this file with --fmad=false, so each product and sum rounds as in the composite
-// primitives (ops/batchnorm.py) it replaces.
+// primitives (ops/neural/batch_norm.py) it replaces.
 //
 // Reductions: a channel's elements are split over gridDim.x blocks (blockIdx.y = channel), so
 // that C = 64 channels still fill the GPU. Each block adds its share in double (a few million

@@ -1,6 +1,6 @@
 """The CUDA backend's batch_norm fast path (batch_norm.cu): the forward in two launches
 (statistics with the running-statistics update, then the normalization) and the backward in two
-(per-channel sums, then dx), where the composite in ops/batchnorm.py launches about fifteen.
+(per-channel sums, then dx), where the composite in ops/neural/batch_norm.py launches about fifteen.
 Nothing here reads a device value on the host, so it all runs inside a pg.jit capture.
 
 The input is C-contiguous (N, C, *), viewed as (N, C, HW). float16/bfloat16 compute in float32

@@ -11,7 +11,7 @@ from .rows import BLOCK, SUFFIX, kernel_dtype, ticket
 
 def cross_entropy(x, target, ignore_index, mean):
     """-> (loss (), counted rows () in the kernel dtype, per-row logsumexp (N,)) for logits x
-    (N, C): one kernel. The caller checks the targets' bounds (ops/nn.py); a target out of
+    (N, C): one kernel. The caller checks the targets' bounds (ops/neural/softmax.py); a target out of
     bounds gives NaN."""
     kd = kernel_dtype(x)
     x2 = c_contiguous(x.astype(kd, copy=False))

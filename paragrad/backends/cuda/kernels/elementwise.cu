@@ -47,7 +47,7 @@ struct Sigmoid {
 };
 struct Relu { template <typename T> __device__ static T f(T x) { return x < T(0) ? T(0) : x; } };
 // activation gradients from the output y, as one kernel each, rounded as the buffer formulas of
-// ops/unary.py they replace: sigmoid -((g y)(y - 1)), tanh -(g (y y - 1))
+// ops/elementwise/unary.py they replace: sigmoid -((g y)(y - 1)), tanh -(g (y y - 1))
 struct SigmoidGrad { template <typename T> __device__ static T f(T g, T y) { T t = g * y; return -(t * (y - T(1))); } };
 struct TanhGrad { template <typename T> __device__ static T f(T g, T y) { T t = y * y - T(1); return -(g * t); } };
 // small integer powers, rounded as the multiplies the op layer composes them from

@@ -1,4 +1,4 @@
-"""max_pool2d forward and backward as one kernel each (the composite in ops/pool.py runs ~6
+"""max_pool2d forward and backward as one kernel each (the composite in ops/neural/pool.py runs ~6
 kernels per window tap: at 224x224 those taps cost more than PyTorch's whole pooling).
 
 Forward: one thread per output element walks its window's in-bounds taps; the first maximum

@@ -1,6 +1,6 @@
 // One time step of an LSTM, GRU or Elman RNN, its elementwise part in one launch (the GEMM
 // h_prev W_hh^T is done before, by cuBLAS). The math and the buffers are those of the fast-path
-// seam in paragrad/ops/recurrent.py; one thread per (row, hidden unit), gates side by side in
+// seam in paragrad/ops/neural/recurrent.py; one thread per (row, hidden unit), gates side by side in
 // rows of width k*H. T is float or double.
 
 template <typename T> __device__ __forceinline__ T sigmoid(T x) {

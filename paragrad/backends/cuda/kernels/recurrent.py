@@ -1,6 +1,6 @@
 """The per-step gate kernels of the recurrent sequence op (kernels/recurrent.cu): one launch
 for what composes to 10-25 elementwise calls a step. Arguments and results are those of the
-fast-path seam in paragrad/ops/recurrent.py; each returns False (nothing written) for a dtype
+fast-path seam in paragrad/ops/neural/recurrent.py; each returns False (nothing written) for a dtype
 it lacks."""
 from __future__ import annotations
 
