@@ -22,6 +22,7 @@ _RENAMED = {
     "torch.utils.tensorboard": "paragrad.as_torch.tensorboard",
     "torch.utils.tensorboard.writer": "paragrad.as_torch.tensorboard",
     "torch.onnx": "paragrad.as_torch.onnx",
+    "torch.serialization": "paragrad.io.serialization",       # torch.save / torch.load's module
 }
 # torch.nn.modules.<file>.<Class> is torch.nn.<Class>. paragrad.nn.modules uses torch's file
 # names, but a file may lack a class torch keeps there (or hold it elsewhere), so the package

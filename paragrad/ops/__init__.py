@@ -18,10 +18,8 @@ from .elementwise.special import xlogy      # (torch's gradient at x = 0)
 from .movement.rearrangement import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, bucketize,
                           cartesian_prod, cdist, column_stack, dstack, meshgrid, searchsorted,
                           tensordot)
-from .movement.rearrangement import (bincount, cross, cumprod, cumsum, diag, diagonal, diff, fliplr, flipud,
-                          index_add, index_copy, index_fill, logcumsumexp, ravel,
-                          repeat_interleave, select, take, take_along_dim, tensor_split,
-                          tile, trace, tril, triu, unfold, unique)
+from .movement.rearrangement import (bincount, cross, cumprod, cumsum, diag, diagonal, diff, fliplr, flipud, logcumsumexp, ravel, repeat_interleave, select, take, take_along_dim, tensor_split, tile, trace, tril, triu, unfold, unique)
+from .indexing.updates import index_add, index_copy, index_fill
 from .conversion import clone, contiguous, to
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        get_default_device, linspace, ones, ones_like, rand, rand_like, randint,
@@ -65,6 +63,7 @@ from .reduce.sorting import isin, unique_consecutive
 from .reduce.statistics import corrcoef, cov, cumulative_trapezoid, std_mean, trapezoid, trapz
 from .linalg.matrix_functions import *  # noqa: E402,F401,F403
 from .reduce.order_statistics import *  # noqa: E402,F401,F403
+from .indexing.updates import index_put, index_put_, masked_scatter, put, scatter_reduce
 from .elementwise.special import *    # noqa: E402,F401,F403
 from .creation import bernoulli, normal
 from .elementwise.binary import bitwise_left_shift, bitwise_right_shift

@@ -248,6 +248,14 @@ def empty_like(input, dtype=None, device=None, requires_grad=False):
     return _finish(backend_for(dev).empty(tuple(x.shape), dtype, dev.index), dtype, dev, requires_grad)
 
 
+def positions_along(shape, dim, device):
+    """arange(shape[dim]) laid along dim and expanded to shape (int64): each element's index
+    along dim, for ops that pick or compare positions."""
+    view = [1] * len(shape)
+    view[dim] = shape[dim]
+    return arange(shape[dim], device=device).reshape(view).expand(*shape)
+
+
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start

@@ -152,6 +152,10 @@ def test_mapping_after_install():
         assert torch.optim.lr_scheduler.StepLR is pg.optim.lr_scheduler.StepLR
         from torch.utils.data.distributed import DistributedSampler
         assert DistributedSampler is pg.data.DistributedSampler
+        # torch's module paths to paragrad's modules that moved in the regroup
+        import torch.serialization, torch.autograd.anomaly_mode
+        assert torch.serialization.load is pg.load and torch.serialization.save is pg.save
+        assert torch.autograd.anomaly_mode.detect_anomaly is pg.autograd.detect_anomaly
         # torch.nn.modules.<file>.<Class> is torch.nn.<Class>: paragrad.nn's, whatever paragrad's files
         from torch.nn.modules.loss import CrossEntropyLoss
         assert CrossEntropyLoss is pg.nn.CrossEntropyLoss and torch.nn.modules.linear.Linear is pg.nn.Linear

@@ -1,18 +1,16 @@
 """Rearranging elements, composed from other differentiable ops: functions that select, move
 or accumulate elements (triangles and diagonals, rotations and diagonal embeddings, Vandermonde
 matrices, combinations, cumulative scans, repeats and splits (tensor_split, hsplit/vsplit/dsplit),
-indexed updates, counting and unique values, small selections). Elementwise composites are in
+counting and unique values, small selections). Indexed updates are in indexing/updates.py. Elementwise composites are in
 elementwise/math.py."""
 from __future__ import annotations
 
 import numpy as np
 
 from ... import dtypes as dt
-from ...backends import backend_for
 from ...tensor import Tensor
 from .._common import check_tensor, dim_arg
-from ..creation import _dtype, _finish, factory_device, ones, tensor
-from ..elementwise.binary import where
+from ..creation import ones, tensor
 from ..elementwise.math import _float, logaddexp
 from .copies import cat, pad
 
@@ -172,38 +170,6 @@ def tensor_split(input, indices_or_sections, dim=0):
         cuts = [min(max(int(i), 0), n) for i in indices_or_sections]
         bounds = [0] + cuts + [n]
     return tuple(input.narrow(d, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:]))
-
-
-def _index_mask_and_source(input, dim, index, source):
-    d = dim_arg(dim, input.ndim, "index op")
-    shape = [1] * input.ndim
-    shape[d] = index.shape[0]
-    idx = index.reshape(shape).expand(*[index.shape[0] if i == d else s for i, s in enumerate(input.shape)])
-    return d, idx
-
-
-def index_add(input, dim, index, source, *, alpha=1):
-    """input with alpha * source's slices added at index along dim (repeated indices add up)."""
-    d, idx = _index_mask_and_source(input, dim, index, source)
-    return input + (input * 0).detach().scatter_add(d, idx, source * alpha)
-
-
-def index_fill(input, dim, index, value):
-    """input with the slices at index along dim set to value."""
-    from ..creation import zeros
-    d, idx = _index_mask_and_source(input, dim, index, None)
-    hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(
-        d, idx, 1) > 0
-    return input.masked_fill(hit, value)
-
-
-def index_copy(input, dim, index, source):
-    """input with its slices at index along dim replaced by source's."""
-    from ..creation import zeros
-    d, idx = _index_mask_and_source(input, dim, index, source)
-    hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(d, idx, 1) > 0
-    placed = (input * 0).detach().scatter(d, idx, source)
-    return where(hit, placed, input)
 
 
 def bincount(input, weights=None, minlength=0):
