@@ -246,8 +246,6 @@ def _binary_dtype(a, b):
     return _result_dtype(a, b) if isinstance(a, Tensor) else _result_dtype(b, a)
 
 
-
-
 class MaximumBackward(Node):
     """torch's: a tie splits g in halves; each side gets g unless it lost, so where a NaN
     makes both comparisons false both sides get all of g."""

@@ -110,7 +110,6 @@ def hypot(input, y):
     return (x * x + y * y).sqrt()
 
 
-
 def isclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
     """|input - other| <= atol + rtol * |other|, elementwise (infinities equal when equal)."""
     close = (input - other).abs() <= atol + rtol * other.abs()
@@ -153,7 +152,6 @@ def atan2(input, other):
     half_pi = where(y > 0, y * 0 + math.pi / 2, where(y < 0, y * 0 - math.pi / 2, y * 0))
     left = base + where(y >= 0, y * 0 + math.pi, y * 0 - math.pi)
     return where(x > 0, base, where(x < 0, left, half_pi))
-
 
 
 def logit(input, eps=None):

@@ -15,7 +15,6 @@ from ..elementwise.math import _float, logaddexp
 from .copies import cat, pad
 
 
-
 def _tri_mask(x, diagonal, upper):
     from ..creation import arange
     rows, cols = x.shape[-2], x.shape[-1]

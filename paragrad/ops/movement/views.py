@@ -308,8 +308,6 @@ def repeat(x, *sizes):
     return x.reshape(inter).expand(big).reshape(tuple(r * s for r, s in zip(sizes, shape)))
 
 
-
-
 # ---- slicing -----------------------------------------------------------------------------------
 class SliceBackward(Node):
     def backward(self, g):

@@ -32,8 +32,6 @@ class _Geom:
         return self.w + self.pads[1][0] + self.pads[1][1]
 
 
-
-
 def _pair(v, name):
     if as_int(v) is not None:
         return (as_int(v), as_int(v))
