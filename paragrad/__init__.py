@@ -24,6 +24,8 @@ from .ops import methods as _tensor_methods  # noqa: E402,F401  (attaches the Te
 
 from . import accelerator, cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401
+from . import amp  # noqa: E402,F401
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402,F401
 from .io.serialization import load, save  # noqa: E402,F401  (torch.save / torch.load)
 # paragrad.checkpoint is the path the README documented before checkpoints moved into io/:
 # registering the module under its old name keeps `import paragrad.checkpoint` and

@@ -7,6 +7,7 @@ and a node whose gradient is a slice written into zeros (`add_into`) adds just i
 Anomaly mode (anomaly_mode.py) adds forward tracebacks and NaN checks."""
 from __future__ import annotations
 
+from .. import autocast_state
 from . import anomaly_mode, grad_mode
 from .graph import RELEASED, AccumulateGrad, _check_versions, edge
 
@@ -60,6 +61,7 @@ def run_backward(roots, retain_graph=False, capture=None, create_graph=False, in
     """
     prev_mode = grad_mode._enabled
     grad_mode._enabled = create_graph
+    autocast_was = autocast_state.pause()      # backward formulas are not autocast (torch's rule)
     # ids of gradient tensors that something outside the engine may hold (roots, what hooks
     # saw, what user code returned) or that a .grad already owns: a leaf must copy these
     # before adopting them, since its .grad is later updated in place
@@ -76,6 +78,7 @@ def run_backward(roots, retain_graph=False, capture=None, create_graph=False, in
                 _accumulate(t, g, claimed, create_graph)
     finally:
         grad_mode._enabled = prev_mode
+        autocast_state.resume(autocast_was)
 
 
 def _run(roots, retain_graph, capture, create_graph, claimed):

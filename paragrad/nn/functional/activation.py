@@ -9,6 +9,7 @@ from ... import ops
 from ...ops import sigmoid, tanh  # noqa: F401  (F.sigmoid, F.tanh)
 from ...ops import argmax, rand_like, softmax, softplus, where, zeros_like
 from ...tensor import Tensor
+from ...ops.autocast_policy import policy
 
 # PyTorch's SELU constants (Klambauer et al.)
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -118,6 +119,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return softmax(-input, dim, dtype=dtype)
 
 
+@policy("prelu")
 def prelu(input, weight):
     """x if x > 0 else weight * x, weight one value or one per channel (dim 1)."""
     _check(input, "prelu")

@@ -16,6 +16,7 @@ from ...ops._common import as_int
 from ...ops.neural.conv import conv1d
 from ...ops.movement.views import slice_op
 from ...tensor import Tensor
+from ...ops.autocast_policy import policy
 
 
 def _tuple(v, n, name, op):
@@ -48,6 +49,7 @@ def _zero_insert(x, s, dim):
     return pad(x, widths)
 
 
+@policy("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """torch.nn.functional.conv_transpose2d: input (N, C_in, H, W) or unbatched (C_in, H, W),
@@ -114,6 +116,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return y if batched else y.squeeze(0)
 
 
+@policy("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """torch.nn.functional.conv_transpose1d: input (N, C_in, L) or (C_in, L), weight (C_in,

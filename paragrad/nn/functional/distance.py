@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from ...ops import triu_indices, zeros
 from ...ops.linalg.vector_norm import distance, vector_norm
+from ...ops.autocast_policy import policy
 
 
+@policy("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """x1 . x2 / max(||x1|| ||x2||, eps) along dim (inputs broadcast)."""
     n1 = (x1 * x1).sum(dim)
@@ -18,6 +20,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return vector_norm(x1 - x2 + eps, p, -1, keepdim)
 
 
+@policy("pdist")
 def pdist(input, p=2):
     """The p-norm distances between the rows of an (N, M) input, for each pair i < j in row
     order: N * (N - 1) / 2 values."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from ...ops.neural.linear import linear
+from ...ops.autocast_policy import policy
 
 
+@policy("bilinear")
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] (+ bias[o])."""
     if weight.ndim != 3:

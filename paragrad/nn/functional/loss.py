@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ... import capture
+from ... import autocast_state, capture
 from ... import dtypes as dt
 from ...autograd import Function
 from ...ops import arange, cumprod, minimum, scatter_add, softplus, where, zeros_like
@@ -21,6 +21,7 @@ from ...ops.neural.regression_loss import regression_loss
 from ...ops.linalg.vector_norm import vector_norm
 from .activation import log_softmax
 from .distance import pairwise_distance
+from ...ops.autocast_policy import cast
 
 
 def _legacy_reduction(size_average, reduce, reduction):
@@ -75,6 +76,8 @@ def _warn_target_size(input, target):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices: input (N, C, ...) or (C,) log-probabilities."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target, weight = cast("nll_loss", input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
     same_device("nll_loss", input, target, weight)
@@ -118,6 +121,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction="mean", label_smoothing=0.0):
     """Cross-entropy of logits input (N, C, ...) or (C,) against class indices or class
     probabilities, with PyTorch's weighting, ignore_index and label smoothing rules."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target, weight = cast("cross_entropy", input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "cross_entropy")
     same_device("cross_entropy", input, target, weight)
@@ -167,6 +172,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      pos_weight=None):
     """log-sigmoid form that never overflows: (1-y)x + (1+(pw-1)y) * (log1p(exp(-|x|)) + max(-x, 0)),
     with the gradients sigmoid(x) - y (times the weights) computed directly, as PyTorch."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target, weight, pos_weight = cast("binary_cross_entropy_with_logits", input, target, weight, pos_weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     if tuple(target.shape) != tuple(input.shape):
@@ -179,6 +186,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target, weight = cast("binary_cross_entropy", input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy")
     if tuple(target.shape) != tuple(input.shape):
@@ -251,6 +260,8 @@ def _difference_loss(kind, input, target, size_average, reduce, reduction, weigh
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error; with weight (input's shape), each term weighted and the mean taken
     over the total weight, as PyTorch."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target = cast("mse_loss", input, target)
     _warn_target_size(input, target)         # (here: the warning names the caller's line)
     return _difference_loss("mse", input, target, size_average, reduce, reduction, weight,
                             lambda d: d * d)
@@ -258,6 +269,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error; weight as in mse_loss."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target = cast("l1_loss", input, target)
     _warn_target_size(input, target)
     return _difference_loss("l1", input, target, size_average, reduce, reduction, weight,
                             lambda d: d.abs())
@@ -279,6 +292,8 @@ def _pointwise_loss(op, loss, weight, input, reduction):
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta = 0: the L1 loss)."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target = cast("smooth_l1_loss", input, target)
     _warn_target_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -292,6 +307,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target = cast("huber_loss", input, target)
     _warn_target_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -307,6 +324,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || exp(input)) pointwise: target (log target - input), 0 where target is 0;
     reduction 'batchmean' divides the sum by the batch size (the true KL divergence)."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target = cast("kl_div", input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         loss = target.exp() * (target - input)
@@ -324,6 +343,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target * (input1 - input2) + margin)."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input1, input2, target = cast("margin_ranking_loss", input1, input2, target)
     loss = (-target * (input1 - input2) + margin).clamp(min=0)
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "margin_ranking_loss")
 
@@ -331,18 +352,24 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target == 1, max(0, margin - input) where target == -1 (summed, as PyTorch,
     for any other target value)."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target = cast("hinge_embedding_loss", input, target)
     loss = (margin - input).clamp(min=0).masked_fill(target == 1, 0) + input.masked_fill(target == -1, 0)
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "hinge_embedding_loss")
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input))."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target = cast("soft_margin_loss", input, target)
     return _reduce(softplus(-target * input), _legacy_reduction(size_average, reduce, reduction), "soft_margin_loss")
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1
     (cosine along the last dim, PyTorch's eps 1e-12 inside its norms)."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input1, input2, target = cast("cosine_embedding_loss", input1, input2, target)
     dim = input1.ndim - 1
     eps = 1e-12
     prod = (input1 * input2).sum(dim)
@@ -357,6 +384,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         size_average=None, reduce=None, reduction="mean"):
     """max(0, d(a, p) - d(a, n) + margin), d the pairwise p-distance (+eps); swap uses the
     smaller of d(a, n) and d(p, n)."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        anchor, positive, negative = cast("triplet_margin_loss", anchor, positive, negative)
     dp = vector_norm(anchor - positive + eps, p, -1, False)
     dn = vector_norm(anchor - negative + eps, p, -1, False)
     if swap:
@@ -394,6 +423,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                       reduction="mean"):
     """Per sample: sum over classes i != y of max(0, margin - x[y] + x[i])^p (times weight[y]),
     divided by the number of classes."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target, weight = cast("multi_margin_loss", input, target, weight)
     op = "multi_margin_loss"
     if p not in (1, 2):
         raise ValueError(f"{op}: only p == 1 and p == 2 supported (got p={p})")
@@ -421,6 +452,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Per sample: sum over target classes j (target's entries up to the first -1) and non-target
     classes i of max(0, 1 - (x[j] - x[i])), divided by the number of classes."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target = cast("multilabel_margin_loss", input, target)
     op = "multilabel_margin_loss"
     x, t = _class_rows(input, target, op)
     t = t.reshape(x.shape)
@@ -452,6 +485,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
                      reduction="mean"):
     """exp(input) - target * input (log_input), else input - target * log(input + eps); full
     adds Stirling's approximation of log(target!) where target > 1."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, target = cast("poisson_nll_loss", input, target)
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
         safe = where(target > 1, target, target * 0 + 1)

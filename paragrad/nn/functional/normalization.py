@@ -10,6 +10,7 @@ from ...ops import cat, layer_norm, zeros  # noqa: F401  (F.layer_norm)
 from ...ops.neural.batch_norm import batch_norm
 from ...ops.linalg.vector_norm import vector_norm
 from ...tensor import Tensor
+from ...ops.autocast_policy import policy
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -19,6 +20,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return result if out is None else out.copy_(result)
 
 
+@policy("rms_norm")
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2 over the trailing normalized_shape dims) + eps) * weight; eps None:
     the dtype's machine epsilon (PyTorch's default)."""
@@ -36,6 +38,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return y if weight is None else y * weight
 
 
+@policy("group_norm")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalize each of num_groups channel groups of an (N, C, *) input over its channels and
     positions (biased variance), then scale and shift per channel."""

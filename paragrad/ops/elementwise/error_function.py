@@ -8,6 +8,7 @@ import math
 from .binary import where
 
 from .special import _horner, _unary
+from ..autocast_policy import policy
 
 _INF, _NAN, _PI = math.inf, math.nan, math.pi
 _SQRT_PI = math.sqrt(math.pi)
@@ -176,6 +177,7 @@ def _ndtri64(p):
     return where((p < 0) | (p > 1), _NAN, out * math.sqrt(2))
 
 
+@policy("erfinv")
 def erfinv(input):
     """The inverse of erf on [-1, 1] (+-inf at +-1, nan outside)."""
     return _unary("erfinv", input, _erfinv64,

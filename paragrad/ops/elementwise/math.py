@@ -19,6 +19,7 @@ from .._common import check_tensor, floating, same_device
 from ..creation import _number, ones, ones_like, zeros
 from ..linalg.vector_norm import vector_norm
 from .binary import sub, where
+from ..autocast_policy import policy
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 _LN2 = math.log(2.0)
@@ -36,29 +37,34 @@ def square(input):
     return x * x
 
 
+@policy("tan")
 def tan(input):
     x = input
     x = _float(x)
     return x.sin() / x.cos()
 
 
+@policy("sinh")
 def sinh(input):
     x = input
     x = _float(x)
     return (x.expm1() - (-x).expm1()) * 0.5
 
 
+@policy("cosh")
 def cosh(input):
     x = input
     x = _float(x)
     return (x.exp() + (-x).exp()) * 0.5
 
 
+@policy("log2")
 def log2(input):
     x = input
     return _float(x).log() * (1.0 / math.log(2.0))
 
 
+@policy("log10")
 def log10(input):
     x = input
     return _float(x).log() * (1.0 / math.log(10.0))
@@ -89,10 +95,12 @@ def lerp(input, end, weight):
     return input + weight * (end - input)
 
 
+@policy("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 * tensor2
 
 
+@policy("addcdiv")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 / tensor2
 
@@ -144,6 +152,7 @@ def nanmean(input, dim=None, keepdim=False):
     return nansum(input, dim, keepdim) / counts.sum(dim, keepdim=keepdim)
 
 
+@policy("atan2")
 def atan2(input, other):
     """The angle of the point (other, input), in (-pi, pi] (PyTorch's atan2(y, x))."""
     y, x = _float(input), _float(other)
@@ -201,16 +210,19 @@ def float_power(input, exponent):
     return x ** (exponent.to(dt.float64) if isinstance(exponent, Tensor) else exponent)
 
 
+@policy("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
     prod = mat1 @ mat2
     return (prod if alpha == 1 else alpha * prod) + (input if beta == 1 else beta * input)
 
 
+@policy("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
+@policy("dist")
 def dist(input, other, p=2):
     return vector_norm(input - other, p)     # (torch.norm with a number p)
 

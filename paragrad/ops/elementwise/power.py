@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import autograd
+from ... import autocast_state, autograd
 from ... import dtypes as dt
 from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, snapshot
 from .binary import _binary, _g, _result_dtype, _scalar, where
+from ..autocast_policy import cast
 
 
 class PowBackward(Node):
@@ -115,6 +116,8 @@ def _pow_special(bk, x, b, dtype, index):
 
 
 def pow(input, exponent):
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, exponent = cast("pow", input, exponent)
     a, b = input, exponent
     if isinstance(a, Tensor) and not isinstance(b, Tensor):
         b = _scalar(b, "pow")

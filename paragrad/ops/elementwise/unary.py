@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 
-from ... import autograd
+from ... import autocast_state, autograd
 from ... import dtypes as dt
 from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, floating, snapshot
 from ..movement.views import grad_for
+from ..autocast_policy import cast, policy
 
 # gradient formulas: (g, x, y) -> dx. Entries marked in _NEEDS_Y use the output y.
 _GRADS = {
@@ -122,6 +123,8 @@ def unary(op, x):
 
 def _make(op):
     def f(input):
+        if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+            input, = cast(op, input)
         return unary(op, input)
     f.__name__ = op
     return f
@@ -220,6 +223,7 @@ def _select(cond, a, b):
     return where(cond, a, b)
 
 
+@policy("softplus")
 def softplus(x, beta=1.0, threshold=20.0):
     def fwd(x, beta, threshold):
         bx = x * beta

@@ -18,6 +18,7 @@ from ...tensor import Tensor, _wrap, bump_version, rebind
 from .._common import buffer_view, check_tensor, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
 from ..movement.views import _shared, _unslice, reshape_to, slice_op
+from ..autocast_policy import policy
 
 
 # ---- take / gather / scatter as differentiable ops -------------------------------------------
@@ -184,6 +185,7 @@ def scatter(input, dim, index, src=None, value=None):
     return _scatter("scatter", x, dim, index, value if src is None else src, add=False)
 
 
+@policy("scatter_add")
 def scatter_add(input, dim, index, src):
     x = input
     return _scatter("scatter_add", x, dim, index, src, add=True)

@@ -17,6 +17,7 @@ from ..inplace import inplace_unary
 from ..movement.copies import cat
 from ..reduce.sorting import argsort
 from .subscripts import _check_gather_shapes, _index_tensor, getitem
+from ..autocast_policy import policy
 
 
 _REDUCES = {"sum": "sum", "prod": "prod", "mean": "mean", "amax": "amax", "amin": "amin",
@@ -182,6 +183,7 @@ def put(input, index, source, accumulate=False):
     return out.reshape(input.shape)
 
 
+@policy("index_put")
 def index_put(input, indices, values, accumulate=False):
     """input with values written (accumulate: added, repeats adding up) at input[indices],
     indices a tuple of index tensors (long, int or bool), values broadcast to that shape."""
@@ -240,6 +242,7 @@ def index_fill(input, dim, index, value):
     return input.masked_fill(hit, value)
 
 
+@policy("index_copy")
 def index_copy(input, dim, index, source):
     """input with its slices at index along dim replaced by source's."""
     from ..creation import zeros

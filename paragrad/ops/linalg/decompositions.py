@@ -19,6 +19,7 @@ from .._common import alias, check_tensor, same_device, snapshot
 from ..conversion import _TYPE_NAMES
 from ..creation import eye, ones_like, zeros, zeros_like
 from ..movement.copies import cat
+from ..autocast_policy import policy
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
 qr_result = namedtuple("qr", ["Q", "R"])
@@ -121,6 +122,7 @@ class InvBackward(Node):
         return -(t @ g @ t)                                   # -A^{-T} g A^{-T}
 
 
+@policy("linalg_inv")
 def inv(A):
     """The inverse of each square matrix in A (..., n, n)."""
     _check_matrix(A, "linalg.inv")
@@ -229,6 +231,7 @@ def _is_vector_rhs(A, B):
     return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
 
 
+@policy("linalg_solve")
 def solve(A, B, *, left=True):
     """X with A X = B (left=True) or X A = B (left=False); B (*, n) is a batch of vectors when
     its shape is A's batch shape + (n,) (or it is 1-D), else (*, n, k)."""
@@ -299,11 +302,13 @@ def linalg_cholesky(A, *, upper=False):
     return _cholesky(A, upper, "linalg.cholesky")
 
 
+@policy("cholesky")
 def cholesky(input, upper=False):
     """torch.cholesky: linalg.cholesky with a positional `upper`."""
     return _cholesky(input, upper, "cholesky")
 
 
+@policy("cholesky_solve")
 def cholesky_solve(B, L, upper=False):
     """X with A X = B, given A's Cholesky factor L (A = L L^T) or U (upper: A = U^T U)."""
     if upper:
@@ -311,6 +316,7 @@ def cholesky_solve(B, L, upper=False):
     return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
 
 
+@policy("cholesky_inverse")
 def cholesky_inverse(L, upper=False):
     """inv(A) from A's Cholesky factor."""
     _check_matrix(L, "cholesky_inverse")
@@ -375,6 +381,7 @@ def linalg_qr(A, mode="reduced"):
     return qr_result(Q, R)
 
 
+@policy("linalg_qr")
 def qr(input, some=True):
     """torch.qr: linalg.qr with mode 'reduced' (some=True) or 'complete'."""
     return linalg_qr(input, "reduced" if some else "complete")
@@ -398,6 +405,7 @@ class EighBackward(Node):
         return V @ inner @ V.mT
 
 
+@policy("linalg_eigh")
 def eigh(A, UPLO="L"):
     """(eigenvalues ascending, eigenvectors as columns) of symmetric A, reading the triangle
     UPLO. The eigenvectors' signs are arbitrary (gradients assume a loss invariant to them)."""
@@ -412,6 +420,7 @@ def eigh(A, UPLO="L"):
     return eigh_result(w, V)
 
 
+@policy("linalg_eigvalsh")
 def eigvalsh(A, UPLO="L"):
     return eigh(A, UPLO).eigenvalues
 
@@ -489,11 +498,13 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     return _svd(A, full_matrices, "linalg.svd")
 
 
+@policy("linalg_svdvals")
 def svdvals(A, *, driver=None):
     _no_driver(A, driver, "linalg.svdvals")
     return _svd(A, False, "linalg.svdvals").S
 
 
+@policy("linalg_svd")
 def svd(input, some=True, compute_uv=True):
     """torch.svd: returns V (not Vh); with compute_uv=False, U and V are zero-filled
     (m, m) and (n, n)."""

@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 
 from ...tensor import Tensor
+from ..autocast_policy import policy
 
 
+@policy("einsum")
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])

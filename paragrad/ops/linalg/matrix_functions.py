@@ -19,6 +19,7 @@ from .decompositions import (_check_matrix, _eye, _svd, _tname, cholesky, choles
                                     cholesky_solve, det, eigh, eigvalsh, inv, logdet, lstsq_result,
                                     qr, slogdet, solve_triangular, svd, svdvals,
                                     triangular_solve_result)
+from ..autocast_policy import policy
 
 
 # ---- norms, rank, pseudo-inverse, least squares --------------------------------------------
@@ -31,6 +32,7 @@ def _matrix_dims(A, dim, op):
     return d0, d1
 
 
+@policy("matrix_norm")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """'fro', 'nuc' (sum of singular values), 2 / -2 (largest / smallest singular value),
     1 / -1 (max / min column sum of |A|), inf / -inf (max / min row sum) over the matrices in
@@ -84,6 +86,7 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
 
 
+@policy("linalg_cond")
 def cond(A, p=None):
     """The condition number: s_max / s_min for p None / 2 (s_min / s_max for -2), else
     norm(A, p) * norm(inv(A), p)."""
@@ -113,6 +116,7 @@ def _tolerance(A, S, atol, rtol):
     return tol.clamp(min=atol) if atol is not None else tol
 
 
+@policy("linalg_matrix_rank")
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """The number of singular values (|eigenvalues| when hermitian) above the tolerance
     max(atol, rtol * largest); int64."""
@@ -175,11 +179,13 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     return P
 
 
+@policy("pinverse")
 def pinverse(input, rcond=1e-15):
     """torch.pinverse: linalg.pinv with rtol=rcond."""
     return pinv(input, rtol=rcond)
 
 
+@policy("linalg_lstsq")
 def lstsq(A, B, rcond=None, *, driver=None):
     """The minimum-norm least-squares solution of A X = B (through pinv(A), so rank-deficient
     A work with every driver), with the other fields torch fills for the driver: residuals
@@ -272,6 +278,7 @@ def matrix_exp(A):
     return P
 
 
+@policy("multi_dot")
 def multi_dot(tensors):
     """The product of a chain of matrices (the first may be 1-D, as a row; the last 1-D, as a
     column), multiplied in the order with the fewest scalar multiplications."""
@@ -394,10 +401,12 @@ def inner(input, other):
     return tensordot(input, other, ([input.ndim - 1], [other.ndim - 1]))
 
 
+@policy("inverse")
 def inverse(input):
     return inv(input)
 
 
+@policy("triangular_solve")
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """torch.triangular_solve (deprecated in torch): (solution of op(A) X = b, a copy of A),
     op(A) = A^T when transpose."""
@@ -411,6 +420,7 @@ __all__ = ["inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", 
            "cholesky_inverse"]
 
 
+@policy("norm")
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """torch.norm: 'fro' (or None) is the vector 2-norm over dim (all elements when None, a
     matrix norm for other strings); a number p, linalg.vector_norm's p."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes as dt
+from ... import autocast_state, dtypes as dt
 from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import check_tensor, same_device
 from ..creation import ones_like
 from ..movement.views import mT, sum_to
+from ..autocast_policy import cast, policy
 
 
 class MatmulBackward(Node):
@@ -80,6 +81,8 @@ def _matmul(a, b, op):
 
 
 def matmul(input, other):
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, other = cast("matmul", input, other)
     a, b = input, other
     _check("matmul", a, b)
     return _matmul(a, b, "matmul")
@@ -93,12 +96,16 @@ def _expect_dims(op, a, b, na, nb, what):
 
 
 def mm(input, mat2):
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, mat2 = cast("mm", input, mat2)
     a, b = input, mat2
     _expect_dims("mm", a, b, 2, 2, "2D tensors")
     return _matmul_nd(a, b, "mm")
 
 
 def bmm(input, mat2):
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, mat2 = cast("bmm", input, mat2)
     a, b = input, mat2
     _expect_dims("bmm", a, b, 3, 3, "3D tensors")
     if a.shape[0] != b.shape[0]:
@@ -107,11 +114,14 @@ def bmm(input, mat2):
 
 
 def mv(input, vec):
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        input, vec = cast("mv", input, vec)
     a, v = input, vec
     _expect_dims("mv", a, v, 2, 1, "a 2D matrix and a 1D vector")
     return _matmul(a, v, "mv")
 
 
+@policy("dot")
 def dot(input, tensor):
     a, b = input, tensor
     _expect_dims("dot", a, b, 1, 1, "1D tensors")
@@ -149,6 +159,7 @@ def _add_product(op, input, prod, beta, alpha):
     return term + (inp if beta == 1 else inp * beta)
 
 
+@policy("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b(batch1[b] @ batch2[b]): one (n, B*m) @ (B*m, p) product."""
     for name, t in (("batch1", batch1), ("batch2", batch2)):
@@ -166,6 +177,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _add_product("addbmm", input, prod, beta, alpha)
 
 
+@policy("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec)."""
     check_tensor(input, "addmv")
@@ -180,6 +192,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _add_product("addmv", input, mv(mat, vec), beta, alpha)
 
 
+@policy("addr")
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """beta * input + alpha * outer(vec1, vec2)."""
     for name, t in (("vec1", vec1), ("vec2", vec2)):
@@ -189,6 +202,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return _add_product("addr", input, outer(vec1, vec2), beta, alpha)
 
 
+@policy("chain_matmul")
 def chain_matmul(*matrices):
     """torch.chain_matmul (deprecated there): the product of 2-D matrices in the cheapest order
     (linalg.multi_dot), with chain_matmul's own argument checks and messages."""

@@ -15,6 +15,7 @@ from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 from ..creation import zeros_like
 from ..elementwise.binary import where
 from .decompositions import _tname
+from ..autocast_policy import policy
 
 
 def _keep(t, shape, axes, keepdim):
@@ -88,6 +89,7 @@ def norm_dtype(x, dtype, op):
     return x.to(dtype)
 
 
+@policy("vector_norm")
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """(sum |x|^ord)^(1/ord) over dim (all dims when None); inf / -inf: max / min |x|; 0: the
     count of nonzeros."""
@@ -110,6 +112,7 @@ def distance(diff, p):
     return _p_norm(diff, p, (diff.ndim - 1,), False, distance=True)
 
 
+@policy("renorm")
 def renorm(input, p, dim, maxnorm):
     """Each slice along dim (input.select(dim, i)) whose p-norm exceeds maxnorm scaled to norm
     maxnorm (by maxnorm / (norm + 1e-7), as PyTorch); the others unchanged. Half types take

@@ -6,13 +6,14 @@ import math
 
 import numpy as np
 
-from ... import autograd
+from ... import autocast_state, autograd
 from ... import dtypes as dt
 from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import buffer_view, check_tensor, dim_arg, same_device
 from ..indexing.index_bounds import inherit, union
 from .views import _track, slice_op, split
+from ..autocast_policy import cast
 
 
 # ---- roll ---------------------------------------------------------------------------------------
@@ -92,6 +93,8 @@ class CatBackward(Node):
 
 
 def cat(tensors, dim=0):
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        tensors, = cast("cat", tensors)
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"cat(): argument 'tensors' must be a tuple or list of Tensors, got "
                         f"{type(tensors).__name__}")
@@ -142,6 +145,8 @@ def nonempty(tensors, op):
 
 
 def stack(tensors, dim=0):
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        tensors, = cast("stack", tensors)
     nonempty(tensors, "stack")
     check_tensor(tensors[0], "stack", "tensors")
     first = tensors[0]

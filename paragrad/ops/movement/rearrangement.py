@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes as dt
+from ... import autocast_state, dtypes as dt
 from ...tensor import Tensor
 from .._common import check_tensor, dim_arg
 from ..creation import ones, tensor
 from ..elementwise.math import _float, logaddexp
 from .copies import cat, pad
+from ..autocast_policy import cast, policy
 
 
 def _tri_mask(x, diagonal, upper):
@@ -74,6 +75,7 @@ def diag(input, diagonal=0):
 _diagonal = diagonal        # (diag's argument of that name hides the function)
 
 
+@policy("trace")
 def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
@@ -106,11 +108,15 @@ def _scan_input(input, dtype, op):
 
 def cumsum(input, dim, *, dtype=None):
     """Running sums along dim."""
+    if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
+        input, = cast("cumsum", input)
     return _scan(_scan_input(input, dtype, "cumsum"), dim, lambda a, b: a + b, 0)
 
 
 def cumprod(input, dim, *, dtype=None):
     """Running products along dim (exact with zeros and signs: no log/exp)."""
+    if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
+        input, = cast("cumprod", input)
     return _scan(_scan_input(input, dtype, "cumprod"), dim, lambda a, b: a * b, 1)
 
 
@@ -263,6 +269,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
+@policy("cross")
 def cross(input, other, dim=None):
     """The 3-vector cross product along dim (the first size-3 dim when None, as torch.cross)."""
     from .copies import stack
@@ -358,6 +365,7 @@ def dstack(tensors):
     return cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(tensors[0])], 2)
 
 
+@policy("tensordot")
 def tensordot(a, b, dims=2):
     """Sum over the last `dims` dims of a and the first of b (or the given dim lists)."""
     import math
@@ -392,6 +400,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
+@policy("cdist")
 def cdist(x1, x2, p=2.0):
     """Pairwise p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M)."""
     from ..linalg.decompositions import _tname

@@ -20,6 +20,7 @@ from ...random import default_generator
 from ...tensor import Tensor, _wrap
 from .._common import same_device, snapshot
 from ..movement.views import mT, reshape_to, sum_to
+from ..autocast_policy import policy
 
 OP = "scaled_dot_product_attention"
 _LOW = ("float16", "bfloat16")      # the softmax runs in float32 for these
@@ -265,6 +266,7 @@ def _check(q, k, v, mask, dropout_p, is_causal, enable_gqa):
     return hq
 
 
+@policy("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                                  scale=None, enable_gqa=False):
     """torch.nn.functional.scaled_dot_product_attention: query (..., L, E), key (..., S, E),

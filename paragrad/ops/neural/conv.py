@@ -15,6 +15,7 @@ from ... import dtypes as dt
 from ...autograd import Node, record
 from ...tensor import Tensor, _wrap
 from .._common import check_tensor, same_device, as_int
+from ..autocast_policy import policy
 
 
 class _Geom:
@@ -239,6 +240,7 @@ class Conv2dBackward(Node):
                      for d, n in zip((dx, dw, db), need))
 
 
+@policy("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """torch.nn.functional.conv2d: input (N, C_in, H, W) or unbatched (C_in, H, W), weight
     (C_out, C_in/groups, kH, kW), bias (C_out,) or None; stride/dilation an int or a pair;
@@ -277,6 +279,7 @@ def _one(v, name):
     return v
 
 
+@policy("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """torch.nn.functional.conv1d: input (N, C_in, L) or (C_in, L), weight (C_out, C_in/groups,
     k): conv2d over a height-1 image. Error messages start with 'conv2d: '."""

@@ -8,6 +8,7 @@ from ... import dtypes as dt
 from ...autograd import Node, record
 from ...tensor import _wrap
 from .._common import check_tensor, same_device
+from ..autocast_policy import policy
 
 class LayerNormBackward(Node):
     def backward(self, g):
@@ -153,6 +154,7 @@ def _check(x, shape, weight, bias):
     same_device("layer_norm", x, weight, bias)
 
 
+@policy("layer_norm")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.layer_norm: normalize over the trailing dims `normalized_shape`
     (biased variance), then scale by weight and shift by bias (either may be None).

@@ -3,12 +3,13 @@ linear_act (one GEMM with a bias/activation epilogue) and mlp (a whole Linear[ac
 op, one GEMM per layer on the backend's fast path), each one recorded node."""
 from __future__ import annotations
 
-from ... import autograd
+from ... import autocast_state, autograd
 from ...autograd import Node, record
 from ...tensor import Tensor, _wrap
 from .._common import same_device
 from ..linalg.products import _matmul_nd, matmul
 from ..movement.views import mT, reshape_to
+from ..autocast_policy import cast, policy
 
 _ACTS = ("relu", "gelu_tanh")
 
@@ -59,6 +60,8 @@ def _prod(sizes):
 def linear(x, weight, bias=None):
     """y = x @ weight.T + bias as one recorded op (PyTorch's F.linear); weight is
     (out_features, in_features). A backend with a `linear_act` fast path runs it fused."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        x, weight, bias = cast("linear", x, weight, bias)
     for name, t in (("input", x), ("weight", weight)):
         if not isinstance(t, Tensor):
             raise TypeError(f"linear(): argument '{name}' must be Tensor, not {type(t).__name__}")
@@ -113,6 +116,7 @@ class LinearActBackward(Node):
         return node.backward(dz)
 
 
+@policy("linear_act")
 def linear_act(x, weight, bias=None, activation="relu"):
     """act(x @ weight.T + bias) as one op, activation 'relu' or 'gelu_tanh' (GELU with the
     tanh approximation). With a backend `linear_act` fast path it is one fused call (GEMM
@@ -168,6 +172,7 @@ def _compose(x, params, acts):
     return x
 
 
+@policy("mlp")
 def mlp(x, layers):
     """A chain of linear layers, each followed by an activation or nothing: layers = [(weight,
     bias, act), ...], act one of None, 'relu', 'gelu_tanh'. With a backend `mlp` fast path the

@@ -30,6 +30,7 @@ from ...tensor import _wrap
 from .._common import as_int, check_tensor
 from ..creation import tensor, zeros
 from ..elementwise.binary import where
+from ..autocast_policy import policy
 
 
 def _pair(v, name, op, default=None):
@@ -476,6 +477,7 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return (out.sign() * out.abs().relu()).mul(k).pow(1.0 / norm_type)
 
 
+@policy("max_unpool2d")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """torch.nn.functional.max_unpool2d: zeros of the pooled-from size with each input value
     written at its index (flat in each output plane), the partial inverse of max_pool2d."""

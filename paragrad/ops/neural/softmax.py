@@ -2,12 +2,13 @@
 the backend provides one and composed from primitives otherwise."""
 from __future__ import annotations
 
-from ... import autograd, capture
+from ... import autocast_state, autograd, capture
 from ... import dtypes as dt
 from ...autograd import grad_mode, Node, record
 from ...tensor import _wrap
 from .._common import alias, check_tensor, dim_arg
 from ..indexing.index_bounds import known, out_of_range
+from ..autocast_policy import cast
 
 
 class SoftmaxBackward(Node):
@@ -68,11 +69,15 @@ def _softmax(name, x, dim, dtype, log):
 
 
 def softmax(input, dim=None, dtype=None):
+    if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
+        input, = cast("softmax", input)
     x = input
     return _softmax("softmax", x, dim, dtype, log=False)
 
 
 def log_softmax(x, dim=None, dtype=None):
+    if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
+        x, = cast("log_softmax", x)
     return _softmax("log_softmax", x, dim, dtype, log=True)
 
 

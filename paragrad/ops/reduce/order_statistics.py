@@ -16,6 +16,7 @@ from ..creation import positions_along, tensor, zeros
 from ..movement.copies import cat
 from .reductions import shared_among_ties, values_indices
 from .sorting import sort
+from ..autocast_policy import policy
 
 __all__ = ["cummax", "cummin", "quantile", "nanquantile", "mode", "median", "nanmedian", "histc"]
 
@@ -125,12 +126,14 @@ def _quantile(input, q, dim, keepdim, interpolation, op, ignore_nan):
     return out
 
 
+@policy("quantile")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles (q a float or a 1-D tensor of them, in [0, 1]) along dim (None: of
     all elements); a 1-D q adds a leading dim. A NaN in a row makes its quantiles NaN."""
     return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
 
 
+@policy("nanquantile")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile over the non-NaN values only (NaN where a row has none)."""
     return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)

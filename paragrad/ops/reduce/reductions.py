@@ -5,11 +5,12 @@ import builtins
 import warnings
 from collections import namedtuple
 
-from ... import autograd
+from ... import autocast_state, autograd
 from ... import dtypes as dt
 from ...autograd import grad_mode, Node, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
+from ..autocast_policy import cast, policy
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -65,6 +66,8 @@ def _accumulate(op, x, axes, keepdim, dtype):
 
 
 def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
+    if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
+        input, = cast("sum", input)
     x = input
     check_tensor(x, "sum")
     axes = _axes(dim, x, "sum")
@@ -248,6 +251,7 @@ def argmin(input, dim=None, keepdim=False):
     return _arg("argmin", x, dim, keepdim)
 
 
+@policy("logsumexp")
 def logsumexp(input, dim, keepdim=False):
     x = input
     check_tensor(x, "logsumexp")
@@ -282,6 +286,8 @@ class ProdBackward(Node):
 
 
 def prod(input, dim=None, keepdim=False, dtype=None):
+    if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
+        input, = cast("prod", input)
     x = input
     check_tensor(x, "prod")
     axes = _axes(dim, x, "prod")

@@ -11,6 +11,6 @@ elif way == "from-import":
     from torch.nn import NotAModule     # noqa: F401
 elif way == "import":
     import torch.distributions          # noqa: F401
-elif way == "amp":
-    import torch.amp                    # noqa: F401
+elif way == "nested-import":
+    import torch.utils.checkpoint       # noqa: F401
 print("unreachable: the missing API did not fail")

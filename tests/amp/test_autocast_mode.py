@@ -1,0 +1,170 @@
+"""pg.autocast against torch.autocast: the dtype each op runs in (torch's own lists, which differ
+by device type), values and float32 gradients, nesting, enabled=False, the decorator form, the
+parameter-cast cache, and a backward pass that is not autocast."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+from paragrad import autocast_state
+
+RNG = np.random.default_rng(0)
+
+
+def _pair(shape, device, requires_grad=True):
+    a = RNG.standard_normal(shape).astype(np.float32)
+    p = pg.tensor(a, device=device, requires_grad=requires_grad)
+    t = torch.tensor(a, device=device if torch.cuda.is_available() else "cpu", requires_grad=requires_grad)
+    return p, t
+
+
+def _torch_device(device):
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.fail("the CUDA comparison needs a CUDA build of torch on the GPU machine")
+    return device
+
+
+# op -> (input shapes, function of (library, *inputs)): run under both autocasts on float32 inputs
+CASES = {
+    "matmul": ([(3, 4), (4, 5)], lambda L, a, b: a @ b),
+    "mm": ([(3, 4), (4, 5)], lambda L, a, b: L.mm(a, b)),
+    "bmm": ([(2, 3, 4), (2, 4, 5)], lambda L, a, b: L.bmm(a, b)),
+    "baddbmm": ([(2, 3, 5), (2, 3, 4), (2, 4, 5)], lambda L, c, a, b: L.baddbmm(c, a, b)),
+    "addmm": ([(3, 5), (3, 4), (4, 5)], lambda L, c, a, b: L.addmm(c, a, b)),
+    "linear": ([(3, 4), (5, 4), (5,)], lambda L, x, w, b: L.nn.functional.linear(x, w, b)),
+    "linear_relu": ([(3, 4), (5, 4), (5,)], lambda L, x, w, b: L.relu(L.nn.functional.linear(x, w, b))),
+    "conv2d": ([(1, 2, 5, 5), (3, 2, 3, 3), (3,)], lambda L, x, w, b: L.nn.functional.conv2d(x, w, b)),
+    "conv1d": ([(1, 2, 7), (3, 2, 3)], lambda L, x, w: L.nn.functional.conv1d(x, w)),
+    "sdpa": ([(1, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8)],
+             lambda L, q, k, v: L.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)),
+    "softmax_of_matmul": ([(3, 4), (4, 5)], lambda L, a, b: L.softmax(a @ b, -1)),
+    "exp_of_matmul": ([(3, 4), (4, 5)], lambda L, a, b: (a @ b).exp()),
+    "sum_of_matmul": ([(3, 4), (4, 5)], lambda L, a, b: (a @ b).sum(0)),
+    "layer_norm_of_matmul": ([(3, 4), (4, 5)], lambda L, a, b: L.nn.functional.layer_norm(a @ b, (5,))),
+    "cross_entropy": ([(4, 5), (5, 5)], lambda L, a, b: L.nn.functional.cross_entropy(
+        a @ b, L.tensor([0, 1, 2, 3], device=a.device))),
+    "mse_loss": ([(3, 4), (4, 5), (3, 5)], lambda L, a, b, y: L.nn.functional.mse_loss(a @ b, y)),
+    "l1_loss": ([(3, 4), (4, 5), (3, 5)], lambda L, a, b, y: L.nn.functional.l1_loss(a @ b, y)),
+    "prod_of_matmul": ([(3, 4), (4, 5)], lambda L, a, b: (a @ b).prod()),
+    "cat_mixed": ([(3, 4), (4, 5), (3, 5)], lambda L, a, b, c: L.cat([a @ b, c])),
+    "stack_mixed": ([(3, 4), (4, 5), (3, 5)], lambda L, a, b, c: L.stack([a @ b, c])),
+    "add_mixed": ([(3, 4), (4, 5), (3, 5)], lambda L, a, b, c: a @ b + c),
+    "pow_of_matmul": ([(3, 4), (4, 5)], lambda L, a, b: (a @ b) ** 2),
+    "log_softmax_of_matmul": ([(3, 4), (4, 5)], lambda L, a, b: L.log_softmax(a @ b, -1)),
+    "cdist": ([(3, 4), (5, 4)], lambda L, a, b: L.cdist(a, b)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_dtype_values_and_gradients_match_torch(device, name):
+    shapes, fn = CASES[name]
+    tdev = _torch_device(device)
+    pairs = [_pair(s, device) for s in shapes]
+    ps, ts = [p for p, _ in pairs], [t for _, t in pairs]
+    with pg.autocast(device):
+        out_p = fn(pg, *ps)
+    with torch.autocast(tdev):
+        out_t = fn(torch, *ts)
+    assert out_p.dtype.name == str(out_t.dtype).replace("torch.", ""), (out_p.dtype, out_t.dtype)
+    # both round to bfloat16 or float16 somewhere inside, maybe at different places: a few ulps
+    want = out_t.float().detach().cpu().numpy()
+    np.testing.assert_allclose(out_p.float().detach().cpu().numpy(), want,
+                               atol=0.05 * max(1.0, float(np.abs(want).max())), rtol=0.05)
+    g = RNG.standard_normal(tuple(out_t.shape)).astype(np.float32)
+    out_p.backward(pg.tensor(g, device=device).to(out_p.dtype))
+    out_t.backward(torch.tensor(g, device=out_t.device).to(out_t.dtype))
+    for p, t in zip(ps, ts):
+        assert p.grad.dtype is pg.float32 and t.grad.dtype == torch.float32
+        scale = max(1.0, float(np.abs(t.grad.cpu().numpy()).max()))
+        np.testing.assert_allclose(p.grad.cpu().numpy(), t.grad.cpu().numpy(), atol=0.1 * scale, rtol=0.1)
+
+
+def test_module_forward_and_parameter_gradients(device):
+    """An nn.Sequential of Linear/ReLU (run as paragrad's fused chain) under autocast: bfloat16
+    or float16 activations, float32 gradients on the float32 parameters."""
+    model = pg.nn.Sequential(pg.nn.Linear(4, 8), pg.nn.ReLU(), pg.nn.Linear(8, 3)).to(device)
+    x = pg.randn(5, 4, device=device)
+    with pg.autocast(device):
+        y = model(x)
+        loss = pg.nn.functional.cross_entropy(y, pg.tensor([0, 1, 2, 0, 1], device=device))
+    assert y.dtype is pg.get_autocast_dtype(device) and loss.dtype is pg.float32
+    loss.backward()
+    for p in model.parameters():
+        assert p.grad is not None and p.grad.dtype is pg.float32
+
+
+def test_state_functions_nesting_and_enabled_false():
+    assert pg.get_autocast_dtype("cpu") is pg.bfloat16 and pg.get_autocast_dtype("cuda") is pg.float16
+    assert not pg.is_autocast_enabled("cpu") and not pg.is_autocast_enabled()
+    x = pg.randn(3, 3)
+    with pg.autocast("cpu"):
+        assert pg.is_autocast_enabled("cpu") and not pg.is_autocast_enabled()   # no argument: CUDA
+        assert (x @ x).dtype is pg.bfloat16
+        with pg.autocast("cpu", enabled=False):
+            assert not pg.is_autocast_enabled("cpu") and (x @ x).dtype is pg.float32
+        with pg.autocast("cpu", dtype=pg.float16):
+            assert pg.get_autocast_dtype("cpu") is pg.float16 and (x @ x).dtype is pg.float16
+        assert (x @ x).dtype is pg.bfloat16 and pg.get_autocast_dtype("cpu") is pg.bfloat16
+    assert not pg.is_autocast_enabled("cpu") and (x @ x).dtype is pg.float32
+    assert pg.amp.autocast is pg.autocast
+
+
+def test_decorator_form():
+    @pg.autocast("cpu")
+    def f(a):
+        return a @ a
+    assert f(pg.randn(2, 2)).dtype is pg.bfloat16
+    assert not pg.is_autocast_enabled("cpu")
+
+
+def test_unsupported_dtype_warns_and_disables_as_torch():
+    for lib in (torch, pg):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.autocast("cpu", dtype=lib.float64):
+                assert not lib.is_autocast_enabled("cpu")
+        assert "CPU Autocast only supports dtypes of" in str(caught[0].message)
+
+
+def test_bad_device_type_raises():
+    with pytest.raises(RuntimeError, match="device type 'xla2'"):
+        pg.autocast("xla2")
+    with pytest.raises(ValueError, match="device_type"):
+        pg.autocast(3)
+
+
+def test_parameter_cast_is_cached_per_context():
+    w = pg.randn(4, 4, requires_grad=True)
+    x = pg.randn(4, 4)
+    with pg.autocast("cpu"):
+        x @ w
+        cast = autocast_state.weight_cache[id(w)][1]
+        x @ w
+        assert autocast_state.weight_cache[id(w)][1] is cast and cast.dtype is pg.bfloat16
+    assert not autocast_state.weight_cache          # emptied on leaving the outermost context
+    with pg.autocast("cpu", cache_enabled=False):
+        x @ w
+        assert not autocast_state.weight_cache
+
+
+def test_backward_inside_the_context_is_not_autocast():
+    """torch runs backward formulas without autocast: a float32 graph stays float32 even when
+    backward() is called inside the context."""
+    for lib in (torch, pg):
+        a = lib.ones(3, 3, requires_grad=True)
+        with lib.autocast("cpu"):
+            y = (a.exp() * 2).sum()         # exp and mul are not on the CPU lists: float32
+            y.backward()
+        assert a.grad.dtype == (torch.float32 if lib is torch else pg.float32)
+
+
+def test_cuda_lists_differ_from_the_cpu_lists():
+    """The op tables follow torch's per device type (checked on the GPU by the comparison tests):
+    softmax and exp run in float32 under CUDA autocast but not under the CPU's."""
+    from paragrad.ops.autocast_policy import POLICIES
+    assert POLICIES["cuda"]["softmax"] == "fp32_out" and "softmax" not in POLICIES["cpu"]
+    assert POLICIES["cuda"]["exp"] == "fp32" and "exp" not in POLICIES["cpu"]
+    assert POLICIES["cpu"]["cat"] == "promote" and "cat" not in POLICIES["cuda"]
+    assert POLICIES["cpu"]["einsum" if "einsum" in POLICIES["cpu"] else "matmul"] == "lower"
