@@ -64,12 +64,19 @@ def roll(input, shifts, dims=None):
 
 # ---- joining -----------------------------------------------------------------------------------
 class CatBackward(Node):
+    """g split back into the inputs' pieces; where the inputs' dtypes differed (cat promotes),
+    each piece is cast back to its input's dtype, as torch's engine does."""
+    dtypes = None           # the inputs' dtypes, when they were not all one
+
     def backward(self, g):
         if not grad_mode._enabled:
             return self._on_buffers(g)
         parts = iter(split(g, [s for s in self.sizes if s is not None], self.dim))
         # skipped legacy 1-D empty inputs still get their (empty) gradient, as in PyTorch
-        return tuple(next(parts) if s is not None else g.new_zeros(0) for s in self.sizes)
+        grads = tuple(next(parts) if s is not None else g.new_zeros(0) for s in self.sizes)
+        if self.dtypes is None:
+            return grads
+        return tuple(x.to(d) for x, d in zip(grads, self.dtypes))
 
     def _on_buffers(self, g):
         """The same pieces as buffer slices of g (no graph to build: split's checks and view
@@ -89,7 +96,10 @@ class CatBackward(Node):
                 piece = b.slice(gd, tuple(starts), tuple(stops), steps)
             out.append(_wrap(piece, g.dtype, g._device))
             at += size
-        return tuple(out)
+        if self.dtypes is None:
+            return tuple(out)
+        return tuple(x if x.dtype is d else _wrap(b.cast(x._data, d), d, g._device)
+                     for x, d in zip(out, self.dtypes))
 
 
 def cat(tensors, dim=0):
@@ -134,6 +144,8 @@ def cat(tensors, dim=0):
     if autograd.needs_grad(*tensors):
         node = CatBackward()
         node.sizes, node.dim = [t._data.shape[d] if k else None for t, k in zip(tensors, keep)], d
+        if not one_dtype:
+            node.dtypes = [t.dtype for t in tensors]
         record(node, tensors, out)
     return out
 

@@ -213,3 +213,21 @@ def test_movement_errors_match_torch_types():
                     (lambda x: x.narrow(1, 3, 2), RuntimeError), (lambda x: x.chunk(0), RuntimeError)]:
         with pytest.raises(exc):
             fn(x)
+
+
+def test_cat_of_mixed_dtypes_gives_each_input_a_gradient_of_its_dtype(device):
+    """cat promotes; its gradient goes back to each input in that input's dtype, as torch's engine
+    casts it (a float32 gradient reaching a float16 matmul corrupted CUDA GEMMs)."""
+    for create_graph in (False, True):      # the buffer path and the recorded path
+        grads = {}
+        for lib in (torch, pg):
+            kw = {"device": device} if lib is pg else {}
+            a = lib.tensor([[1.0, 2.0]], requires_grad=True, **kw)
+            c = lib.tensor([[3.0, 4.0]], requires_grad=True, **kw)
+            h = a.half() * 2
+            h.retain_grad()
+            out = lib.cat([h, c])
+            assert str(out.dtype).endswith("float32")
+            (out * lib.tensor([[1.0, 2.0], [3.0, 4.0]], **kw)).sum().backward(create_graph=create_graph)
+            grads[lib] = (str(h.grad.dtype).split(".")[-1], a.grad.tolist(), c.grad.tolist())
+        assert grads[pg] == grads[torch] and grads[pg][0] == "float16"
