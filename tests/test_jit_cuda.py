@@ -27,13 +27,14 @@ def _setup(opt_name, acts=("relu", "relu")):
     return model, opt, images, labels
 
 
-def _train(jitted, opt_name, steps=50, batch=32, acts=("relu", "relu")):
+def _train(jitted, opt_name, steps=50, batch=32, acts=("relu", "relu"), autocast_dtype=None):
     model, opt, images, labels = _setup(opt_name, acts)
     sched = pg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
 
     def train_step(idx):
         x, y = images[idx], labels[idx]
-        loss = F.cross_entropy(model(x), y)
+        with pg.autocast("cuda", dtype=autocast_dtype, enabled=autocast_dtype is not None):
+            loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         pg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -56,6 +57,18 @@ def test_jitted_training_equals_eager_training(opt_name, acts):
     for a, b in zip(jit_params, eager_params):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert step.graph_nodes() > 0
+
+
+def test_jitted_autocast_step_equals_the_eager_one():
+    """A bfloat16 autocast training step, captured by pg.jit, gives the eager run's losses and
+    parameters (the casts are device work like any other op)."""
+    eager_params, eager_losses, _ = _train(False, "adamw", autocast_dtype=pg.bfloat16)
+    jit_params, jit_losses, _ = _train(True, "adamw", autocast_dtype=pg.bfloat16)
+    np.testing.assert_allclose(jit_losses, eager_losses, rtol=1e-5, atol=1e-6)
+    for a, b in zip(jit_params, eager_params):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    fp32_params, _, _ = _train(False, "adamw")
+    assert any(not np.allclose(a, b, rtol=1e-6, atol=1e-7) for a, b in zip(eager_params, fp32_params))
 
 
 def test_a_new_batch_size_recaptures():

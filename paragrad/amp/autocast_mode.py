@@ -11,6 +11,7 @@ import functools
 import warnings
 
 from .. import autocast_state as state
+from .. import cuda
 from .. import dtypes as dt
 
 _DEFAULT_DTYPES = {"cuda": dt.float16, "cpu": dt.bfloat16}
@@ -53,6 +54,9 @@ class autocast:
         self.fast_dtype = _DEFAULT_DTYPES[self.device] if dtype is None else dt.get_dtype(dtype)
         self._enabled = bool(enabled)
         self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
+        if self._enabled and self.device == "cuda" and not cuda.is_available():
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
+            self._enabled = False
         if self._enabled and self.fast_dtype not in _SUPPORTED[self.device]:
             names = ", ".join(f"paragrad.{d.name}" for d in _SUPPORTED[self.device])
             warnings.warn(f"In {self.device.upper()} autocast, but the target dtype is not "

@@ -128,6 +128,19 @@ def test_unsupported_dtype_warns_and_disables_as_torch():
         assert "CPU Autocast only supports dtypes of" in str(caught[0].message)
 
 
+def test_cuda_autocast_without_cuda_warns_and_disables_as_torch():
+    if pg.cuda.is_available():          # the GPU machine: it stays on
+        with pg.autocast("cuda"):
+            assert pg.is_autocast_enabled("cuda")
+        return
+    for lib in (torch, pg):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.autocast("cuda"):
+                assert not lib.is_autocast_enabled("cuda")
+        assert "CUDA is not available" in str(caught[0].message)
+
+
 def test_bad_device_type_raises():
     with pytest.raises(RuntimeError, match="device type 'xla2'"):
         pg.autocast("xla2")
@@ -168,3 +181,53 @@ def test_cuda_lists_differ_from_the_cpu_lists():
     assert POLICIES["cuda"]["exp"] == "fp32" and "exp" not in POLICIES["cpu"]
     assert POLICIES["cpu"]["cat"] == "promote" and "cat" not in POLICIES["cuda"]
     assert POLICIES["cpu"]["einsum" if "einsum" in POLICIES["cpu"] else "matmul"] == "lower"
+
+
+# the dtype sweep: op -> (input shapes, function); each runs under CPU autocast on float32
+# inputs and on bfloat16 inputs, and must give torch's output dtype
+SWEEP = {
+    "exp": ([(3, 4)], lambda L, a: a.exp()), "log": ([(3, 4)], lambda L, a: a.abs().log()),
+    "tanh": ([(3, 4)], lambda L, a: a.tanh()), "sigmoid": ([(3, 4)], lambda L, a: a.sigmoid()),
+    "gelu": ([(3, 4)], lambda L, a: L.nn.functional.gelu(a)),
+    "softmax": ([(3, 4)], lambda L, a: a.softmax(-1)),
+    "log_softmax": ([(3, 4)], lambda L, a: a.log_softmax(-1)),
+    "sum": ([(3, 4)], lambda L, a: a.sum()), "mean": ([(3, 4)], lambda L, a: a.mean(0)),
+    "prod": ([(3, 4)], lambda L, a: a.prod(1)), "cumsum": ([(3, 4)], lambda L, a: a.cumsum(0)),
+    "pow": ([(3, 4)], lambda L, a: a.pow(3)), "logsumexp": ([(3, 4)], lambda L, a: a.logsumexp(1)),
+    "layer_norm": ([(3, 4)], lambda L, a: L.nn.functional.layer_norm(a, (4,))),
+    "group_norm": ([(2, 4, 3)], lambda L, a: L.nn.functional.group_norm(a, 2)),
+    "norm": ([(3, 4)], lambda L, a: a.norm()), "vector_norm": ([(3, 4)], lambda L, a: L.linalg.vector_norm(a)),
+    "trace": ([(4, 4)], lambda L, a: a.trace()), "cdist": ([(3, 4), (2, 4)], lambda L, a, b: L.cdist(a, b)),
+    "einsum": ([(3, 4), (4, 5)], lambda L, a, b: L.einsum("ij,jk->ik", a, b)),
+    "mv": ([(3, 4), (4,)], lambda L, a, b: L.mv(a, b)), "dot": ([(4,), (4,)], lambda L, a, b: L.dot(a, b)),
+    "outer": ([(3,), (4,)], lambda L, a, b: L.outer(a, b)),
+    "addmv": ([(3,), (3, 4), (4,)], lambda L, c, a, b: L.addmv(c, a, b)),
+    "atan2": ([(3, 4), (3, 4)], lambda L, a, b: L.atan2(a, b)),
+    "addcmul": ([(3, 4), (3, 4), (3, 4)], lambda L, a, b, c: L.addcmul(a, b, c)),
+    "where": ([(3, 4), (3, 4)], lambda L, a, b: L.where(a > 0, a, b)),
+    "max_pool2d": ([(1, 2, 4, 4)], lambda L, a: L.nn.functional.max_pool2d(a, 2)),
+    "avg_pool2d": ([(1, 2, 4, 4)], lambda L, a: L.nn.functional.avg_pool2d(a, 2)),
+    "interpolate": ([(1, 2, 4, 4)], lambda L, a: L.nn.functional.interpolate(a, scale_factor=2)),
+    "quantile": ([(3, 4)], lambda L, a: L.quantile(a, 0.5)),
+    "nll_loss": ([(4, 5)], lambda L, a: L.nn.functional.nll_loss(a.log_softmax(-1), L.tensor([0, 1, 2, 3]))),
+    "bce_with_logits": ([(3, 4), (3, 4)], lambda L, a, b: L.nn.functional.binary_cross_entropy_with_logits(a, b.sigmoid())),
+    "binary_cross_entropy": ([(3, 4), (3, 4)], lambda L, a, b: L.nn.functional.binary_cross_entropy(a.sigmoid(), b.sigmoid())),
+    "smooth_l1_loss": ([(3, 4), (3, 4)], lambda L, a, b: L.nn.functional.smooth_l1_loss(a, b)),
+    "huber_loss": ([(3, 4), (3, 4)], lambda L, a, b: L.nn.functional.huber_loss(a, b)),
+    "kl_div": ([(3, 4), (3, 4)], lambda L, a, b: L.nn.functional.kl_div(a.log_softmax(-1), b.softmax(-1), reduction="batchmean")),
+    "cosine_similarity": ([(3, 4), (3, 4)], lambda L, a, b: L.nn.functional.cosine_similarity(a, b)),
+    "linear_mixed": ([(3, 4), (5, 4)], lambda L, a, w: L.nn.functional.linear(a, w.double().float())),
+}
+
+
+@pytest.mark.parametrize("inputs", ["float32", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(SWEEP))
+def test_cpu_output_dtypes_match_torch(name, inputs):
+    shapes, fn = SWEEP[name]
+    arrays = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    dtypes = []
+    for lib in (torch, pg):
+        tensors = [lib.tensor(a).to(getattr(lib, inputs)) for a in arrays]
+        with lib.autocast("cpu"):
+            dtypes.append(str(fn(lib, *tensors).dtype).split(".")[-1])
+    assert dtypes[1] == dtypes[0], f"{name} on {inputs}: paragrad {dtypes[1]}, torch {dtypes[0]}"
