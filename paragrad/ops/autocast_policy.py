@@ -28,8 +28,8 @@ LOWER, FP32, FP32_OUT, PROMOTE = "lower", "fp32", "fp32_out", "promote"
 
 _CUDA_LOWER = """conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d prelu addmm
     addmv addr matmul einsum mm mv linalg_vecdot linear linear_act mlp addbmm baddbmm bmm
-    chain_matmul multi_dot lstm_cell gru_cell rnn_tanh_cell rnn_relu_cell
-    scaled_dot_product_attention""".split()
+    chain_matmul multi_dot lstm_cell gru_cell rnn_tanh_cell rnn_relu_cell lstm gru rnn_tanh
+    rnn_relu scaled_dot_product_attention""".split()
 _CUDA_FP32 = """acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan pow
     softplus layer_norm rms_norm group_norm cosine_similarity poisson_nll_loss
     cosine_embedding_loss nll_loss hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss
@@ -42,7 +42,7 @@ _CUDA_PROMOTE = """addcdiv addcmul atan2 bilinear cross dot vdot grid_sample ind
 
 _CPU_LOWER = """conv1d conv2d conv3d bmm mm linalg_vecdot baddbmm addmm addbmm linear linear_act mlp
     matmul conv_transpose1d conv_transpose2d conv_transpose3d prelu
-    scaled_dot_product_attention""".split()
+    scaled_dot_product_attention lstm rnn_tanh rnn_relu""".split()     # (mkldnn's RNN layers; not GRU)
 _CPU_FP32 = """avg_pool3d binary_cross_entropy grid_sample polar prod quantile nanquantile stft cdist
     trace cholesky cholesky_inverse cholesky_solve inverse lu_solve pinverse max_pool3d
     max_unpool2d max_unpool3d adaptive_avg_pool3d mse_loss cosine_embedding_loss nll_loss
@@ -150,6 +150,22 @@ def cast(name, *values):
         return values
     dtype = _target(policy, device_type, values)
     return values if dtype is None else tuple(_cast_values(values, dtype, device_type))
+
+
+def run_as_one(name, fn, *args, policy_only=False):
+    """fn(*args) as one autocast op (a module computing several ops, e.g. a recurrent layer,
+    which torch runs as one fused kernel): args cast by name's policy (tensors inside lists and
+    tuples too), and autocast paused inside. With policy_only, a device type without a policy
+    for name runs fn's ops autocast one by one instead (torch's CPU recurrent cells, which are
+    compositions there). Call only when autocast_state.on."""
+    if policy_only and _policy(name, args)[0] is None:
+        return fn(*args)
+    args = cast(name, *args)
+    was = state.pause()
+    try:
+        return fn(*args)
+    finally:
+        state.resume(was)
 
 
 def policy(name):

@@ -231,3 +231,28 @@ def test_cpu_output_dtypes_match_torch(name, inputs):
         with lib.autocast("cpu"):
             dtypes.append(str(fn(lib, *tensors).dtype).split(".")[-1])
     assert dtypes[1] == dtypes[0], f"{name} on {inputs}: paragrad {dtypes[1]}, torch {dtypes[0]}"
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"])
+def test_recurrent_layers_under_autocast_match_torch(device, cls):
+    """A recurrent layer is one autocast op, as torch's fused kernels: on the CPU LSTM and RNN run
+    in bfloat16 and GRU in float32, and the cells op by op; on CUDA all in float16."""
+    tdev = _torch_device(device)
+    cell = cls.endswith("Cell")
+    kw = {} if cell else {"num_layers": 2, "batch_first": True}
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, cls)(4, 6, **kw).to(tdev)
+    pm = getattr(pg.nn, cls)(4, 6, **kw).to(device)
+    pm.load_state_dict({k: pg.tensor(v.detach().cpu().numpy()) for k, v in tm.state_dict().items()})
+    x = RNG.standard_normal((3, 4) if cell else (2, 5, 4)).astype(np.float32)
+    outs = []
+    for lib, m, dev in ((torch, tm, tdev), (pg, pm, device)):
+        with lib.autocast(device):
+            out = m(lib.tensor(x, device=dev))
+        y = out[0] if isinstance(out, tuple) else out
+        y.float().sum().backward()
+        outs.append((str(y.dtype).split(".")[-1], y.float().detach().cpu().numpy(),
+                     [str(p.grad.dtype).split(".")[-1] for p in m.parameters()]))
+    (t_dtype, t_y, t_grads), (p_dtype, p_y, p_grads) = outs
+    assert p_dtype == t_dtype and p_grads == t_grads == ["float32"] * len(t_grads)
+    np.testing.assert_allclose(p_y, t_y, atol=0.05, rtol=0.05)

@@ -20,6 +20,8 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ... import autocast_state
+from ...ops.autocast_policy import run_as_one
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -149,14 +151,20 @@ class RNNBase(Module):
     def _run(self, x, states):
         """x (L, N, H_in); states: one per (layer, direction), each h (N, H) or (h, c).
         -> (output (L, N, D * H_out), final states in the same order)."""
+        if autocast_state.on:     # the layer stack is one autocast op, as torch's fused RNN kernels
+            return run_as_one(self.mode.lower(), self._run_layers, x, states, self._flat_weights)
+        return self._run_layers(x, states, self._flat_weights)
+
+    def _run_layers(self, x, states, weights):
         dirs = 2 if self.bidirectional else 1
+        weight = dict(zip(self._flat_weights_names, weights))
         lstm = self.mode == "LSTM"
         finals = []
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
                 names = self._all_weights[layer * dirs + d]
-                ws = [getattr(self, n) for n in names]
+                ws = [weight[n] for n in names]
                 w_ih, w_hh = ws[0], ws[1]
                 b_ih, b_hh = (ws[2], ws[3]) if self.bias else (None, None)
                 w_hr = ws[-1] if self.proj_size > 0 else None
@@ -365,8 +373,10 @@ class RNNCell(RNNCellBase):
         x, h, batched = self._single("RNNCell", input, hx)
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        out = rnn_cell(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
-                       self.nonlinearity == "relu")
+        args = (x, h, self.weight_ih, self.bias_ih, self.weight_hh, self.bias_hh)
+        step = _rnn_step_relu if self.nonlinearity == "relu" else _rnn_step_tanh
+        out = (run_as_one(f"rnn_{self.nonlinearity}_cell", step, *args, policy_only=True)
+               if autocast_state.on else step(*args))
         return out if batched else out.squeeze(0)
 
 
@@ -378,7 +388,9 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         x, h, batched = self._single("GRUCell", input, hx)
-        out = gru_cell(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        args = (x, h, self.weight_ih, self.bias_ih, self.weight_hh, self.bias_hh)
+        out = (run_as_one("gru_cell", _gru_step, *args, policy_only=True) if autocast_state.on
+               else _gru_step(*args))
         return out if batched else out.squeeze(0)
 
 
@@ -391,5 +403,25 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         """input (N, H_in) or (H_in,), hx (h, c) each (N, H) / (H,) or None -> (h', c')."""
         input, hx, batched = self._cell_inputs("LSTMCell", input, hx, 2)
-        h, c = lstm_cell(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
+        args = (input, hx, self.weight_ih, self.bias_ih, self.weight_hh, self.bias_hh)
+        h, c = (run_as_one("lstm_cell", _lstm_step, *args, policy_only=True) if autocast_state.on
+                else _lstm_step(*args))
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+# one cell step from the input: the input projection, then the cell (under autocast one op
+# where the device has torch's fused cell, CUDA; op by op on the CPU)
+def _lstm_step(x, hx, w_ih, b_ih, w_hh, b_hh):
+    return lstm_cell(F.linear(x, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def _gru_step(x, h, w_ih, b_ih, w_hh, b_hh):
+    return gru_cell(F.linear(x, w_ih, b_ih), h, w_hh, b_hh)
+
+
+def _rnn_step_tanh(x, h, w_ih, b_ih, w_hh, b_hh):
+    return rnn_cell(F.linear(x, w_ih, b_ih), h, w_hh, b_hh, False)
+
+
+def _rnn_step_relu(x, h, w_ih, b_ih, w_hh, b_hh):
+    return rnn_cell(F.linear(x, w_ih, b_ih), h, w_hh, b_hh, True)
