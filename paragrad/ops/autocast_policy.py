@@ -133,12 +133,12 @@ def _policy(name, values):
     if device_type is None or not state.enabled.get(device_type):
         return None, None
     if name in BANNED.get(device_type, ()):
-        raise RuntimeError(f"torch.nn.functional.{name} and torch.nn.{name.title().replace('_', '')}"
-                           f"Loss are unsafe to autocast. Many models use a sigmoid layer right "
-                           f"before the binary cross entropy layer. In this case, combine the two "
-                           f"layers using torch.nn.functional.binary_cross_entropy_with_logits or "
-                           f"torch.nn.BCEWithLogitsLoss. binary_cross_entropy_with_logits and "
-                           f"BCEWithLogits are safe to autocast.")
+        raise RuntimeError(
+            "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+            "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+            "In this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits\n"
+            "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+            "safe to autocast.")
     return POLICIES[device_type].get(name), device_type
 
 

@@ -256,3 +256,16 @@ def test_recurrent_layers_under_autocast_match_torch(device, cls):
     (t_dtype, t_y, t_grads), (p_dtype, p_y, p_grads) = outs
     assert p_dtype == t_dtype and p_grads == t_grads == ["float32"] * len(t_grads)
     np.testing.assert_allclose(p_y, t_y, atol=0.05, rtol=0.05)
+
+
+def test_binary_cross_entropy_is_refused_under_cuda_autocast_only(device):
+    """torch bans binary_cross_entropy under CUDA autocast (unsafe in float16); the CPU runs it
+    in float32."""
+    p = pg.tensor([0.2, 0.7], device=device)
+    y = pg.tensor([0.0, 1.0], device=device)
+    with pg.autocast(device):
+        if device == "cuda":
+            with pytest.raises(RuntimeError, match="unsafe to autocast"):
+                pg.nn.functional.binary_cross_entropy(p, y)
+        else:
+            assert pg.nn.functional.binary_cross_entropy(p, y).dtype is pg.float32
