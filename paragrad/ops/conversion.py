@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..autograd import grad_mode, Node, record
+from ..autograd import Node, grad_mode, record
 from ..backends import as_device, backend_for, device as Device
 from ..tensor import Tensor, _wrap
 from ._common import check_tensor

@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import autograd, dtypes as dt
 from ... import dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import _wrap, bump_version, rebind, Tensor
 from .._common import floating, same_device, snapshot
 from ..movement.views import grad_for

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import autocast_state, autograd
 from ... import dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, snapshot
 from .binary import _binary, _g, _result_dtype, _scalar, where

@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import Tensor
 from .._common import alias, as_int, check_tensor, floating, snapshot
 from ..movement.views import grad_for

@@ -10,7 +10,7 @@ import math
 
 from ... import autocast_state, autograd
 from ... import dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, floating, snapshot
 from ..movement.views import grad_for

@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import autograd, capture, dtypes as dt
 from ... import dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import Tensor, _wrap, bump_version, rebind
 from .._common import buffer_view, check_tensor, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import autocast_state, dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import Tensor, _wrap
 from .._common import check_tensor, same_device
 from ..creation import ones_like

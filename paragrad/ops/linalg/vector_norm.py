@@ -10,7 +10,7 @@ import math
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 from ..creation import zeros_like
 from ..elementwise.binary import where

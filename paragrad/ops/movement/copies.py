@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import autocast_state, autograd
 from ... import dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import Tensor, _wrap
 from .._common import buffer_view, check_tensor, dim_arg, same_device
 from ..indexing.index_bounds import inherit, union

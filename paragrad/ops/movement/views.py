@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import _wrap, Size, Tensor, view_of
 from .._common import check_tensor, dim_arg
 from ..indexing.index_bounds import inherit

@@ -6,7 +6,7 @@ import numpy as np
 
 from ... import capture
 from ... import dtypes as dt
-from ...autograd import grad_mode, no_grad, Node, record
+from ...autograd import Node, grad_mode, no_grad, record
 from ...tensor import Tensor, _wrap
 from .._common import same_device
 from ..indexing.index_bounds import out_of_range

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ... import autocast_state, autograd, capture
 from ... import dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import _wrap
 from .._common import alias, check_tensor, dim_arg
 from ..indexing.index_bounds import known, out_of_range

@@ -7,7 +7,7 @@ from collections import namedtuple
 
 from ... import autocast_state, autograd
 from ... import dtypes as dt
-from ...autograd import grad_mode, Node, record
+from ...autograd import Node, grad_mode, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 from ..autocast_policy import cast, policy
