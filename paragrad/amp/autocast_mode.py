@@ -11,8 +11,8 @@ import functools
 import warnings
 
 from .. import autocast_state as state
-from .. import cuda
 from .. import dtypes as dt
+from ..backends import is_available
 
 _DEFAULT_DTYPES = {"cuda": dt.float16, "cpu": dt.bfloat16}
 _SUPPORTED = {"cuda": (dt.float16, dt.bfloat16), "cpu": (dt.bfloat16, dt.float16)}
@@ -54,7 +54,7 @@ class autocast:
         self.fast_dtype = _DEFAULT_DTYPES[self.device] if dtype is None else dt.get_dtype(dtype)
         self._enabled = bool(enabled)
         self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
-        if self._enabled and self.device == "cuda" and not cuda.is_available():
+        if self._enabled and self.device == "cuda" and not is_available("cuda")[0]:
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
             self._enabled = False
         if self._enabled and self.fast_dtype not in _SUPPORTED[self.device]:

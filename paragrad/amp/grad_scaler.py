@@ -13,8 +13,9 @@ from __future__ import annotations
 import warnings
 from collections import abc
 
-from .. import cuda, dtypes
+from .. import dtypes
 from ..autograd import no_grad
+from ..backends import is_available
 from ..ops import full
 from ..tensor import Tensor
 
@@ -30,7 +31,7 @@ class GradScaler:
                  growth_interval=2000, enabled=True):
         self._device = device
         self._enabled = enabled
-        if self._enabled and device == "cuda" and not cuda.is_available():
+        if self._enabled and device == "cuda" and not is_available("cuda")[0]:
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
                           "Disabling.")
             self._enabled = False

@@ -269,3 +269,17 @@ def test_binary_cross_entropy_is_refused_under_cuda_autocast_only(device):
                 pg.nn.functional.binary_cross_entropy(p, y)
         else:
             assert pg.nn.functional.binary_cross_entropy(p, y).dtype is pg.float32
+
+
+def test_torch_cuda_amp_deprecated_forms_warn_as_torch():
+    """pg.cuda.amp.autocast(...) / GradScaler(...) are amp's CUDA forms with torch's FutureWarning."""
+    for lib in (torch, pg):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scaler = lib.cuda.amp.GradScaler(init_scale=8.0)
+            with lib.cuda.amp.autocast(dtype=lib.bfloat16):
+                enabled = lib.is_autocast_enabled("cuda")
+        future = [str(w.message) for w in caught if issubclass(w.category, FutureWarning)]
+        assert any("torch.cuda.amp.GradScaler(args...)` is deprecated" in m for m in future)
+        assert any("torch.cuda.amp.autocast(args...)` is deprecated" in m for m in future)
+        assert scaler.is_enabled() == enabled == (lib.cuda.is_available())

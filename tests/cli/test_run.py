@@ -156,6 +156,8 @@ def test_mapping_after_install():
         import torch.serialization, torch.autograd.anomaly_mode
         assert torch.serialization.load is pg.load and torch.serialization.save is pg.save
         assert torch.autograd.anomaly_mode.detect_anomaly is pg.autograd.detect_anomaly
+        from torch.cuda.amp import GradScaler
+        assert GradScaler is pg.cuda.amp.GradScaler and torch.amp.autocast is pg.autocast
         # torch.nn.modules.<file>.<Class> is torch.nn.<Class>: paragrad.nn's, whatever paragrad's files
         from torch.nn.modules.loss import CrossEntropyLoss
         assert CrossEntropyLoss is pg.nn.CrossEntropyLoss and torch.nn.modules.linear.Linear is pg.nn.Linear

@@ -3,7 +3,7 @@ backend (PyTorch's torch.cuda). Everything here works without CuPy installed: qu
 answer 'no device', and calls that need a GPU raise the backend's install error."""
 from __future__ import annotations
 
-from .backends import backend_for, is_available as _usable
+from ..backends import backend_for, is_available as _usable
 
 
 def is_available() -> bool:
@@ -44,51 +44,51 @@ def _index(device):
         return current_device()
     if isinstance(device, int):
         return device
-    from .backends import as_device
+    from ..backends import as_device
     return as_device(device).index or 0
 
 
 def memory_allocated(device=None) -> int:
     """Bytes held by live tensors (the pool's used bytes)."""
     _cupy()
-    from .backends.cuda.runtime import memory
+    from ..backends.cuda.runtime import memory
     return memory.allocated()
 
 
 def max_memory_allocated(device=None) -> int:
     _cupy()
-    from .backends.cuda.runtime import memory
+    from ..backends.cuda.runtime import memory
     return memory.peak()
 
 
 def reset_peak_memory_stats(device=None):
     _cupy()
-    from .backends.cuda.runtime import memory
+    from ..backends.cuda.runtime import memory
     memory.reset_peak()
 
 
 def memory_reserved(device=None) -> int:
     _cupy()
-    from .backends.cuda.runtime import memory
+    from ..backends.cuda.runtime import memory
     return memory.reserved()
 
 
 def memory_summary(device=None) -> str:
     _cupy()
-    from .backends.cuda.runtime import memory
+    from ..backends.cuda.runtime import memory
     return memory.summary()
 
 
 def empty_cache():
     """Return cached, unused blocks of the pool to the device."""
     _cupy()
-    from .backends.cuda.runtime import memory
+    from ..backends.cuda.runtime import memory
     memory.empty_cache()
 
 
 def manual_seed(seed: int):
     """Seed the default generator of every CUDA device."""
-    from .random import default_generator
+    from ..random import default_generator
     for i in range(device_count()):
         default_generator(f"cuda:{i}").manual_seed(seed)
 
