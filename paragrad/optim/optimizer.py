@@ -113,7 +113,7 @@ class Optimizer:
     def _use_multi_tensor(group):
         """foreach=False asks for PyTorch's per-parameter loop; otherwise (None, foreach=True,
         fused=True) a group runs as one multi-tensor kernel where the backend has one — its
-        results agree with the loop's bit for bit (tests/test_cuda.py) — and as the loop where
+        results agree with the loop's bit for bit (tests/backends/cuda/test_backend.py) — and as the loop where
         not (the CPU backend has none)."""
         return group.get("foreach") is not False or bool(group.get("fused"))
 
