@@ -18,6 +18,8 @@ from .dtypes import float32 as float  # noqa: A001  (torch.float is float32)
 from .dtypes import int32 as int  # noqa: A001  (torch.int is int32)
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
+from .memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,  # noqa: F401
+                            preserve_format)
 from .ops import *  # noqa: F401,F403  (the functional forms: pg.exp, pg.cat, ...)
 from .ops import (abs, all, any, max, min, pow, round, sum)  # noqa: A004  (torch names)
 from .ops import methods as _tensor_methods  # noqa: E402,F401  (attaches the Tensor methods)

@@ -11,6 +11,8 @@ import numpy as np
 from . import autograd, capture
 from . import dtypes as dt
 from .backends import CPU, backend_for
+from .memory_format import (channels_last, channels_last_3d, contiguous_format, is_dense_in,
+                            preserve_format)
 
 
 class Size(tuple):
@@ -142,8 +144,15 @@ class Tensor:
         st = tuple(s // self.dtype.itemsize for s in self._data.strides)
         return st if dim is None else st[_dim(dim, self.ndim, "stride")]
 
-    def is_contiguous(self):
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format=contiguous_format):
+        """Whether the elements lie densely in memory_format's order (row-major by default;
+        channels_last: (N, H, W, C) for a 4-D tensor, torch's rule)."""
+        if memory_format is contiguous_format or memory_format is preserve_format:     # (torch's)
+            return bool(self._data.flags.c_contiguous)
+        if memory_format not in (channels_last, channels_last_3d):
+            raise RuntimeError(f"is_contiguous(): unsupported memory format {memory_format!r}")
+        order = (0, 2, 3, 1) if memory_format is channels_last else (0, 2, 3, 4, 1)
+        return self.ndim == len(order) and is_dense_in(self.shape, self.stride(), order)
 
     # ---- to Python / NumPy ----------------------------------------------------------------
     def numpy(self, force=False):

@@ -11,6 +11,7 @@ from ..autograd import is_grad_enabled, no_grad
 from .hooks import wrap_inputs, wrap_outputs
 from ..tensor import Tensor, zero_grads
 from .parameter import Parameter
+from ..memory_format import preserve_format
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -326,11 +327,13 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """module.to(device), .to(dtype), .to(device, dtype); only floating-point parameters
-        and buffers change dtype, as in PyTorch."""
+        """module.to(device), .to(dtype), .to(device, dtype), .to(memory_format=...); only
+        floating-point parameters and buffers change dtype, and only 4-D and 5-D ones change
+        memory format, as in PyTorch."""
         from ..backends import device as Device
         dtype = kwargs.get("dtype")
         device = kwargs.get("device")
+        fmt = kwargs.get("memory_format", preserve_format)
         for a in args:
             if isinstance(a, (str, Device)):
                 device = a
@@ -341,7 +344,8 @@ class Module:
 
         def convert(t):
             d = dtype if (dtype is not None and t.dtype.is_floating_point) else None
-            return t.to(device=device, dtype=d)
+            return t.to(device=device, dtype=d,
+                        memory_format=fmt if t.ndim in (4, 5) else preserve_format)
         return self._apply(convert)
 
     def cpu(self):

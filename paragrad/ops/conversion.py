@@ -4,6 +4,8 @@ from __future__ import annotations
 from .. import dtypes as dt
 from ..autograd import Node, grad_mode, record
 from ..backends import as_device, backend_for, device as Device
+from ..memory_format import (channels_last, channels_last_3d, contiguous_format, dims_in_memory_order,
+                             preserve_format)
 from ..tensor import Tensor, _wrap
 from ._common import check_tensor
 from .indexing.index_bounds import remember_host_values
@@ -37,8 +39,10 @@ def _convert(x, dtype, dev, copy):
     return out
 
 
-def to(x, *args, dtype=None, device=None, non_blocking=False, copy=False):
-    """x.to(dtype), x.to(device), x.to(device, dtype), x.to(other), and keyword forms."""
+def to(x, *args, dtype=None, device=None, non_blocking=False, copy=False,
+       memory_format=preserve_format):
+    """x.to(dtype), x.to(device), x.to(device, dtype), x.to(other), and keyword forms;
+    memory_format lays the result out in that order (channels_last, contiguous_format)."""
     check_tensor(x, "to")
     for a in args:
         if isinstance(a, Tensor):
@@ -52,6 +56,9 @@ def to(x, *args, dtype=None, device=None, non_blocking=False, copy=False):
         dev = as_device(device) if device is not None else x._device
     except (TypeError, RuntimeError) as e:
         raise type(e)(f"to(): {e}") from None
+    if memory_format is not preserve_format:
+        dims_in_memory_order(memory_format, x.ndim, "to")      # refuse a bad format before converting
+        return contiguous(_convert(x, dtype, dev, copy), memory_format)
     return _convert(x, dtype, dev, copy)
 
 
@@ -100,9 +107,15 @@ class CloneBackward(Node):
         return g
 
 
-def clone(input, memory_format=None):
+def clone(input, memory_format=preserve_format):
+    """A copy of input. preserve_format (the default) keeps a channels-last layout; any other
+    layout is copied row-major (torch keeps every dense layout: a difference of strides only)."""
     x = input
     check_tensor(x, "clone")
+    if memory_format is preserve_format:
+        memory_format = _channels_last_kind(x) or contiguous_format
+    if memory_format is not contiguous_format:
+        return _laid_out(x, memory_format, "clone", copy=True)
     b = x._backend
     out = _wrap(b.copy_(b.empty(tuple(x.shape), x.dtype, x._device.index), x._data), x.dtype, x._device)
     if x._requires_grad and grad_mode._enabled:
@@ -110,7 +123,30 @@ def clone(input, memory_format=None):
     return out
 
 
-def contiguous(x, memory_format=None):
-    if x.is_contiguous():
+def _channels_last_kind(x):
+    """channels_last(_3d) if x is laid out so and not also row-major, else None."""
+    for fmt in (channels_last, channels_last_3d):
+        if x.is_contiguous(fmt) and not x.is_contiguous():
+            return fmt
+    return None
+
+
+def _laid_out(x, fmt, op, copy=False):
+    """x with its elements in fmt's memory order and its logical shape unchanged: a permute to
+    memory order, a row-major copy, and the permute back (differentiable, as each step is)."""
+    order = dims_in_memory_order(fmt, x.ndim, op)
+    back = tuple(order.index(d) for d in range(len(order)))
+    in_memory_order = x.permute(*order)
+    dense = clone(in_memory_order, contiguous_format) if copy else in_memory_order.contiguous()
+    return dense.permute(*back)
+
+
+def contiguous(x, memory_format=contiguous_format):
+    """x if its elements already lie densely in memory_format's order, else a copy laid out so."""
+    if x.is_contiguous(memory_format):
         return x
-    return clone(x)
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if memory_format is contiguous_format:
+        return clone(x, contiguous_format)
+    return _laid_out(x, memory_format, "contiguous")

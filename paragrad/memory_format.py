@@ -1,0 +1,52 @@
+"""Memory formats (torch.memory_format): the order in which a tensor's elements lie in memory.
+contiguous_format is row-major over the logical dims (N, C, H, W); channels_last keeps the
+shape (N, C, H, W) but lays the elements out as (N, H, W, C), the order convolutions on tensor
+cores want; channels_last_3d is the same for 5-D (N, C, D, H, W); preserve_format keeps what a
+tensor has. A leaf module: it imports nothing of paragrad's."""
+from __future__ import annotations
+
+
+class memory_format:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"paragrad.{self.name}"
+
+    def __reduce__(self):                # pickles as the module-level singleton
+        return self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+# the logical dims from slowest to fastest in memory, for the formats tied to a rank
+_ORDER = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}
+_RANK = {channels_last: 4, channels_last_3d: 5}
+
+
+def dims_in_memory_order(fmt, ndim, op):
+    """The permutation that lists a tensor's dims in fmt's memory order (slowest first)."""
+    if fmt is contiguous_format:
+        return tuple(range(ndim))
+    if fmt not in _RANK:
+        raise TypeError(f"{op}(): memory_format must be a paragrad.memory_format, got {fmt!r}")
+    if ndim != _RANK[fmt]:
+        raise RuntimeError(f"required rank {_RANK[fmt]} tensor to use {fmt.name} format")
+    return _ORDER[fmt]
+
+
+def is_dense_in(shape, strides, order):
+    """Whether elements lie densely in `order` (dims slowest to fastest): torch's rule, where a
+    dim of size 1 may have any stride."""
+    expected = 1
+    for d in reversed(order):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
