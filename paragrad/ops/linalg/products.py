@@ -88,43 +88,36 @@ def matmul(input, other):
     return _matmul(a, b, "matmul")
 
 
-def _expect_dims(op, a, b, na, nb, what):
+def _operands(op, a, b, na, nb, what):
+    """a and b of an na-D by nb-D product, cast by op's autocast policy and checked."""
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        a, b = cast(op, a, b)
     _check(op, a, b)
     if a.ndim != na or b.ndim != nb:
         raise RuntimeError(f"{op}: expected {what}, got {a.ndim}D and {b.ndim}D "
                            f"(shapes {tuple(a.shape)} and {tuple(b.shape)})")
+    return a, b
 
 
 def mm(input, mat2):
-    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
-        input, mat2 = cast("mm", input, mat2)
-    a, b = input, mat2
-    _expect_dims("mm", a, b, 2, 2, "2D tensors")
+    a, b = _operands("mm", input, mat2, 2, 2, "2D tensors")
     return _matmul_nd(a, b, "mm")
 
 
 def bmm(input, mat2):
-    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
-        input, mat2 = cast("bmm", input, mat2)
-    a, b = input, mat2
-    _expect_dims("bmm", a, b, 3, 3, "3D tensors")
+    a, b = _operands("bmm", input, mat2, 3, 3, "3D tensors")
     if a.shape[0] != b.shape[0]:
         raise _shapes_error("bmm", a, b, "batch sizes differ")
     return _matmul_nd(a, b, "bmm")
 
 
 def mv(input, vec):
-    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
-        input, vec = cast("mv", input, vec)
-    a, v = input, vec
-    _expect_dims("mv", a, v, 2, 1, "a 2D matrix and a 1D vector")
+    a, v = _operands("mv", input, vec, 2, 1, "a 2D matrix and a 1D vector")
     return _matmul(a, v, "mv")
 
 
-@policy("dot")
 def dot(input, tensor):
-    a, b = input, tensor
-    _expect_dims("dot", a, b, 1, 1, "1D tensors")
+    a, b = _operands("dot", input, tensor, 1, 1, "1D tensors")
     return _matmul(a, b, "dot")
 
 

@@ -65,12 +65,17 @@ def _accumulate(op, x, axes, keepdim, dtype):
     return _wrap(x._backend.reduce(op, data, axes, keepdim), out_dtype, x._device)
 
 
-def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
+def _accumulated_input(op, input, dim, dtype):
+    """sum / prod's input, cast by its autocast policy unless a dtype is given, checked,
+    and the axes it reduces over."""
     if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
-        input, = cast("sum", input)
-    x = input
-    check_tensor(x, "sum")
-    axes = _axes(dim, x, "sum")
+        input, = cast(op, input)
+    check_tensor(input, op)
+    return input, _axes(dim, input, op)
+
+
+def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
+    x, axes = _accumulated_input("sum", input, dim, dtype)
     out = _accumulate("sum", x, axes, keepdim, dtype)
     if x._requires_grad and grad_mode._enabled:
         node = SumBackward()
@@ -286,11 +291,7 @@ class ProdBackward(Node):
 
 
 def prod(input, dim=None, keepdim=False, dtype=None):
-    if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
-        input, = cast("prod", input)
-    x = input
-    check_tensor(x, "prod")
-    axes = _axes(dim, x, "prod")
+    x, axes = _accumulated_input("prod", input, dim, dtype)
     out = _accumulate("prod", x, axes, keepdim, dtype)
     if x._requires_grad and grad_mode._enabled:
         node = ProdBackward()
