@@ -444,3 +444,12 @@ def test_the_decompositions_are_declared_and_the_backends_have_them(device):
     for name in DECOMPOSITIONS:
         assert getattr(b, "fast_linalg_" + name) is not None
         assert getattr(type(b), "fast_linalg_" + name) is not getattr(Backend, "fast_linalg_" + name)
+
+
+def test_data_ptr_is_an_address_and_a_backend_without_it_says_so(device):
+    """Tensor.data_ptr asks the backend; the interface's default names the backend."""
+    t = pg.zeros(4, device=device)
+    assert isinstance(t.data_ptr(), int) and t.data_ptr() != 0
+    assert t[1:].data_ptr() == t.data_ptr() + 4                 # a view: the same memory, offset
+    with pytest.raises(NotImplementedError, match="^data_ptr is not supported on the cpu backend"):
+        Backend.data_ptr(_NoDecompositions(), np.zeros(2))
