@@ -1,5 +1,10 @@
 """Running the command line in-process on small slices of the real MNIST."""
+import json
+from pathlib import Path
+
 from paragrad.cli import main
+from paragrad.io import checkpoint
+from paragrad.io.safetensors import load_file, save_file
 from tests.data_paths import mnist_root
 
 
@@ -29,3 +34,26 @@ def train_mnist(out, *extra):
     where = [] if out is None else ["--out", out]
     return run("train", "mnist", "--data-dir", mnist_root(), *where, "--limit", "500", "--hidden", "32",
                "--batch-size", "50", *extra)
+
+
+def train_state(ckpt):
+    """The training state saved beside checkpoint `ckpt`, as a dict."""
+    _, meta = load_file(checkpoint.train_state_path(ckpt))
+    return json.loads(meta["paragrad_train_state"])
+
+
+def copy_checkpoint(ckpt, folder):
+    """A copy of checkpoint `ckpt` and its training state, as folder/c.safetensors."""
+    dst = folder / "c.safetensors"
+    dst.write_bytes(ckpt.read_bytes())
+    Path(checkpoint.train_state_path(dst)).write_bytes(Path(checkpoint.train_state_path(ckpt)).read_bytes())
+    return dst
+
+
+def edit_train_state(ckpt, edit):
+    """Rewrite the training state of checkpoint `ckpt` with edit(state) applied to it."""
+    tpath = checkpoint.train_state_path(ckpt)
+    arrays, meta = load_file(tpath)
+    state = json.loads(meta["paragrad_train_state"])
+    edit(state)
+    save_file(arrays, tpath, {"paragrad_train_state": json.dumps(state)})

@@ -1,14 +1,12 @@
 """`paragrad evaluate CKPT`: as the README writes it (no --data-dir), reading only the test
 split; a missing, corrupt or incomplete checkpoint is refused naming the file."""
-import json
 import os
 import urllib.request
 
 import pytest
 
 from paragrad import checkpoint
-from paragrad.io.safetensors import load_file, save_file
-from tests.cli.helpers import refused, run, train_mnist
+from tests.cli.helpers import copy_checkpoint, edit_train_state, refused, run, train_mnist
 from tests.data_paths import mnist_root
 
 
@@ -52,34 +50,17 @@ def test_an_explicit_data_folder_wins(ckpt, tmp_path, capsys, monkeypatch):
     refused(capsys, "evaluate", ckpt, naming=["MNIST: missing", tmp_path])
 
 
-def _copy(ckpt, folder):
-    dst = folder / "c.safetensors"
-    dst.write_bytes(ckpt.read_bytes())
-    checkpoint.train_state_path(dst)
-    with open(checkpoint.train_state_path(dst), "wb") as f:
-        f.write(open(checkpoint.train_state_path(ckpt), "rb").read())
-    return dst
-
-
-def _edit_state(ck, edit):
-    tpath = checkpoint.train_state_path(ck)
-    arrays, meta = load_file(tpath)
-    state = json.loads(meta["paragrad_train_state"])
-    edit(state)
-    save_file(arrays, tpath, {"paragrad_train_state": json.dumps(state)})
-
-
 @pytest.mark.parametrize("damage", ["no config", "no extra", "no epoch", "no train state",
                                     "corrupt train state", "corrupt weights", "wrong weights"])
 def test_a_bad_checkpoint_is_refused_naming_the_file(ckpt, tmp_path, capsys, damage):
-    ck = _copy(ckpt, tmp_path)
+    ck = copy_checkpoint(ckpt, tmp_path)
     tpath = checkpoint.train_state_path(ck)
     if damage == "no config":
-        _edit_state(ck, lambda s: s["extra"].pop("config"))
+        edit_train_state(ck, lambda s: s["extra"].pop("config"))
     elif damage == "no extra":
-        _edit_state(ck, lambda s: s.pop("extra"))
+        edit_train_state(ck, lambda s: s.pop("extra"))
     elif damage == "no epoch":
-        _edit_state(ck, lambda s: s.pop("epoch"))
+        edit_train_state(ck, lambda s: s.pop("epoch"))
     elif damage == "no train state":
         os.remove(tpath)
     elif damage == "corrupt train state":
@@ -88,7 +69,7 @@ def test_a_bad_checkpoint_is_refused_naming_the_file(ckpt, tmp_path, capsys, dam
     elif damage == "corrupt weights":
         ck.write_bytes(ck.read_bytes()[:200])
     else:   # a config that does not describe these weights
-        _edit_state(ck, lambda s: s["extra"]["config"].update(hidden=[16]))
+        edit_train_state(ck, lambda s: s["extra"]["config"].update(hidden=[16]))
     refused(capsys, "evaluate", ck, "--data-dir", mnist_root(), naming=["c.safetensors"])
 
 

@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from paragrad.io.safetensors import load_file
-from tests.cli.helpers import refused, train_mnist
+from tests.cli.helpers import refused, train_mnist, train_state
 
 
 def _records(folder):
@@ -15,8 +14,7 @@ def _records(folder):
 
 
 def _lr(ckpt):
-    _, meta = load_file(f"{ckpt}.train.safetensors")
-    return json.loads(meta["paragrad_train_state"])["optimizer"]["param_groups"][0]["lr"]
+    return train_state(ckpt)["optimizer"]["param_groups"][0]["lr"]
 
 
 @pytest.fixture(scope="module")
