@@ -11,6 +11,7 @@ import sys
 from .. import __version__
 from .arguments import (UsageError, layer_sizes, nonnegative_float, positive_float, positive_int,
                         usable_device)
+from .precision import PRECISIONS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +49,10 @@ def build_parser():
     t.add_argument("--schedule", default=None, choices=["cosine", "none"],
                    help="learning-rate schedule over the run's --epochs (default: cosine decay to 0)")
     t.add_argument("--device", type=usable_device, default="cpu", help="cpu (default), cuda or cuda:N")
+    t.add_argument("--precision", default=None, choices=PRECISIONS,
+                   help="dtype of the forward pass and loss: bf16 or fp16 (with loss scaling) under "
+                        "autocast, weights kept in float32, or fp32 (default: bf16 for the cnn and "
+                        "resnet18 on cuda, else fp32)")
     t.add_argument("--no-jit", dest="jit", action="store_false",
                    help="on cuda, run each step eagerly instead of as one captured CUDA graph")
     t.add_argument("--data-dir", default=None,

@@ -24,7 +24,7 @@ def evaluate_checkpoint(args):
     test = load_test_split(dataset, data_dir)
     if args.limit:
         test.subset(args.limit)
-    acc = evaluate(model, test, args.device)
+    acc = evaluate(model, test, args.device, run["precision"])
     print(f"{args.checkpoint}: test accuracy {100 * acc:.2f}% on {len(test):,} "
           f"{DATASET_NAMES[dataset]} test images")
     return 0

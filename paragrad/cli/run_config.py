@@ -15,13 +15,14 @@ from ..io import checkpoint
 from ..data.download import data_root
 from ..io.safetensors import SafetensorsError, load_file
 from .arguments import UsageError
+from .precision import default_precision
 
 # which models each dataset can train; the first is the default
 MODELS = {"mnist": ("mlp", "cnn"), "cifar10": ("resnet18",)}
 DATASET_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
 # flags that make a run what it is; a resumed run keeps them (None for limits means "all")
 RUN_FLAGS = ("model", "hidden", "optimizer", "lr", "weight_decay", "schedule", "batch_size", "seed",
-             "limit", "test_limit")
+             "limit", "test_limit", "precision")
 
 
 def flag(name):
@@ -59,8 +60,9 @@ def read_train_state(path, source):
 
 def recorded_run(state):
     """The run's settings as recorded: the flags, and the model config (what its weights are
-    built from, so it wins; checkpoints written before the flags were recorded have only it)."""
-    return {**state["extra"].get("run", {}), **state["extra"]["config"]}
+    built from, so it wins; checkpoints written before the flags were recorded have only it).
+    Runs recorded before --precision existed trained in float32."""
+    return {"precision": "fp32", **state["extra"].get("run", {}), **state["extra"]["config"]}
 
 
 def _model_defaults(dataset, model):
@@ -102,6 +104,8 @@ def resolve(args):
     for name, value in defaults.items():
         if getattr(args, name) is None and name != "epochs":
             setattr(args, name, value)
+    if args.precision is None:
+        args.precision = default_precision(args.device, args.model)
     if args.lr is None:
         args.lr = 0.1 if args.dataset == "cifar10" and args.optimizer == "sgd" else 1e-3
     if args.epochs is None:

@@ -19,6 +19,7 @@ from .arguments import UsageError
 from .divergence import Diverged, LossWatch, kept, weights_finite
 from .out_folder import checkpoint_path, default_out
 from .plot import plot_curves
+from .precision import describe_precision, forward_autocast, grad_scaler
 from .progress import Progress
 from .run_config import (DATASET_NAMES, MODELS, data_folder, model_config, recorded_run, resolve,
                          run_record)
@@ -62,30 +63,38 @@ def on_device(dataset, device):
 
 
 @no_grad()
-def evaluate(model, dataset, device, batch_size=500, tensors=None):
-    """Accuracy of model on dataset (fraction in [0, 1]); `tensors` = on_device(dataset, device)
-    if already made. One host read at the end."""
+def evaluate(model, dataset, device, precision="fp32", batch_size=500, tensors=None):
+    """Accuracy of model on dataset (fraction in [0, 1]), its forward run in the `precision` it
+    trained in; `tensors` = on_device(dataset, device) if already made. One host read at the end."""
     model.eval()
     images, labels = tensors if tensors is not None else on_device(dataset, device)
-    correct = None
+    correct, forward = None, forward_autocast(precision, device)
     for i in range(0, len(labels), batch_size):
-        hits = (model(images[i:i + batch_size]).argmax(-1) == labels[i:i + batch_size]).sum()
+        with forward:
+            logits = model(images[i:i + batch_size])
+        hits = (logits.argmax(-1) == labels[i:i + batch_size]).sum()
         correct = hits if correct is None else correct + hits
     return int(correct) / len(dataset)
 
 
-def make_step(model, opt, images, labels, augment, watch):
-    """One optimization step on the batch images[idx], labels[idx] (an on-device gather),
-    recording its loss in `watch` (a LossWatch): nothing here reads the device on the host,
-    so pg.jit can capture it whole."""
+def make_step(model, opt, images, labels, augment, watch, precision="fp32", scaler=None):
+    """One optimization step on the batch images[idx], labels[idx] (an on-device gather), its
+    forward and loss run in `precision`, its loss scaled by `scaler` (the run's GradScaler,
+    by default grad_scaler(precision)), recording its (unscaled) loss in `watch` (a LossWatch):
+    nothing here reads the device on the host, so pg.jit can capture it whole."""
+    scaler = grad_scaler(precision, images.device) if scaler is None else scaler
+    forward = forward_autocast(precision, images.device)
+
     def train_step(idx):
         x, y = images[idx], labels[idx]
         if augment is not None:
             x = augment(x)
-        loss = nn.functional.cross_entropy(model(x), y)
+        with forward:
+            loss = nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
-        loss.backward()
-        opt.step()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         watch.record(loss, x.shape[0])
         return loss
     return train_step
@@ -118,9 +127,12 @@ def _follow_new_length(sched, total_steps):
     sched._last_lr = lrs
 
 
-def _restore(args, model, opt, sched, generators):
+def _restore(args, model, opt, sched, scaler, generators):
     try:
-        return checkpoint.load(args.resume, model, opt, sched, generators=generators)
+        restored = checkpoint.load(args.resume, model, opt, sched, generators=generators)
+        # a disabled scaler (bf16, fp32) ignores it; an fp16 run's checkpoint must hold it
+        scaler.load_state_dict(restored["extra"].get("grad_scaler", {}))
+        return restored
     except (SafetensorsError, KeyError, TypeError, ValueError, RuntimeError) as e:
         raise UsageError(f"--resume {args.resume}: can't restore it ({type(e).__name__}: {e})") from None
 
@@ -155,9 +167,10 @@ def train(args):
     # cosine decay to zero over the whole run, stepped every batch
     sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total_steps) \
         if args.schedule == "cosine" else None
+    scaler = grad_scaler(args.precision, args.device)
     records, start_epoch, ckpt = [], 0, None
     if state is not None:
-        start_epoch = _restore(args, model, opt, sched, generators)["epoch"]
+        start_epoch = _restore(args, model, opt, sched, scaler, generators)["epoch"]
         _follow_new_length(sched, total_steps)
         records, ckpt = state["extra"].get("records", [])[:start_epoch], args.resume
         print(f"resumed from {args.resume} at epoch {start_epoch}")
@@ -167,12 +180,13 @@ def train(args):
     n_params = sum(p.numel() for p in model.parameters())
     jitted = args.jit and args.device != "cpu"
     print(f"training {describe(config)} ({n_params:,} parameters) on {len(train_ds):,} "
-          f"{DATASET_NAMES[args.dataset]} images, device {args.device}"
+          f"{DATASET_NAMES[args.dataset]} images, device {args.device}, "
+          f"{describe_precision(args.precision)}"
           f"{', one CUDA graph per step (pg.jit)' if jitted else ''}")
     images, labels = on_device(train_ds, args.device)
     test_tensors = on_device(test_ds, args.device)
     watch = LossWatch(args.device)
-    train_step = make_step(model, opt, images, labels, augment, watch)
+    train_step = make_step(model, opt, images, labels, augment, watch, args.precision, scaler)
     if jitted:
         train_step = jit(train_step)
     for epoch in range(start_epoch, args.epochs):
@@ -196,7 +210,7 @@ def train(args):
         if not weights_finite(model):
             raise Diverged(f"the weights became non-finite in epoch {epoch + 1} (after its last "
                            f"step); stopped without saving it, {kept(ckpt)}")
-        acc = evaluate(model, test_ds, args.device, tensors=test_tensors)
+        acc = evaluate(model, test_ds, args.device, args.precision, tensors=test_tensors)
         rec = {"epoch": epoch + 1, "train_loss": train_loss, "test_accuracy": acc,
                "seconds": round(time.perf_counter() - t0, 3), "train_seconds": round(train_seconds, 3),
                "samples_per_second": round(seen / train_seconds, 1)}
@@ -205,7 +219,8 @@ def train(args):
               f"{rec['seconds']:.1f}s")
         ckpt = checkpoint_path(out, epoch + 1)
         checkpoint.save(ckpt, model, opt, sched, step=(epoch + 1) * len(loader), epoch=epoch + 1,
-                        extra={"config": config, "run": run, "records": records}, generators=generators)
+                        extra={"config": config, "run": run, "records": records,
+                               "grad_scaler": scaler.state_dict()}, generators=generators)
         with open(out / "metrics.jsonl", "w") as f:
             for r in records:
                 f.write(json.dumps(r) + "\n")

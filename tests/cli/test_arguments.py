@@ -13,7 +13,7 @@ BAD_TRAIN_VALUES = [
     ("--epochs", "0"), ("--epochs", "-1"),
     ("--limit", "0"), ("--limit", "-100"), ("--test-limit", "0"), ("--test-limit", "-1"),
     ("--hidden", "abc"), ("--hidden", "0"), ("--hidden", ""), ("--hidden", "64,,32"), ("--hidden", "64,-1"),
-    ("--device", "tpu"), ("--device", "cuda:x"), ("--device", "cuda:99"),
+    ("--device", "tpu"), ("--device", "cuda:x"), ("--device", "cuda:99"), ("--precision", "fp8"),
 ]
 
 

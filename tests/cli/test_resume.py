@@ -68,7 +68,7 @@ def test_resume_continues_in_the_checkpoint_folder(tmp_path, capsys):
     ("--optimizer", "sgd", "adam"), ("--model", "cnn", "mlp"), ("--hidden", "16", "32"),
     ("--batch-size", "25", "50"), ("--lr", "0.01", "0.001"), ("--weight-decay", "0.1", "0.0"),
     ("--schedule", "none", "cosine"), ("--seed", "3", "0"), ("--limit", "400", "500"),
-    ("--test-limit", "100", "all"),
+    ("--test-limit", "100", "all"), ("--precision", "bf16", "fp32"),
 ])
 def test_resume_with_a_contradicting_flag_is_refused(done, tmp_path, capsys, flag, value, recorded):
     out = tmp_path / "o"
