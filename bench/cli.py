@@ -5,9 +5,10 @@ script, each a fresh process, side by side in one run.
                         [--json PATH] [--device cuda]
 
 Each model (mlp: 784-256-128-10 with ReLU; cnn: paragrad.models.MNISTCNN) is trained twice:
-  - paragrad: `python -m paragrad train mnist --model M --device cuda --epochs 2 --out TMP
-    --overwrite --data-dir DIR`, the CLI with its defaults (pg.jit on the GPU: one CUDA graph per
-    step; Adam lr 1e-3, weight decay 0, cosine decay stepped every batch, batch 64, seed 0);
+  - paragrad: `python -m paragrad train mnist --model M --device cuda --epochs 2 --precision fp32
+    --out TMP --overwrite --data-dir DIR`, the CLI with its other defaults (pg.jit on the GPU: one
+    CUDA graph per step; Adam lr 1e-3, weight decay 0, cosine decay stepped every batch, batch 64,
+    seed 0);
   - torch: TORCH_SCRIPT below, written to a temporary file and run with the same interpreter. It
     does the CLI's work in eager PyTorch without importing paragrad: MNIST read with NumPy from the
     IDX files and normalized (mean 0.1307, std 0.3081), both splits uploaded to the device once;
@@ -187,8 +188,9 @@ def command(framework, model, args, script, out):
     common = ["--device", args.device, "--epochs", str(args.epochs), "--data-dir", str(args.data_dir)]
     if framework == "paragrad":
         limit = ["--limit", str(args.limit), "--test-limit", str(args.limit)] if args.limit else []
+        # fp32 as the torch script (the CLI's cnn default on cuda is bf16 autocast)
         return [sys.executable, "-m", "paragrad", "train", "mnist", "--model", model, *common,
-                "--out", str(out), "--overwrite", *limit]
+                "--precision", "fp32", "--out", str(out), "--overwrite", *limit]
     return [sys.executable, str(script), "--model", model, *common, "--out", str(out),
             *(["--limit", str(args.limit)] if args.limit else [])]
 
