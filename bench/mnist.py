@@ -21,7 +21,10 @@ at batch 64 on real MNIST, with one protocol for every framework:
     GEMM-plan caches) comes first and is reported in its own column. The torch CUDA graph row
     warms up on a side stream, captures, and replays once (as the PyTorch docs do). Warm-up steps
     train too: every model sees 3-4 batches more than the epochs give.
-float32 throughout (TF32 off in PyTorch and paragrad; tinygrad's ALLOW_TF32 is off by default).
+float32 throughout (TF32 off in PyTorch and paragrad; tinygrad's ALLOW_TF32 is off by default),
+except the two bf16 rows: paragrad jit and the torch CUDA-graph step with the forward and the loss
+under bfloat16 autocast (float32 weights, Adam on them; the evaluation's forward under autocast
+too). Their /tgraph column compares with the torch graph bf16 row.
 
 Kernels per step: PyTorch eager and torch.compile count, in a torch.profiler trace of 5 steps, the
 GPU ops (kernels + memcpy + memset) and the kernels among them. The CUDA-graph rows count the nodes
@@ -61,9 +64,11 @@ from common import (capturable_adam, capture_torch_step, default_data_dir, load_
 SIZES = (784, 784, 784, 784, 10)
 BATCH, LR, SEED = 64, 1e-3, 0
 WARMUP_STEPS = 3          # jit/TinyJit: call 1 eager, call 2 captures, call 3 replays
-FRAMEWORKS = ("paragrad-eager", "paragrad-jit", "torch-eager", "torch-compile", "torch-graph", "tinygrad")
+FRAMEWORKS = ("paragrad-eager", "paragrad-jit", "torch-eager", "torch-compile", "torch-graph", "tinygrad",
+              "paragrad-jit-bf16", "torch-graph-bf16")
 LABELS = {"paragrad-eager": "paragrad eager", "paragrad-jit": "paragrad jit", "torch-eager": "torch eager",
-          "torch-compile": "torch.compile", "torch-graph": "torch CUDA graph", "tinygrad": "tinygrad TinyJit"}
+          "torch-compile": "torch.compile", "torch-graph": "torch CUDA graph", "tinygrad": "tinygrad TinyJit",
+          "paragrad-jit-bf16": "paragrad jit bf16", "torch-graph-bf16": "torch graph bf16"}
 TP_MODELS = {"784-256-128-10 relu": ((784, 256, 128, 10), "relu"),
              "512-2048-2048-512 gelu": ((512, 2048, 2048, 512), "gelu")}
 TP_BATCHES = (32, 64, 128, 256, 512)
@@ -114,13 +119,14 @@ def torch_data(data, device):
     return [torch.tensor(data[k], device=device) for k in ("xtrain", "ytrain", "xtest", "ytest")]
 
 
-def torch_trainer(data, device, step, model, extra_note=""):
-    """The parts every torch row shares: permutation, evaluation with the eager model, sync."""
+def torch_trainer(data, device, step, model, extra_note="", autocast=False):
+    """The parts every torch row shares: permutation, evaluation with the eager model (under
+    bfloat16 autocast for the bf16 row), sync."""
     import torch
     _, _, xte, yte = data
 
     def evaluate():
-        with torch.no_grad():
+        with torch.no_grad(), torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
             return (model(xte).argmax(1) == yte).float().mean().item()
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     return Trainer(step=step, permutation=lambda order: torch.from_numpy(order).to(device), evaluate=evaluate,
@@ -162,7 +168,7 @@ def setup_torch_eager(data, device, compile_fwd=False):
     return tr
 
 
-def setup_torch_graph(data, device):
+def setup_torch_graph(data, device, autocast=False):
     import torch
     import torch.nn.functional as F
     if device != "cuda":
@@ -175,7 +181,8 @@ def setup_torch_graph(data, device):
     state = {}
 
     def body():
-        loss = F.cross_entropy(model(X[static_idx]), Y[static_idx])
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+            loss = F.cross_entropy(model(X[static_idx]), Y[static_idx])
         loss.backward()
         opt.step()
 
@@ -187,12 +194,12 @@ def setup_torch_graph(data, device):
     def step(perm, i):
         static_idx.copy_(perm[i * BATCH:(i + 1) * BATCH])
         state["graph"].replay()
-    tr = torch_trainer(tensors, device, step, model, note)
+    tr = torch_trainer(tensors, device, step, model, note, autocast)
     tr.warmup, tr.kernels = warmup, lambda: state.get("nodes", "n/a")
     return tr
 
 
-def setup_paragrad(data, device, jit):
+def setup_paragrad(data, device, jit, autocast=False):
     import paragrad as pg
     import paragrad.nn.functional as F
     pg.manual_seed(SEED)
@@ -201,7 +208,8 @@ def setup_paragrad(data, device, jit):
     opt = pg.optim.Adam(model.parameters(), lr=LR)
 
     def train_step(idx):          # idx: (64,) int64 on the device
-        loss = F.cross_entropy(model(X[idx]), Y[idx])
+        with pg.autocast(device, dtype=pg.bfloat16, enabled=autocast):
+            loss = F.cross_entropy(model(X[idx]), Y[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -209,7 +217,7 @@ def setup_paragrad(data, device, jit):
     fn = pg.jit(train_step) if jit else train_step
 
     def evaluate():
-        with pg.no_grad():
+        with pg.no_grad(), pg.autocast(device, dtype=pg.bfloat16, enabled=autocast):
             return (model(xte).argmax(1) == yte).float().mean().item()
     return Trainer(step=lambda perm, i: fn(perm[i * BATCH:(i + 1) * BATCH]),
                    permutation=lambda order: pg.tensor(order, device=device), evaluate=evaluate,
@@ -304,7 +312,9 @@ SETUPS = {"paragrad-eager": lambda d, dev: setup_paragrad(d, dev, jit=False),
           "torch-eager": setup_torch_eager,
           "torch-compile": lambda d, dev: setup_torch_eager(d, dev, compile_fwd=True),
           "torch-graph": setup_torch_graph,
-          "tinygrad": setup_tinygrad}
+          "tinygrad": setup_tinygrad,
+          "paragrad-jit-bf16": lambda d, dev: setup_paragrad(d, dev, jit=True, autocast=True),
+          "torch-graph-bf16": lambda d, dev: setup_torch_graph(d, dev, autocast=True)}
 
 
 # ---- table 1: the protocol -------------------------------------------------------------------
@@ -358,6 +368,7 @@ def print_table1(rows, epochs, steps):
           f"+ 10k-image test evaluation; seconds per epoch")
     mean = {r.name: statistics.mean(r.epoch_s) for r in rows if r.epoch_s and not r.error}
     ref_graph, ref_jit = mean.get(LABELS["torch-graph"]), mean.get(LABELS["paragrad-jit"])
+    ref_graph_bf16 = mean.get(LABELS["torch-graph-bf16"])
     head = (f"{'framework':17s} {'warm-up':>8s} " + " ".join(f"{f'ep{e + 1} s':>7s}" for e in range(epochs))
             + f" {'mean s':>7s} {'/tgraph':>7s} {'/pgjit':>7s} "
             + " ".join(f"{f'acc{e + 1}':>6s}" for e in range(epochs)) + "  kernels/step")
@@ -370,10 +381,11 @@ def print_table1(rows, epochs, steps):
         ratio = lambda ref: f"{m / ref:7.2f}" if m and ref else f"{'-':>7s}"  # noqa: E731
         epochs_txt = " ".join(f"{t:7.3f}" for t in r.epoch_s) + " " * (8 * (epochs - len(r.epoch_s)))
         acc_txt = " ".join(f"{a * 100:6.2f}" for a in r.acc) + " " * (7 * (epochs - len(r.acc)))
-        print(f"{r.name:17s} {r.warmup_s:8.2f} {epochs_txt} {m:7.3f} {ratio(ref_graph)} {ratio(ref_jit)} "
+        graph = ref_graph_bf16 if r.name.endswith(" bf16") else ref_graph
+        print(f"{r.name:17s} {r.warmup_s:8.2f} {epochs_txt} {m:7.3f} {ratio(graph)} {ratio(ref_jit)} "
               f"{acc_txt}  {r.kernels}")
-    print("/tgraph, /pgjit: mean epoch time over that of torch CUDA graph, paragrad jit (>1 = slower); "
-          "acc in %")
+    print("/tgraph, /pgjit: mean epoch time over that of torch CUDA graph (bf16 rows: torch graph bf16), "
+          "paragrad jit (>1 = slower); acc in %")
     for r in rows:
         if r.note and not r.error:
             print(f"  {r.name}: {r.note}")

@@ -2,14 +2,16 @@
 both with cudnn.benchmark on (pg.backends.cudnn.benchmark, torch.backends.cudnn.benchmark),
 side by side in one process run.
 
-    python bench/resnet.py [--steps 30] [--cases 32x256,32x256-cifar,224x64] [--precisions fp32,tf32] [--json PATH]
+    python bench/resnet.py [--steps 30] [--cases 32x256,32x256-cifar,224x64] [--precisions fp32,tf32,bf16] [--json PATH]
 
 Cases: 32x32 images at batch 256 with torchvision's resnet18 as it is (the ImageNet stem: 7x7
 stride-2 conv and max pool, so the blocks see 8x8 down to 1x1; 10 classes), the same images with
 the CIFAR stem (3x3 first conv, no max pool, so the blocks see 32x32 down to 4x4 and the step
 does 16x the arithmetic), and 224x224 at batch 64 (the ImageNet stem, 1000 classes). Precisions: float32 with TF32 off, and
 TF32 (paragrad: pg.backends.cuda.matmul.allow_tf32, which covers GEMMs and convolutions;
-PyTorch: torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32). Both
+PyTorch: torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32), and bf16:
+bfloat16 autocast over the forward and the loss (float32 weights and SGD on them), model and
+images channels-last in both frameworks (`.to(memory_format=channels_last)`). Both
 frameworks train the same architecture (torchvision's layout; the PyTorch model here is a copy
 of torchvision's resnet18, which the GPU machines don't have) with SGD (lr 0.1, momentum 0.9,
 weight decay 5e-4) and cross-entropy, on random images and labels already on the device (a
@@ -41,23 +43,26 @@ def random_batches(size, batch, classes, k=4, seed=0):
              rng.integers(0, classes, batch).astype(np.int64)) for _ in range(k)]
 
 
-def paragrad_rate(case, batch, tf32, steps, device):
+def paragrad_rate(case, batch, precision, steps, device):
     import paragrad as pg
     import paragrad.nn.functional as F
     from paragrad.models import resnet18
     size, _, stem, classes = CASES[case]
-    pg.backends.cuda.matmul.allow_tf32 = tf32
+    pg.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     pg.backends.cudnn.benchmark = True       # time every cuDNN plan once (in the warm-up steps)
+    bf16 = precision == "bf16"
+    layout = pg.channels_last if bf16 else pg.contiguous_format
     try:
         pg.manual_seed(0)
-        model = resnet18(num_classes=classes, stem=stem).to(device)
+        model = resnet18(num_classes=classes, stem=stem).to(device, memory_format=layout)
         opt = pg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
-        data = [(pg.tensor(x, device=device), pg.tensor(y, device=device))
+        data = [(pg.tensor(x, device=device).contiguous(memory_format=layout), pg.tensor(y, device=device))
                 for x, y in random_batches(size, batch, classes)]
 
         @pg.jit
         def train_step(x, y):
-            loss = F.cross_entropy(model(x), y)
+            with pg.autocast(device, dtype=pg.bfloat16, enabled=bf16):
+                loss = F.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -101,21 +106,24 @@ def torch_resnet18(num_classes, stem):
     return nn.Sequential(*layers)
 
 
-def torch_rate(case, batch, tf32, steps, device):
+def torch_rate(case, batch, precision, steps, device):
     import torch
     import torch.nn.functional as F
     size, _, stem, classes = CASES[case]
     torch.backends.cudnn.benchmark = True
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
+    bf16 = precision == "bf16"
+    layout = torch.channels_last if bf16 else torch.contiguous_format
     torch.manual_seed(0)
-    model = torch_resnet18(classes, stem).to(device)
+    model = torch_resnet18(classes, stem).to(device, memory_format=layout)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
-    data = [(torch.tensor(x, device=device), torch.tensor(y, device=device))
+    data = [(torch.tensor(x, device=device).contiguous(memory_format=layout), torch.tensor(y, device=device))
             for x, y in random_batches(size, batch, classes)]
 
     def step(i):
         x, y = data[i % len(data)]
-        loss = F.cross_entropy(model(x), y)
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=bf16):
+            loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -135,14 +143,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=30, help="timed steps per measurement")
     p.add_argument("--cases", default=",".join(CASES), help=f"comma separated, of {', '.join(CASES)}")
-    p.add_argument("--precisions", default="fp32,tf32", help="comma separated, of fp32, tf32")
+    p.add_argument("--precisions", default="fp32,tf32,bf16", help="comma separated, of fp32, tf32, bf16")
     p.add_argument("--batch", type=int, default=None, help="override every case's batch size")
     p.add_argument("--json", default=None, help="also write the numbers to this file")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help=argparse.SUPPRESS)  # CPU smoke test
     args = p.parse_args()
     cases = [c for c in args.cases.split(",") if c]
     precisions = [c for c in args.precisions.split(",") if c]
-    if bad := [c for c in cases if c not in CASES] + [c for c in precisions if c not in ("fp32", "tf32")]:
+    if bad := [c for c in cases if c not in CASES] + [c for c in precisions if c not in ("fp32", "tf32", "bf16")]:
         p.error(f"unknown case or precision: {', '.join(bad)}")
     import torch
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -155,10 +163,9 @@ def main():
     rows = []
     for case in cases:
         for prec in precisions:
-            tf32 = prec == "tf32"
             size, batch = CASES[case][0], args.batch or CASES[case][1]
-            pg_rate, pg_err = measure(paragrad_rate, case, batch, tf32, args.steps, args.device)
-            t_rate, t_err = measure(torch_rate, case, batch, tf32, args.steps, args.device)
+            pg_rate, pg_err = measure(paragrad_rate, case, batch, prec, args.steps, args.device)
+            t_rate, t_err = measure(torch_rate, case, batch, prec, args.steps, args.device)
             label = f"{size}x{size} b{batch} {CASES[case][2]}"
             cells = [f"{r:,.0f}" if r else "failed" for r in (pg_rate, t_rate)]
             ratio = f"{pg_rate / t_rate:6.2f}" if pg_rate and t_rate else f"{'-':>6s}"

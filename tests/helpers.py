@@ -98,6 +98,9 @@ def assert_close(p, t, atol, rtol, what="output"):
         assert tuple(p.shape) == tuple(t.shape), f"{what}: shape {tuple(p.shape)} != torch {tuple(t.shape)}"
         tname = str(t.dtype).replace("torch.", "")
         assert p.dtype.name == tname, f"{what}: dtype {p.dtype.name} != torch {tname}"
+        # the backend buffer holds what the Tensor says (a bfloat16 tensor over a float32
+        # buffer would feed later kernels the wrong bytes)
+        assert str(p._data.dtype) == p.dtype.name, f"{what}: a {p.dtype.name} tensor over a {p._data.dtype} buffer"
         pa, ta = _np(p), _np(t)
         if ta.dtype == np.bool_ or ta.dtype.kind in "iu":
             np.testing.assert_array_equal(pa, ta, err_msg=what)

@@ -71,6 +71,47 @@ def test_jitted_autocast_step_equals_the_eager_one():
     assert any(not np.allclose(a, b, rtol=1e-6, atol=1e-7) for a, b in zip(eager_params, fp32_params))
 
 
+@pytest.mark.parametrize("opt_name", ["adamw", "sgd"])
+def test_jitted_fp16_step_with_grad_scaler_equals_the_eager_one(opt_name):
+    """float16 autocast with a GradScaler, infs injected into two steps: the captured step skips
+    those on the device (no host read of the found-inf flag) and backs the scale off, as the
+    eager run does; parameters, losses and the scale sequence agree."""
+    poisons = np.ones(30, np.float32)
+    poisons[[4, 17]] = np.inf
+
+    def run(jitted):
+        model, opt, images, labels = _setup(opt_name)
+        scaler = pg.amp.GradScaler("cuda", init_scale=2.0**12, growth_interval=5)
+
+        def train_step(x, y, poison):
+            with pg.autocast("cuda", dtype=pg.float16):
+                loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            scaler.scale(loss * poison).backward()
+            scaler.step(opt)
+            scaler.update()
+            return loss
+        step = pg.jit(train_step) if jitted else train_step
+        poison = pg.ones((), device="cuda")
+        losses, scales = [], []
+        for i in range(len(poisons)):
+            poison.fill_(float(poisons[i]))
+            idx = slice(8 * (i % 8), 8 * (i % 8) + 32)
+            losses.append(step(images[idx], labels[idx], poison).item())
+            scales.append(scaler.get_scale())
+        return [p.detach().cpu().numpy() for p in model.parameters()], losses, scales, step
+
+    eager_params, eager_losses, eager_scales, _ = run(False)
+    jit_params, jit_losses, jit_scales, step = run(True)
+    assert jit_scales == eager_scales
+    assert eager_scales[4] == eager_scales[3] / 2 and eager_scales[9] == 2 * eager_scales[8]
+    np.testing.assert_allclose(jit_losses, eager_losses, rtol=1e-5, atol=1e-6)
+    for a, b in zip(jit_params, eager_params):
+        assert np.isfinite(a).all()
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert step.graph_nodes() > 0
+
+
 def test_a_new_batch_size_recaptures():
     model, opt, images, labels = _setup("adamw")
 
@@ -108,6 +149,18 @@ def test_a_host_sync_inside_the_step_names_the_op():
     f(images)
     with pytest.raises(CaptureSyncError, match="nonzero"):
         f(images)
+
+
+def test_a_channels_last_argument_keeps_its_layout_in_the_graph():
+    """The graph's input buffer is laid out as the argument (the captured ops see the eager
+    call's layout); values are those of each call."""
+    f = pg.jit(lambda x: x * 2)
+    xs = [pg.randn(2, 3, 4, 5, device="cuda").to(memory_format=pg.channels_last) for _ in range(3)]
+    outs = [f(x).cpu().numpy().copy() for x in xs]
+    static = f._last.statics[0]
+    assert static.is_contiguous(memory_format=pg.channels_last) and not static.is_contiguous()
+    for x, out in zip(xs, outs):
+        np.testing.assert_array_equal(out, 2 * x.cpu().numpy())
 
 
 def test_random_draws_change_on_every_replay():

@@ -5,8 +5,9 @@ zero; `unscale_` divides the gradients by it again and records whether any is in
 `step` skips the optimizer step when one was; `update` halves the scale after a skipped step
 and doubles it after `growth_interval` clean steps in a row. The same scale sequence as torch's
 for the same sequence of overflows. The scale, the growth tracker and the found-inf flags are
-tensors on the device; `step` reads the flag on the host (as torch does for optimizers without
-the fused amp path).
+tensors on the device. SGD, Adam and AdamW get the flag with the step and skip it on the device
+(torch's fused path), so a scaled step reads nothing on the host and pg.jit can capture it
+whole; for other optimizers `step` reads the flag on the host, as torch does.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from .. import dtypes
 from ..autograd import no_grad
 from ..backends import is_available
 from ..ops import full
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
 
@@ -84,23 +85,30 @@ class GradScaler:
 
     def _unscale_grads_(self, optimizer, inv_scale, found_inf, allow_fp16):
         """Every gradient times inv_scale, in place; found_inf (one per device) becomes 1 where
-        any gradient held an inf or NaN."""
+        any gradient held an inf or NaN. One multi-tensor launch per device where the backend
+        has one, else a few ops per gradient."""
+        grads = [p.grad for group in optimizer.param_groups for p in group["params"]
+                 if p.grad is not None]
+        if not allow_fp16 and any(g.dtype is dtypes.float16 for g in grads):
+            raise ValueError("Attempting to unscale FP16 gradients.")
         per_device = {}
+        for g in grads:
+            per_device.setdefault(str(g.device), []).append(g)
+        flags = {}
         with no_grad():
-            for group in optimizer.param_groups:
-                for param in group["params"]:
-                    g = param.grad
-                    if g is None:
-                        continue
-                    if not allow_fp16 and g.dtype is dtypes.float16:
-                        raise ValueError("Attempting to unscale FP16 gradients.")
-                    key = str(g.device)
-                    if key not in per_device:
-                        per_device[key] = found_inf.to(g.device)
-                    flag = per_device[key]
+            for key, same_device in per_device.items():
+                dev = same_device[0].device
+                flag = flags[key] = found_inf.to(dev)
+                inv = inv_scale.to(dev)
+                fast = same_device[0]._backend.fast("unscale_grads")
+                if fast is not None and fast([g._data for g in same_device], flag._data, inv._data):
+                    for g in same_device:
+                        bump_version(g)
+                    continue
+                for g in same_device:
                     flag.copy_(flag.maximum((~g.isfinite()).any().to(dtypes.float32)))
-                    g.mul_(inv_scale.to(g.device).to(g.dtype))
-        return per_device
+                    g.mul_(inv.to(g.dtype))
+        return flags
 
     def unscale_(self, optimizer):
         """Divide optimizer's gradients by the scale, in place (before clipping them, say)."""
@@ -131,7 +139,15 @@ class GradScaler:
             self.unscale_(optimizer)
         assert len(state["found_inf_per_device"]) > 0, "No inf checks were recorded for this optimizer."
         retval = None
-        if not sum(v.item() for v in state["found_inf_per_device"].values()):
+        if getattr(optimizer, "_step_supports_amp_scaling", False):
+            # the optimizer skips on the device: nothing here reads the flag
+            flags = [f.to(self._scale.device) for f in state["found_inf_per_device"].values()]
+            optimizer.found_inf = flags[0] if len(flags) == 1 else sum(flags[1:], flags[0])
+            try:
+                retval = optimizer.step(*args, **kwargs)
+            finally:
+                del optimizer.found_inf
+        elif not sum(v.item() for v in state["found_inf_per_device"].values()):
             retval = optimizer.step(*args, **kwargs)
         state["stage"] = _STEPPED
         return retval

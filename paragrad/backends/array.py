@@ -42,7 +42,11 @@ class ArrayBackend(Backend):
     xp = None       # numpy or cupy, set by the subclass
 
     def where(self, cond, a, b):
-        return self.xp.where(cond, a, b)
+        r = self.xp.where(cond, a, b)
+        dtype = getattr(a, "dtype", None)
+        if dtype is not None and dtype == getattr(b, "dtype", dtype) and r.dtype != dtype:
+            r = r.astype(dtype)         # (CuPy computes bfloat16 in float32 and returns that)
+        return r
 
     # ---- movement ---------------------------------------------------------------------------
     def reshape(self, x, shape):
@@ -55,7 +59,8 @@ class ArrayBackend(Backend):
         return self.xp.broadcast_to(x, shape)
 
     def pad(self, x, widths, value):
-        return self.xp.pad(x, widths, mode="constant", constant_values=value)
+        r = self.xp.pad(x, widths, mode="constant", constant_values=value)
+        return r if r.dtype == x.dtype else r.astype(x.dtype)      # (as where)
 
     def concat(self, xs, axis):
         return self.xp.concatenate(xs, axis=axis)

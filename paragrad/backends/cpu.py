@@ -267,6 +267,10 @@ class CPUBackend(ArrayBackend):
     def matmul(self, a, b, out=None):
         token = ERRSTATE.set(IGNORE)
         try:
+            if a.dtype == _BF16:
+                # ml_dtypes' bfloat16 matmul accumulates and returns float32: round once here
+                res = np.matmul(a, b).astype(_BF16)
+                return res if out is None else self.copy_(out, res)
             if a.ndim > 2 and b.ndim == 2 and out is None and a.flags.c_contiguous:
                 # (..., n, k) @ (k, m): NumPy loops one GEMM per leading index; as one
                 # (N*n, k) @ (k, m) GEMM it is 2-5x faster (a Linear over a sequence)

@@ -20,7 +20,7 @@ FAST_PATHS = (
     "relu_backward", "sigmoid_backward", "tanh_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
-    "scaled_dot_product_attention_backward", "adam_step", "sgd_step",
+    "scaled_dot_product_attention_backward", "adam_step", "sgd_step", "unscale_grads",
     # the decompositions: optional primitives with nothing to compose (base.py declares them)
     "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
     "linalg_eigh", "linalg_svd",
@@ -125,7 +125,7 @@ class FastPaths:
     # ---- batch_norm (ops/neural/batch_norm.py) ---------------------------------------------------
     def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps):
         """-> (y, mean, rstd) or None. x (N, C, *) C-contiguous, non-empty, of a float dtype;
-        w, b (C,) of x's dtype or None; rm, rv the (C,) running statistics (any float dtype,
+        w, b (C,) of x's dtype (or float32 for a float16/bfloat16 x) or None; rm, rv the (C,) running statistics (any float dtype,
         possibly non-contiguous) or None (only in training). Training normalizes with the
         batch statistics (biased variance) and, with rm/rv given, updates them in place:
         r = r * (1 - momentum) + stat * momentum, the unbiased variance for rv; eval uses
@@ -136,7 +136,9 @@ class FastPaths:
     def fast_batch_norm_backward(self, g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
         """-> (dx, dw, db), each None unless needed, or None to decline. Training:
         dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat)), means over every dim but 1;
-        eval: dx = w * rstd * g; dw = sum of g * xhat, db = sum of g per channel."""
+        eval: dx = w * rstd * g; dw = sum of g * xhat, db = sum of g per channel. dx in x's
+        dtype; dw, db in the compute dtype (float32 for float16/bfloat16 x; the op layer casts
+        them to the parameters' dtype)."""
 
     # ---- linear layers (ops/neural/linear.py; act 'relu' or 'gelu_tanh') -------------------------
     def fast_linear_act(self, x, w, b, act):
@@ -194,15 +196,22 @@ class FastPaths:
 
     # ---- optimizers (optim/adam.py, optim/sgd.py) ------------------------------------------------
     def fast_adam_step(self, ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_decay,
-                       decoupled, amsgrad, maximize):
+                       decoupled, amsgrad, maximize, found_inf=None):
         """Update a whole param group in place and return True, or return False having done
         nothing (the optimizer composes primitives). lr is a float64 0-d buffer and steps
         float32 0-d buffers (the counts before this step, which the update advances by one):
-        read on the device, so a captured step replays."""
+        read on the device, so a captured step replays. found_inf: None, or GradScaler's
+        float32 0-d flag: where it is nonzero nothing changes (step counts included), decided
+        on the device."""
 
     def fast_sgd_step(self, ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay,
-                      nesterov, maximize):
+                      nesterov, maximize, found_inf=None):
         """As fast_adam_step, for SGD (momentum buffers bufs, firsts: whether each is new)."""
+
+    # ---- GradScaler (amp/grad_scaler.py) ---------------------------------------------------------
+    def fast_unscale_grads(self, grads, found_inf, inv_scale):
+        """Every buffer of grads times inv_scale (float32 0-d) in place; found_inf (float32 0-d)
+        set to 1 if any element is inf or NaN. -> True, or False having done nothing."""
 
     # ---- recurrent layers (ops/neural/recurrent.py documents every buffer) -----------------------
     def fast_lstm_cell_forward(self, gi, hh, c_prev, act, c, tanh_c, h):

@@ -27,9 +27,12 @@ class Adam(Optimizer):
                                       capturable=capturable, differentiable=differentiable,
                                       fused=fused, decoupled_weight_decay=decoupled_weight_decay))
 
+    _step_supports_amp_scaling = True
+
     @no_grad()
     def step(self, closure=None):
         loss = self._closure(closure)
+        found_inf, skip = self._found_inf_buffer(), None
         for g, params in self._groups_with_grads():
             states = [self._state_of(p, g["amsgrad"]) for p in params]
             beta1, beta2 = g["betas"]
@@ -46,8 +49,9 @@ class Adam(Optimizer):
             # buffers); else one parameter at a time
             if not (fast is not None and self._use_multi_tensor(g) and all(p._backend is b for p in params)
                     and fast(*bufs, [st["step"]._data for st in states],
-                             lr=self._lr_buffer(g, params[0]), **hyper)):
-                for i, p in enumerate(params):
+                             lr=self._lr_buffer(g, params[0]), found_inf=found_inf, **hyper)):
+                skip = self._skipped_by_scaler() if skip is None else skip
+                for i, p in enumerate(params if not skip else ()):
                     t = _next_step(states[i]["step"])
                     adam_update(p._backend, *(col[i] for col in bufs), t, self._scratch(p),
                                 lr=float(g["lr"]), **hyper)

@@ -117,6 +117,27 @@ class Optimizer:
         not (the CPU backend has none)."""
         return group.get("foreach") is not False or bool(group.get("fused"))
 
+    # GradScaler.step hands its found-inf flag (a float32 0-d tensor) to an optimizer that can
+    # skip a step on the device, as the attribute `found_inf` for the duration of step() (torch's
+    # fused path): the fused kernels then decide without a host read, so a scaled step can be
+    # captured by pg.jit. Other optimizers get the step only when the scaler found no inf.
+    _step_supports_amp_scaling = False
+
+    def _found_inf_buffer(self):
+        """The scaler's flag as a backend buffer for the fused kernels, or None."""
+        flag = getattr(self, "found_inf", None)
+        return None if flag is None else flag._data
+
+    def _skipped_by_scaler(self):
+        """Whether the scaler's flag says skip: the composed update's host read of it."""
+        flag = getattr(self, "found_inf", None)
+        if flag is None:
+            return False
+        if flag.device.type != "cpu":
+            capture.forbid_sync(f"{type(self).__name__}'s unfused step under GradScaler (it reads "
+                                f"the found-inf flag on the host)")
+        return bool(flag._backend.to_numpy(flag._data))
+
     def zero_grad(self, set_to_none=True):
         zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 

@@ -18,9 +18,12 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
                                       foreach=foreach, differentiable=differentiable, fused=fused))
 
+    _step_supports_amp_scaling = True
+
     @no_grad()
     def step(self, closure=None):
         loss = self._closure(closure)
+        found_inf, skip = self._found_inf_buffer(), None
         for g, params in self._groups_with_grads():
             mom = g["momentum"]
             firsts, bufs = [], []
@@ -39,8 +42,9 @@ class SGD(Optimizer):
             fast = b.fast("sgd_step")
             # fused: the learning rate is read on the device (see Optimizer._lr_buffer)
             if not (fast is not None and self._use_multi_tensor(g) and all(p._backend is b for p in params)
-                    and fast(*cols, lr=self._lr_buffer(g, params[0]), **hyper)):
-                for i, p in enumerate(params):
+                    and fast(*cols, lr=self._lr_buffer(g, params[0]), found_inf=found_inf, **hyper)):
+                skip = self._skipped_by_scaler() if skip is None else skip
+                for i, p in enumerate(params if not skip else ()):
                     sgd_update(p._backend, *(col[i] for col in cols), lr=float(g["lr"]), **hyper)
             for p in params:        # the parameters were written in place
                 bump_version(p)

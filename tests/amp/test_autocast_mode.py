@@ -258,6 +258,41 @@ def test_recurrent_layers_under_autocast_match_torch(device, cls):
     np.testing.assert_allclose(p_y, t_y, atol=0.05, rtol=0.05)
 
 
+def test_convnet_with_batch_norm_under_autocast_matches_torch(device):
+    """conv -> BatchNorm (a low-precision input with float32 parameters: torch's mixed type) ->
+    ReLU -> max pool -> a residual add -> average pool -> linear, in train mode under autocast:
+    output dtype and values, float32 parameter gradients and running statistics as torch's."""
+    tdev = _torch_device(device)
+
+    def build(lib):
+        nn = lib.nn
+        return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Conv2d(8, 8, 1, bias=False), nn.BatchNorm2d(8),
+                             nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 4))
+    torch.manual_seed(0)
+    tm = build(torch).to(tdev)
+    pm = build(pg).to(device)
+    pm.load_state_dict({k: pg.tensor(v.detach().cpu().numpy()) for k, v in tm.state_dict().items()})
+    x = RNG.standard_normal((4, 3, 8, 8)).astype(np.float32)
+    outs = []
+    for lib, m, dev in ((torch, tm, tdev), (pg, pm, device)):
+        with lib.autocast(device):
+            y = m(lib.tensor(x, device=dev))
+            loss = lib.nn.functional.cross_entropy(y, lib.tensor([0, 1, 2, 3], device=dev))
+        loss.backward()
+        outs.append((str(y.dtype).split(".")[-1], y.float().detach().cpu().numpy(),
+                     [p.grad for p in m.parameters()], [b.float().cpu().numpy() for b in m.buffers()]))
+    (t_dtype, t_y, t_grads, t_bufs), (p_dtype, p_y, p_grads, p_bufs) = outs
+    assert p_dtype == t_dtype == str(pg.get_autocast_dtype(device)).split(".")[-1]
+    np.testing.assert_allclose(p_y, t_y, atol=0.05, rtol=0.05)
+    for pg_grad, t_grad in zip(p_grads, t_grads):
+        assert pg_grad.dtype is pg.float32 and t_grad.dtype == torch.float32
+        scale = max(1.0, float(t_grad.abs().max()))
+        np.testing.assert_allclose(pg_grad.cpu().numpy(), t_grad.cpu().numpy(), atol=0.05 * scale, rtol=0.1)
+    for a, b in zip(p_bufs, t_bufs):
+        np.testing.assert_allclose(a, b, atol=0.02, rtol=0.02)
+
+
 def test_binary_cross_entropy_is_refused_under_cuda_autocast_only(device):
     """torch bans binary_cross_entropy under CUDA autocast (unsafe in float16); the CPU runs it
     in float32."""

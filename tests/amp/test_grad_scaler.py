@@ -12,11 +12,18 @@ import paragrad as pg
 from tests.helpers import check_raises
 
 
-def _setup(lib, device="cpu", **kw):
+# SGD and Adam skip a step on the device (the scaler hands them its flag; on the CPU they read
+# it); RMSprop gets the step only when the scaler read no inf on the host
+_OPTIMIZERS = {"sgd": lambda lib, w: lib.optim.SGD([w], lr=0.1, momentum=0.9),
+               "adam": lambda lib, w: lib.optim.Adam([w], lr=0.1),
+               "rmsprop": lambda lib, w: lib.optim.RMSprop([w], lr=0.01)}
+
+
+def _setup(lib, device="cpu", optimizer="sgd", **kw):
     w = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
     if lib is pg:
         w = pg.tensor([1.0, -2.0, 0.5], device=device, requires_grad=True)
-    opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
+    opt = _OPTIMIZERS[optimizer](lib, w)
     scaler = lib.amp.GradScaler(device if lib is pg else "cpu", **kw)
     return w, opt, scaler
 
@@ -34,12 +41,14 @@ def _iteration(lib, w, opt, scaler, poison, clip=False):
     scaler.update()
 
 
-@pytest.mark.parametrize("clip", [False, True])
-def test_scale_sequence_and_steps_match_torch(device, clip):
-    """Growth every 3 clean steps, backoff on inf and NaN, skipped steps: step by step as torch."""
+@pytest.mark.parametrize("clip,optimizer", [(False, "sgd"), (True, "sgd"), (False, "adam"),
+                                            (True, "adam"), (False, "rmsprop")])
+def test_scale_sequence_and_steps_match_torch(device, clip, optimizer):
+    """Growth every 3 clean steps, backoff on inf and NaN, skipped steps (Adam's step counts
+    not advanced): step by step as torch."""
     kw = dict(init_scale=2.0**10, growth_factor=4.0, backoff_factor=0.25, growth_interval=3)
-    pw, popt, ps = _setup(pg, device, **kw)
-    tw, topt, ts = _setup(torch, **kw)
+    pw, popt, ps = _setup(pg, device, optimizer, **kw)
+    tw, topt, ts = _setup(torch, "cpu", optimizer, **kw)
     for poison in [0, 0, 0, math.inf, 0, 0, math.nan, 0, 0, 0, 0, -math.inf, 0]:
         _iteration(pg, pw, popt, ps, poison, clip)
         _iteration(torch, tw, topt, ts, poison, clip)
@@ -47,6 +56,8 @@ def test_scale_sequence_and_steps_match_torch(device, clip):
         assert ps._get_growth_tracker() == ts._get_growth_tracker()
         np.testing.assert_allclose(pw.detach().cpu().numpy(), tw.detach().numpy(), rtol=1e-6, atol=1e-7)
     assert ps.state_dict() == ts.state_dict()
+    if optimizer == "adam":     # 13 iterations, 3 of them skipped
+        assert float(popt.state[pw]["step"]) == float(topt.state[tw]["step"]) == 10
 
 
 def test_scale_of_nested_outputs():

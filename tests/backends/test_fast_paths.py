@@ -76,6 +76,25 @@ def _optimizer(make):
     return run
 
 
+def _unscale(device):
+    """A row: GradScaler's unscale of two gradients, clean and then with an inf, and the SGD step
+    it lets through or skips; the gradients, the flags and the parameters afterwards."""
+    rng = np.random.default_rng(0)
+    ps = [_t(_rand(rng, 4, 3), device), _t(_rand(rng, 5), device)]
+    opt = pg.optim.SGD(ps, lr=0.1)
+    scaler = pg.amp.GradScaler(device, init_scale=8.0)
+    out = []
+    for bad in (False, True):
+        scaled = scaler.scale(sum((p * p).sum() for p in ps))
+        opt.zero_grad()
+        (scaled * (float("inf") if bad else 1.0)).backward()
+        scaler.unscale_(opt)
+        out += [p.grad.clone() for p in ps] + list(scaler._per_optimizer_states[id(opt)]["found_inf_per_device"].values())
+        scaler.step(opt)
+        scaler.update()
+    return out + [p.detach() for p in ps]
+
+
 def _batch_norm(device):
     rng = np.random.default_rng(0)
     x, w, b = _t(_rand(rng, 4, 3, 5, 5), device), _t(_rand(rng, 3), device), _t(_rand(rng, 3), device)
@@ -111,6 +130,7 @@ ROWS = {
         (2, 2, 5, 3)),
     "adam_step": _optimizer(lambda ps: pg.optim.Adam(ps, lr=0.1)),
     "sgd_step": _optimizer(lambda ps: pg.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True)),
+    "unscale_grads": _unscale,
     "basic_view": _op(lambda x: x[1:3, ::2] * 2, (4, 5)),
     "lstm_cell": _module(lambda: pg.nn.LSTM(3, 4), (5, 2, 3)),
     "gru_cell": _module(lambda: pg.nn.GRU(3, 4), (5, 2, 3)),

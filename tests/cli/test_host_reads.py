@@ -12,9 +12,7 @@ from tests.data_paths import mnist_root
 from tests.host_reads import counting_device  # noqa: F401  (a fixture)
 
 
-# (the cnn under bf16, its CUDA default, waits on F.batch_norm taking a bfloat16 input with float32
-# weights: see test_precision.py)
-@pytest.mark.parametrize("model,precision", [("mlp", "fp32"), ("cnn", "fp32"), ("mlp", "bf16")])
+@pytest.mark.parametrize("model,precision", [("mlp", "fp32"), ("cnn", "fp32"), ("mlp", "bf16"), ("cnn", "bf16")])
 def test_training_loop_reads_the_device_a_fixed_number_of_times_per_epoch(counting_device, tmp_path, model,
                                                                           precision, monkeypatch):
     """SGD: Adam's fused update (the CUDA backend's, reading step counts on the device) has no

@@ -43,6 +43,14 @@ _BITWISE = {"and": (cupy.logical_and, cupy.bitwise_and), "or": (cupy.logical_or,
 # half-precision float dtypes, summed with a float32 accumulator (compared as dtypes: the
 # .name property of a NumPy dtype is slow enough to show in per-op overhead)
 _HALF = tuple(d for d in (np.dtype(np.float16), _bf16.np) if d is not None)
+_PY_NUMBERS = (int, float, bool)
+
+
+def _rounded_back(r, dtype):
+    """A float16/bfloat16 op's result in its own dtype: CuPy computes some of them wider and
+    returns the wider dtype (erf of float16 in float64; bfloat16 with a Python float in
+    float32, having no weak scalars for it); rounding once matches torch's opmath."""
+    return r.astype(dtype) if r.dtype != dtype and r.dtype.kind == "f" else r
 # atomic adds in the buffer's own dtype; float16 is left out (its atomics add in half precision:
 # 4096 ones would stop at 2048) to accumulate in float32 and round once, as torch's scatter_add
 _SCATTER_ADD_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.float32, np.float64,
@@ -164,6 +172,11 @@ class CUDABackend(ArrayBackend):
         y = elementwise.unary(op, x, out)
         if y is not None:
             return y
+        if out is None and x.dtype in _HALF:
+            return _rounded_back(self._unary(op, x, None), x.dtype)
+        return self._unary(op, x, out)
+
+    def _unary(self, op, x, out):
         f = _UNARY.get(op)
         if f is not None:
             return f(x, out=out)
@@ -187,6 +200,13 @@ class CUDABackend(ArrayBackend):
         c = elementwise.binary(op, a, b, out)
         if c is not None:
             return c
+        if out is None and type(b) in _PY_NUMBERS and getattr(a, "dtype", None) in _HALF:
+            return _rounded_back(self._binary(op, a, b, None), a.dtype)
+        if out is None and type(a) in _PY_NUMBERS and getattr(b, "dtype", None) in _HALF:
+            return _rounded_back(self._binary(op, a, b, None), b.dtype)
+        return self._binary(op, a, b, out)
+
+    def _binary(self, op, a, b, out):
         f = _BINARY.get(op)
         if f is not None:
             if op == "pow" and cupy.asarray(a).dtype.kind in "iu" and cupy.asarray(b).dtype.kind in "iu":
@@ -386,6 +406,9 @@ class CUDABackend(ArrayBackend):
 
     def fast_sgd_step(self, *bufs, **hyper):
         return optimizer.sgd_step(*bufs, **hyper)
+
+    def fast_unscale_grads(self, grads, found_inf, inv_scale):
+        return optimizer.unscale_grads(grads, found_inf, inv_scale)
 
     # decompositions (ops/linalg/decompositions.py): cupy.linalg, as the NumPy backend's np.linalg
     def fast_linalg_inv(self, a):

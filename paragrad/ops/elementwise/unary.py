@@ -66,6 +66,8 @@ _FLOAT_ONLY = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "
 _BOOL_OUT = {"isnan", "isinf", "isfinite"}
 # ops torch allows on bool tensors without converting to float; sign of a bool is a copy of it
 _BOOL_SELF = {"sign"}
+# rounding an integer tensor copies it (NumPy's rint would return float64)
+_INT_SELF = {"floor", "ceil", "round", "trunc"}
 _BOOL_ARITH = _BOOL_OUT | _BOOL_SELF | {"not"}
 
 
@@ -105,8 +107,8 @@ def unary(op, x):
         if dtype is dt.bool_ and op not in _BOOL_ARITH:
             raise NotImplementedError(f"{op}: not implemented for bool tensors")
         data = x._data
-    if dtype is dt.bool_ and op in _BOOL_SELF:     # sign/floor/... of a bool is the bool itself
-        buf = x._backend.cast(data, dt.bool_)
+    if (dtype is dt.bool_ and op in _BOOL_SELF) or (not dtype.is_floating_point and op in _INT_SELF):
+        buf = x._backend.cast(data, dtype)      # the input itself, copied
     else:
         buf = x._backend.unary(op, data)
     out = _wrap(buf, dt.bool_ if op in _BOOL_OUT else dtype, x._device)

@@ -30,7 +30,8 @@ class BatchNormBackward(Node):
         edges = self.next_edges
         need = tuple(e is not None for e in edges)
         if autograd.is_grad_enabled():      # double backward: differentiable Tensor ops
-            return _backward_tensors(g, x, w, mean, rstd, self.training, self.eps, *need)
+            return _backward_tensors(g, x, w, mean, rstd, self.training, self.eps,
+                                     self.param_dtype, *need)
         b = x._backend
         wd = None if w is None else w._data
         fast = b.fast("batch_norm_backward")
@@ -41,9 +42,10 @@ class BatchNormBackward(Node):
         if grads is None:
             grads = _backward_composite(b, g._data, x._data, wd, mean, rstd, self.training,
                                         g.dtype, *need)
-        dx, dw, db = grads
-        wrap = lambda d: None if d is None else _wrap(d, x.dtype, x._device)  # noqa: E731
-        return wrap(dx), wrap(dw), wrap(db)
+        dx, dw, db = grads      # dw, db in the compute dtype: cast to the parameters' dtype
+        wrap = lambda d, dtype: None if d is None else _wrap(  # noqa: E731
+            d if d.dtype == dtype.np else b.cast(d, dtype), dtype, x._device)
+        return wrap(dx, x.dtype), wrap(dw, self.param_dtype), wrap(db, self.param_dtype)
 
 
 def _param(b, p, shape, ct, dtype):
@@ -80,7 +82,8 @@ def _forward_composite(b, x, w, bias, rm, rv, training, eps, dtype):
 
 def _backward_composite(b, g, x, w, mean, rstd, training, dtype, need_dx, need_dw, need_db):
     """Training: dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat)), means over (N, *);
-    eval: dx = w * rstd * g. Both: dw = sum of g * xhat, db = sum of g (per channel)."""
+    eval: dx = w * rstd * g. Both: dw = sum of g * xhat, db = sum of g (per channel). dx in
+    dtype, dw and db in the compute dtype."""
     ct = dt.opmath(dtype)
     axes, shape, n = _geometry(x)
     gf = g if ct is dtype else b.cast(g, ct)
@@ -98,12 +101,12 @@ def _backward_composite(b, g, x, w, mean, rstd, training, dtype, need_dx, need_d
             b.binary("mul", dx, scale, out=dx)
         else:
             dx = b.binary("mul", gf, scale)
-    if ct is not dtype:
-        dx, dw, db = (None if d is None else b.cast(d, dtype) for d in (dx, dw, db))
+    if ct is not dtype and dx is not None:
+        dx = b.cast(dx, dtype)
     return dx, dw, db
 
 
-def _backward_tensors(g, x, w, mean, rstd, training, eps, need_dx, need_dw, need_db):
+def _backward_tensors(g, x, w, mean, rstd, training, eps, param_dtype, need_dx, need_dw, need_db):
     """The same formulas with differentiable Tensor ops; training mode recomputes the batch
     statistics from x so that create_graph gives correct second derivatives."""
     dtype = x.dtype
@@ -127,9 +130,9 @@ def _backward_tensors(g, x, w, mean, rstd, training, eps, need_dx, need_dw, need
             dx = scale * gf
         dx = dx.to(dtype)
     if need_dw:
-        dw = (gf * xhat).sum(axes).to(dtype)
+        dw = (gf * xhat).sum(axes).to(param_dtype)
     if need_db:
-        db = gf.sum(axes).to(dtype)
+        db = gf.sum(axes).to(param_dtype)
     return dx, dw, db
 
 
@@ -158,9 +161,14 @@ def _check(x, rm, rv, weight, bias, training, eps):
                                f"{list(t.shape)})")
         if name.startswith("running") and not t.dtype.is_floating_point:
             raise RuntimeError(f"batch_norm: expected {name} to be floating-point, got {t.dtype}")
-        if not name.startswith("running") and t.dtype is not x.dtype:
+        if not name.startswith("running") and t.dtype is not x.dtype and not (
+                t.dtype is dt.float32 and x.dtype in (dt.float16, dt.bfloat16)):
             raise RuntimeError(f"batch_norm: expected {name} to have the input's dtype "
-                               f"{x.dtype}, but got {t.dtype} (input of size {list(x.shape)})")
+                               f"{x.dtype} (or float32 for a float16/bfloat16 input), but got "
+                               f"{t.dtype} (input of size {list(x.shape)})")
+    if weight is not None and bias is not None and weight.dtype is not bias.dtype:
+        raise RuntimeError(f"batch_norm: expected weight and bias to have one dtype, got "
+                           f"{weight.dtype} and {bias.dtype}")
     if training and not eps > 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if training:
@@ -176,9 +184,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """torch.nn.functional.batch_norm for an (N, C, *) input. With training, normalize with
     the batch statistics and (when given) update running_mean/running_var in place:
     r = (1 - momentum) * r + momentum * stat, with the unbiased batch variance. Otherwise use
-    the running statistics. float16/bfloat16 inputs compute in float32. Unlike PyTorch,
-    weight/bias must have the input's dtype, and a call that raises never touches the running
-    statistics."""
+    the running statistics. float16/bfloat16 inputs compute in float32 and may have float32
+    weight/bias (torch's mixed type: what a convnet under autocast passes; the output keeps the
+    input's dtype, the parameters' gradients theirs). A call that raises never touches the
+    running statistics."""
     x, rm, rv = input, running_mean, running_var
     training, eps = bool(training), float(eps)
     _check(x, rm, rv, weight, bias, training, eps)
@@ -209,6 +218,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if autograd.needs_grad(x, weight, bias):
         node = BatchNormBackward()
         node.training, node.eps = training, eps
+        node.param_dtype = (weight if weight is not None else bias if bias is not None else x).dtype
         node.saved = (x, weight, mean, rstd)
         record(node, (x, weight, bias), out)
     return out

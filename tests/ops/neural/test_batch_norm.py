@@ -109,6 +109,32 @@ def test_batch_norm_float16(device, training):
     check_op(bn(training, "none"), [(8, 3, 4)], dtype="float16", device=device)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+def test_batch_norm_mixed_type_as_torch(device, dtype, training):
+    """A float16/bfloat16 input with float32 weight, bias and running statistics (what a convnet
+    under autocast passes): the output in the input's dtype, the parameters' gradients in
+    float32, the running statistics updated in float32, all as torch."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 3, 4, 5)).astype(np.float32)
+    w, b = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    results = []
+    for lib, dev in ((pg, device), (torch, "cpu")):
+        low = getattr(lib, dtype)
+        xs = lib.tensor(x, device=dev).to(low).requires_grad_()
+        ws = lib.tensor(w, device=dev).requires_grad_()
+        bs = lib.tensor(b, device=dev).requires_grad_()
+        rm, rv = lib.zeros(3, device=dev) + 0.5, lib.ones(3, device=dev) * 2
+        y = lib.nn.functional.batch_norm(xs, rm, rv, ws, bs, training=training)
+        y.backward(lib.tensor(g, device=dev).to(low))
+        results.append([t.detach().cpu() for t in (y, xs.grad, ws.grad, bs.grad, rm, rv)])
+    names = ("output", "input grad", "weight grad", "bias grad", "running_mean", "running_var")
+    for name, p, t in zip(names, *results):
+        assert str(p.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], name
+        np.testing.assert_allclose(p.float().numpy(), t.float().numpy(), rtol=2e-2, atol=2e-2, err_msg=name)
+
+
 def test_batch_norm_errors(device):
     F = pg.nn.functional
     x = pg.randn(4, 3, device=device)
@@ -127,6 +153,12 @@ def test_batch_norm_errors(device):
         F.batch_norm(pg.ones(4, 3, dtype=pg.int64, device=device), rm, rv)
     with pytest.raises(RuntimeError, match="batch_norm: expected weight to have the input's dtype"):
         F.batch_norm(x, rm, rv, pg.ones(3, dtype=pg.float64, device=device))
+    half = x.to(pg.bfloat16)
+    with pytest.raises(RuntimeError, match="batch_norm: expected bias to have the input's dtype "
+                                           r"paragrad.bfloat16 \(or float32"):
+        F.batch_norm(half, rm, rv, None, pg.ones(3, dtype=pg.float64, device=device))
+    with pytest.raises(RuntimeError, match="batch_norm: expected weight and bias to have one dtype"):
+        F.batch_norm(half, rm, rv, pg.ones(3, device=device), pg.ones(3, dtype=pg.bfloat16, device=device))
     with pytest.raises(TypeError, match="batch_norm.*'input' must be Tensor"):
         F.batch_norm(np.ones((4, 3)), rm, rv)
     with pytest.raises(ValueError, match="batch_norm eps must be positive during training, but got 0.0"):

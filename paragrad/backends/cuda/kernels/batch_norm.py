@@ -140,7 +140,7 @@ def batch_norm(x, w, b, rm, rv, training, momentum, eps):
 def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
     """-> (dx, dw, db), each None unless needed, or None to decline. Training:
     dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat)); eval: dx = w * rstd * g;
-    dw = sum of g * xhat, db = sum of g (per channel)."""
+    dw = sum of g * xhat, db = sum of g (per channel), in the compute dtype."""
     if not _fits(x):
         return None
     kd = _kernel_dtype(x)
@@ -163,5 +163,4 @@ def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db
         dx = cupy.empty_like(xk)
         kernel("kernels/batch_norm.cu", f"bn_bwd_dx_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (
             gk, xk, m1, r1, _ptr(_flat(w, kd)), _ptr(coef), dx, np.uint32(x.size), *geom))
-    out = lambda d: None if d is None else d.astype(x.dtype, copy=False)  # noqa: E731
-    return out(dx), out(dw), out(db)
+    return (None if dx is None else dx.astype(x.dtype, copy=False)), dw, db

@@ -7,6 +7,9 @@
 // The arithmetic matches paragrad/optim/adam.py's adam_update operation for operation (same
 // order, float64 constants rounded to float32 as the host does, compiled with --fmad=false),
 // so the fused and the composed update give the same bits.
+// found_inf (a float32 device scalar, or null) is GradScaler's flag: nonzero skips the whole
+// update, step counts included, on the device (what torch's fused path does), so a step captured
+// with a scaler needs no host read to decide.
 
 #define CHUNK 2048
 #define SLOTS 6
@@ -61,7 +64,8 @@ extern "C" __global__ void adam_f32(const unsigned long long* ptrs, const long l
                                     const int* chunk_tensor, const long long* chunk_start, int ntensors,
                                     const double* lr_ptr, double beta1, double beta2, double eps,
                                     double wd, int decoupled, int amsgrad, int maximize,
-                                    unsigned int* ticket) {
+                                    const float* found_inf, unsigned int* ticket) {
+    if (found_inf && *found_inf != 0.0f) return;    // every block returns: the ticket stays 0
     Chunk ch = this_chunk(ptrs, sizes, chunk_tensor, chunk_start);
     long long start = ch.start, end = ch.end;
     float* w = (float*)ch.slots[0];
@@ -102,7 +106,8 @@ extern "C" __global__ void adam_f32(const unsigned long long* ptrs, const long l
 extern "C" __global__ void sgd_f32(const unsigned long long* ptrs, const long long* sizes,
                                    const int* chunk_tensor, const long long* chunk_start,
                                    const double* lr_ptr, float mom, float omd, float wd, int nesterov,
-                                   int maximize, int first) {
+                                   int maximize, int first, const float* found_inf) {
+    if (found_inf && *found_inf != 0.0f) return;
     Chunk ch = this_chunk(ptrs, sizes, chunk_tensor, chunk_start);
     float* w = (float*)ch.slots[0];
     const float* g = (const float*)ch.slots[1];
@@ -118,4 +123,22 @@ extern "C" __global__ void sgd_f32(const unsigned long long* ptrs, const long lo
         }
         w[i] = w[i] - gi * lr;
     }
+}
+
+// GradScaler's unscale (torch's _amp_foreach_non_finite_check_and_unscale_): every gradient
+// (slot 0 of each tensor) times *inv_scale, in place; *found_inf becomes 1 where any element
+// is inf or NaN (a benign race: every writer writes 1).
+extern "C" __global__ void unscale_f32(const unsigned long long* ptrs, const long long* sizes,
+                                       const int* chunk_tensor, const long long* chunk_start,
+                                       float* found_inf, const float* inv_scale_ptr) {
+    Chunk ch = this_chunk(ptrs, sizes, chunk_tensor, chunk_start);
+    float* g = (float*)ch.slots[0];
+    float inv_scale = *inv_scale_ptr;
+    bool bad = false;
+    for (long long i = ch.start + threadIdx.x; i < ch.end; i += blockDim.x) {
+        float v = g[i];
+        bad |= !isfinite(v);
+        if (inv_scale != 1.0f) g[i] = v * inv_scale;
+    }
+    if (bad) *found_inf = 1.0f;
 }

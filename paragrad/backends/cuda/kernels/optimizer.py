@@ -1,5 +1,6 @@
 """Multi-tensor optimizer updates (optimizer.cu): Adam/AdamW and SGD over a whole param group
-in one launch, reading lr and the step counts on the device so a captured step replays."""
+in one launch, reading lr and the step counts on the device so a captured step replays; and
+GradScaler's unscale of all gradients with its inf/NaN check."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,7 @@ import numpy as np
 from .... import capture
 from ..runtime import memory
 from ..runtime.compile import kernel
-from .rows import BLOCK, ticket
+from .rows import BLOCK, NULL, ticket
 
 _CHUNK = 2048           # must equal CHUNK in optimizer.cu: ~8 elements a thread, enough blocks to fill the GPU
 _tables = {}
@@ -40,11 +41,17 @@ def _fusable(*lists):
     return all(b is None or (b.dtype == np.float32 and b.flags.c_contiguous) for bufs in lists for b in bufs)
 
 
+def _flag(found_inf):
+    """GradScaler's found-inf flag as a kernel argument (a null pointer: no scaler)."""
+    return NULL if found_inf is None else found_inf
+
+
 def adam_step(ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_decay,
-              decoupled, amsgrad, maximize):
+              decoupled, amsgrad, maximize, found_inf=None):
     """All parameters of a group in one launch. steps: float32 0-d device buffers (each
-    advanced by one), lr: a float64 0-d device buffer. Returns False (and does nothing) when a
-    buffer is not contiguous float32, so the caller composes instead."""
+    advanced by one), lr: a float64 0-d device buffer, found_inf: None or a float32 0-d device
+    buffer whose nonzero value skips the update (GradScaler). Returns False (and does nothing)
+    when a buffer is not contiguous float32, so the caller composes instead."""
     if not _fusable(ws, gs, ms, vs, vmaxs, steps):
         return False
     ptrs, sizes, ct, cs, nchunks = _table(list(zip(ws, gs, ms, vs, vmaxs, steps)))
@@ -52,11 +59,12 @@ def adam_step(ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_dec
         kernel("kernels/optimizer.cu", "adam_f32")((nchunks,), (BLOCK,), (
             ptrs, sizes, ct, cs, np.int32(len(ws)), lr, np.float64(beta1), np.float64(beta2),
             np.float64(eps), np.float64(weight_decay), np.int32(decoupled), np.int32(amsgrad),
-            np.int32(maximize), ticket()))
+            np.int32(maximize), _flag(found_inf), ticket()))
     return True
 
 
-def sgd_step(ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+def sgd_step(ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay, nesterov, maximize,
+             found_inf=None):
     """SGD (momentum, dampening, nesterov, weight decay) for a whole group in one launch per
     first/later-step split; lr a float64 0-d device buffer. False when it can't take these
     buffers."""
@@ -70,5 +78,19 @@ def sgd_step(ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay, nes
         if nchunks:
             kernel("kernels/optimizer.cu", "sgd_f32")((nchunks,), (BLOCK,), (
                 ptrs, sizes, ct, cs, lr, np.float32(momentum), np.float32(1 - dampening),
-                np.float32(weight_decay), np.int32(nesterov), np.int32(maximize), np.int32(first)))
+                np.float32(weight_decay), np.int32(nesterov), np.int32(maximize), np.int32(first),
+                _flag(found_inf)))
+    return True
+
+
+def unscale_grads(grads, found_inf, inv_scale):
+    """Every gradient times inv_scale (a float32 0-d device buffer) in place, found_inf (float32
+    0-d) set to 1 if any element is inf or NaN: one launch for all. False when a gradient is
+    not contiguous float32."""
+    if not _fusable(grads):
+        return False
+    ptrs, sizes, ct, cs, nchunks = _table([(g, None, None, None, None, None) for g in grads])
+    if nchunks:
+        kernel("kernels/optimizer.cu", "unscale_f32")((nchunks,), (BLOCK,), (
+            ptrs, sizes, ct, cs, found_inf, inv_scale))
     return True
