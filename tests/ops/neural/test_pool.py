@@ -53,7 +53,7 @@ def _fn(name, kw):
     return fn
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
 @pytest.mark.parametrize("shape,kw", MAX_CASES, ids=_ids(MAX_CASES))
 def test_max_pool2d_matches_torch(shape, kw, dtype, device):
     check_op(_fn("max_pool2d", dict(kw, return_indices=True)), [shape], dtype=dtype, device=device)

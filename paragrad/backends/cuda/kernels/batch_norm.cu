@@ -6,7 +6,9 @@
 //   bn_bwd_reduce  per-channel sums of g and g * xhat -> db, dw and the two means dx needs
 //   bn_bwd_dx      dx = w * rstd * (g - mean(g) - xhat * mean(g * xhat))   (training)
 //                  dx = w * rstd * g                                       (eval)
-// T is float or double (float16/bfloat16 inputs are cast to float32 by the caller). runtime/compile.py
+// T (float or double) is the compute type, X the storage type of the (N, C, *) tensors x, y, g
+// and dx: T itself, or __half/__nv_bfloat16 with T = float, read and written directly (no
+// float32 copies of the activations) while statistics and parameters stay in T. runtime/compile.py
 // compiles this file with --fmad=false, so each product and sum rounds as in the composite
 // primitives (ops/neural/batch_norm.py) it replaces.
 //
@@ -23,6 +25,9 @@
 // the elementwise kernels memory-bound.
 
 typedef unsigned long long u64;        // (NVRTC has no <cstddef> for size_t)
+
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
 
 __device__ __forceinline__ unsigned int divide(unsigned int n, unsigned int magic, unsigned int shift) {
     return (__umulhi(n, magic) + n) >> shift;
@@ -87,17 +92,17 @@ __device__ bool combine(double* s1, double* s2, double* partial, unsigned int* t
 // rstd = 1 / sqrt(var + eps) (biased var), and when rm is given updates in place
 //   rm = rm * (1 - momentum) + mean * momentum,  rv = rv * (1 - momentum) + var * M/(M-1) * momentum
 // with the factors rounded to T on the host, as the composite's Python scalars are.
-template <typename T> __device__ void bn_stats(const T* x, double* partial, unsigned int* ticket,
+template <typename X, typename T> __device__ void bn_stats(const X* x, double* partial, unsigned int* ticket,
                                                T* mean_out, T* rstd_out, T* rm, T* rv, Geom g,
                                                unsigned int m, T eps, T momentum, T keep, T unbias) {
     __shared__ double shm[32];
     const unsigned int c = blockIdx.y;
-    const double shift = (double)x[(u64)c * g.hw];
+    const double shift = (double)(T)x[(u64)c * g.hw];
     unsigned int lo, hi;
     split_range(m, &lo, &hi);
     double s1 = 0.0, s2 = 0.0;
     for (unsigned int j = lo + threadIdx.x; j < hi; j += blockDim.x) {
-        double d = (double)x[channel_offset(j, c, g)] - shift;
+        double d = (double)(T)x[channel_offset(j, c, g)] - shift;
         s1 += d;
         s2 += d * d;
     }
@@ -123,20 +128,20 @@ template <typename T> __device__ void bn_eval_stats(const T* rm, const T* rv, T*
 }
 
 // y = (x - mean) * rstd, then * w, then + b (each optional), one thread per element.
-template <typename T> __device__ void bn_apply(const T* x, const T* mean, const T* rstd, const T* w,
-                                               const T* b, T* y, unsigned int total, Geom g) {
+template <typename X, typename T> __device__ void bn_apply(const X* x, const T* mean, const T* rstd, const T* w,
+                                                           const T* b, X* y, unsigned int total, Geom g) {
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= total) return;
     unsigned int c = channel_of(i, g);
-    T h = (x[i] - mean[c]) * rstd[c];
+    T h = ((T)x[i] - mean[c]) * rstd[c];
     if (w) h = h * w[c];
     if (b) h = h + b[c];
-    y[i] = h;
+    y[i] = (X)h;
 }
 
 // Per channel: sg = sum of g, sgx = sum of g * xhat. Writes db = sg and dw = sgx when asked
 // for, and coef = (mean(g), mean(g * xhat)) as (2, C) for the training dx.
-template <typename T> __device__ void bn_bwd_reduce(const T* g, const T* x, const T* mean, const T* rstd,
+template <typename X, typename T> __device__ void bn_bwd_reduce(const X* g, const X* x, const T* mean, const T* rstd,
                                                     double* partial, unsigned int* ticket, T* dw, T* db,
                                                     T* coef, Geom geom, unsigned int m) {
     __shared__ double shm[32];
@@ -147,9 +152,9 @@ template <typename T> __device__ void bn_bwd_reduce(const T* g, const T* x, cons
     double s1 = 0.0, s2 = 0.0;
     for (unsigned int j = lo + threadIdx.x; j < hi; j += blockDim.x) {
         u64 k = channel_offset(j, c, geom);
-        double gv = (double)g[k];
+        double gv = (double)(T)g[k];
         s1 += gv;
-        s2 += gv * ((double)x[k] - mu);
+        s2 += gv * ((double)(T)x[k] - mu);
     }
     if (!combine(&s1, &s2, partial, ticket, shm) || threadIdx.x != 0) return;
     double sgx = s2 * (double)rstd[c];
@@ -162,18 +167,18 @@ template <typename T> __device__ void bn_bwd_reduce(const T* g, const T* x, cons
 }
 
 // dx, one thread per element. coef null: eval mode (the statistics are constants).
-template <typename T> __device__ void bn_bwd_dx(const T* g, const T* x, const T* mean, const T* rstd,
-                                                const T* w, const T* coef, T* dx, unsigned int total,
-                                                Geom geom) {
+template <typename X, typename T> __device__ void bn_bwd_dx(const X* g, const X* x, const T* mean, const T* rstd,
+                                                            const T* w, const T* coef, X* dx, unsigned int total,
+                                                            Geom geom) {
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= total) return;
     unsigned int c = channel_of(i, geom);
     T scale = w ? rstd[c] * w[c] : rstd[c];
     if (coef) {
-        T xhat = (x[i] - mean[c]) * rstd[c];
-        dx[i] = ((g[i] - xhat * coef[geom.c + c]) - coef[c]) * scale;
+        T xhat = ((T)x[i] - mean[c]) * rstd[c];
+        dx[i] = (X)((((T)g[i] - xhat * coef[geom.c + c]) - coef[c]) * scale);
     } else {
-        dx[i] = g[i] * scale;
+        dx[i] = (X)((T)g[i] * scale);
     }
 }
 
@@ -181,12 +186,14 @@ template <typename T> __device__ void bn_bwd_dx(const T* g, const T* x, const T*
 // shift): CuPy passes scalars, not structs.
 #define GEOM unsigned int c_, unsigned int cm_, unsigned int cs_, unsigned int hw_, unsigned int hwm_, unsigned int hws_
 #define G Geom{c_, cm_, cs_, hw_, hwm_, hws_}
-#define BN(T, S) \
-extern "C" __global__ void bn_stats_##S(const T* x, double* partial, unsigned int* ticket, T* mean, T* rstd, T* rm, T* rv, GEOM, unsigned int m, T eps, T momentum, T keep, T unbias) { bn_stats<T>(x, partial, ticket, mean, rstd, rm, rv, G, m, eps, momentum, keep, unbias); } \
+#define BN(X, T, S) \
+extern "C" __global__ void bn_stats_##S(const X* x, double* partial, unsigned int* ticket, T* mean, T* rstd, T* rm, T* rv, GEOM, unsigned int m, T eps, T momentum, T keep, T unbias) { bn_stats<X, T>(x, partial, ticket, mean, rstd, rm, rv, G, m, eps, momentum, keep, unbias); } \
 extern "C" __global__ void bn_eval_stats_##S(const T* rm, const T* rv, T* mean, T* rstd, unsigned int c, T eps) { bn_eval_stats<T>(rm, rv, mean, rstd, c, eps); } \
-extern "C" __global__ void bn_apply_##S(const T* x, const T* mean, const T* rstd, const T* w, const T* b, T* y, unsigned int total, GEOM) { bn_apply<T>(x, mean, rstd, w, b, y, total, G); } \
-extern "C" __global__ void bn_bwd_reduce_##S(const T* g, const T* x, const T* mean, const T* rstd, double* partial, unsigned int* ticket, T* dw, T* db, T* coef, GEOM, unsigned int m) { bn_bwd_reduce<T>(g, x, mean, rstd, partial, ticket, dw, db, coef, G, m); } \
-extern "C" __global__ void bn_bwd_dx_##S(const T* g, const T* x, const T* mean, const T* rstd, const T* w, const T* coef, T* dx, unsigned int total, GEOM) { bn_bwd_dx<T>(g, x, mean, rstd, w, coef, dx, total, G); }
+extern "C" __global__ void bn_apply_##S(const X* x, const T* mean, const T* rstd, const T* w, const T* b, X* y, unsigned int total, GEOM) { bn_apply<X, T>(x, mean, rstd, w, b, y, total, G); } \
+extern "C" __global__ void bn_bwd_reduce_##S(const X* g, const X* x, const T* mean, const T* rstd, double* partial, unsigned int* ticket, T* dw, T* db, T* coef, GEOM, unsigned int m) { bn_bwd_reduce<X, T>(g, x, mean, rstd, partial, ticket, dw, db, coef, G, m); } \
+extern "C" __global__ void bn_bwd_dx_##S(const X* g, const X* x, const T* mean, const T* rstd, const T* w, const T* coef, X* dx, unsigned int total, GEOM) { bn_bwd_dx<X, T>(g, x, mean, rstd, w, coef, dx, total, G); }
 
-BN(float, f32)
-BN(double, f64)
+BN(float, float, f32)
+BN(double, double, f64)
+BN(__half, float, f16)
+BN(__nv_bfloat16, float, bf16)

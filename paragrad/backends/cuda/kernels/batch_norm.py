@@ -3,9 +3,10 @@
 (per-channel sums, then dx), where the composite in ops/neural/batch_norm.py launches about fifteen.
 Nothing here reads a device value on the host, so it all runs inside a pg.jit capture.
 
-The input is C-contiguous (N, C, *), viewed as (N, C, HW). float16/bfloat16 compute in float32
-(cast in and out, as the composite does); mean and rstd come back as (1, C, 1, ...) in that
-compute dtype, the composite's layout, so either backward can read either forward's."""
+The input is C-contiguous (N, C, *), viewed as (N, C, HW). float16/bfloat16 inputs are read and
+written in their own dtype and computed in float32 (the kernels' storage type; no float32 copies
+of the activations); mean and rstd come back as (1, C, 1, ...) in the compute dtype, the
+composite's layout, so either backward can read either forward's."""
 from __future__ import annotations
 
 import functools
@@ -22,16 +23,16 @@ _MIN_SHARE = 4096        # fewest elements a reduction block takes (16 a thread)
 _MAX_SPLITS = 1024
 _LIMIT = 2 ** 31         # the kernels index with 32-bit unsigned ints (and divide below 2^31)
 _MAX_C = 65535           # channels run along gridDim.y
-_SUFFIX = {"float32": "f32", "float64": "f64"}
+_SUFFIX = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
 _HALF = ("float16", "bfloat16")
 _NULL = np.uint64(0)
 
 
 def _kernel_dtype(x):
     """The kernels' float type for x, or None for a dtype they don't take."""
-    if x.dtype.name in _SUFFIX:
-        return x.dtype
-    return np.dtype(np.float32) if x.dtype.name in _HALF else None
+    if x.dtype.name in _HALF:
+        return np.dtype(np.float32)
+    return x.dtype if x.dtype.name in _SUFFIX else None
 
 
 def _fits(x):
@@ -109,9 +110,9 @@ def batch_norm(x, w, b, rm, rv, training, momentum, eps):
     if not _fits(x) or (training and x.size // x.shape[1] < 2):
         return None
     kd = _kernel_dtype(x)
-    sfx = _SUFFIX[kd.name]
+    sfx = _SUFFIX[x.dtype.name]
     c, m, geom = _dims(x)
-    xk = c_contiguous(x.astype(kd, copy=False))
+    xk = c_contiguous(x)
     mean, rstd = cupy.empty(c, dtype=kd), cupy.empty(c, dtype=kd)
     if training:
         work = [None, None] if rm is None else [
@@ -134,7 +135,7 @@ def batch_norm(x, w, b, rm, rv, training, momentum, eps):
     kernel("kernels/batch_norm.cu", f"bn_apply_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (
         xk, mean, rstd, _ptr(_flat(w, kd)), _ptr(_flat(b, kd)), y, np.uint32(x.size), *geom))
     shape = (1, c) + (1,) * (x.ndim - 2)
-    return y.astype(x.dtype, copy=False), mean.reshape(shape), rstd.reshape(shape)
+    return y, mean.reshape(shape), rstd.reshape(shape)
 
 
 def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
@@ -144,10 +145,10 @@ def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db
     if not _fits(x):
         return None
     kd = _kernel_dtype(x)
-    sfx = _SUFFIX[kd.name]
+    sfx = _SUFFIX[x.dtype.name]
     c, m, geom = _dims(x)
-    xk = c_contiguous(x.astype(kd, copy=False))
-    gk = c_contiguous(g.astype(kd, copy=False))
+    xk = c_contiguous(x)
+    gk = c_contiguous(g.astype(x.dtype, copy=False))
     m1, r1 = _flat(mean, kd), _flat(rstd, kd)
     dw = cupy.empty(c, dtype=kd) if need_dw else None
     db = cupy.empty(c, dtype=kd) if need_db else None
@@ -163,4 +164,4 @@ def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db
         dx = cupy.empty_like(xk)
         kernel("kernels/batch_norm.cu", f"bn_bwd_dx_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (
             gk, xk, m1, r1, _ptr(_flat(w, kd)), _ptr(coef), dx, np.uint32(x.size), *geom))
-    return (None if dx is None else dx.astype(x.dtype, copy=False)), dw, db
+    return dx, dw, db

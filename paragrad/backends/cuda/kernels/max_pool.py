@@ -4,8 +4,9 @@ kernels per window tap: at 224x224 those taps cost more than PyTorch's whole poo
 Forward: one thread per output element walks its window's in-bounds taps; the first maximum
 wins and a NaN always takes over (the last NaN wins), as PyTorch. Backward: one thread per
 input element gathers, in a fixed tap order, the output gradients of the windows whose saved
-index is this element: deterministic, no atomics. float32 and float64 and the integer types
-(forward); other dtypes compose primitives.
+index is this element, summed in double: deterministic, no atomics. Floating types (float16 and
+bfloat16 too, a convnet under autocast) and the integer types (forward); other dtypes compose
+primitives.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ _forward = cupy.ElementwiseKernel(
     const int ow = i % Wo, oh = (i / Wo) % Ho;
     const long long plane = (long long)(i / Wo / Ho) * H * W;      // (n, c)'s first element
     const int h0 = oh * sh - ph, w0 = ow * sw - pw;
-    T best = T(0);
+    T best = x[plane];                  // (replaced by the first in-bounds tap)
     long long at = -1;
     for (int a = 0; a < kh; ++a) {
         const int h = h0 + a * dh;
@@ -71,8 +72,8 @@ _backward = cupy.ElementwiseKernel(
     dx = (T)acc;
     """, "pg_max_pool2d_backward")
 
-_FORWARD_DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8")
-_BACKWARD_DTYPES = ("float32", "float64")
+_FORWARD_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8")
+_BACKWARD_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 
 def _geometry(h, w, ho, wo, k, s, p, d):
