@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 
 from . import capture
-from .memory_format import is_dense_in
+from .memory_format import laid_out, memory_order
 from .tensor import Tensor, _wrap
 
 
@@ -120,12 +120,8 @@ def _static_copy(t):
     of its dims (a channels-last batch stays channels-last, so the captured ops see the layout
     the eager call saw), else row-major."""
     b = t._backend
-    strides = t.stride()
-    order = sorted(range(t.ndim), key=lambda d: -strides[d])       # dims slowest to fastest
-    if not is_dense_in(t.shape, strides, order):
-        order = list(range(t.ndim))
-    dense = b.empty(tuple(t.shape[d] for d in order), t.dtype, t.device.index)
-    buf = b.copy_(b.permute(dense, tuple(order.index(d) for d in range(t.ndim))), t._data)
+    order = memory_order(t.shape, t.stride())
+    buf = b.copy_(laid_out(lambda s: b.empty(s, t.dtype, t.device.index), t.shape, order), t._data)
     s = _wrap(buf, t.dtype, t.device)
     s._requires_grad = t._requires_grad
     return s

@@ -50,3 +50,31 @@ def is_dense_in(shape, strides, order):
                 return False
             expected *= shape[d]
     return True
+
+
+def dense_order(shape, strides):
+    """The dims of a buffer from slowest to fastest in memory (strides in elements) when its
+    elements lie densely in some order (no gaps, no overlaps), else None."""
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])
+    return order if is_dense_in(shape, strides, order) else None
+
+
+def memory_order(shape, strides):
+    """dense_order, or row-major order for a buffer that is not dense."""
+    return dense_order(shape, strides) or list(range(len(shape)))
+
+
+def laid_out(make, shape, order):
+    """A new buffer of `shape` whose dims lie in memory in `order` (slowest first): make(dense
+    shape) builds it row-major in that order, and a permutation gives the logical dims back."""
+    buf = make(tuple(shape[d] for d in order))
+    return buf if list(order) == sorted(order) else buf.transpose(tuple(order.index(d) for d in range(len(shape))))
+
+
+def runs_channels_last(buf):
+    """Whether a 4-D backend buffer (NumPy or CuPy array) lies channels-last, (N, H, W, C) in
+    memory, and not also row-major (one channel or a 1x1 map can be both): an activation of a
+    model converted with .to(memory_format=channels_last), which NHWC kernels take as it is."""
+    if buf.ndim != 4 or buf.flags.c_contiguous:
+        return False
+    return is_dense_in(buf.shape, [s // buf.itemsize for s in buf.strides], _ORDER[channels_last])

@@ -43,14 +43,15 @@ def test_layouts_and_flags_match_torch(device, shape):
         np.testing.assert_array_equal(pp.cpu().numpy(), tt.numpy())
 
 
-def test_elementwise_ops_keep_a_channels_last_layout_on_the_cpu(device):
+@pytest.mark.parametrize("op", ["add_scalar", "add_bias", "mul_same_layout", "relu", "exp"])
+def test_elementwise_ops_keep_a_channels_last_layout(device, op):
+    fns = {"add_scalar": lambda L, x: x + 1, "add_bias": lambda L, x: x + L.ones(3, 1, 1, device=x.device),
+           "mul_same_layout": lambda L, x: x * x, "relu": lambda L, x: L.relu(x), "exp": lambda L, x: x.exp()}
     p, t = _both((2, 3, 4, 5), device)
-    pp, tt = p.to(memory_format=pg.channels_last) + 1, t.to(memory_format=torch.channels_last) + 1
-    np.testing.assert_array_equal(pp.cpu().numpy(), tt.numpy())
-    if device == "cpu":
-        assert _flags(pg, pp) == _flags(torch, tt) and pp.stride() == tt.stride()
-    else:       # CUDA's elementwise kernels write row-major outputs (NHWC kernels: still to do)
-        assert pp.is_contiguous()
+    pp = fns[op](pg, p.to(memory_format=pg.channels_last))
+    tt = fns[op](torch, t.to(memory_format=torch.channels_last))
+    np.testing.assert_allclose(pp.cpu().numpy(), tt.numpy(), rtol=1e-6)
+    assert _flags(pg, pp) == _flags(torch, tt) and pp.stride() == tt.stride()
 
 
 def test_to_an_already_laid_out_tensor_is_itself():
@@ -104,3 +105,36 @@ def test_formats_are_singletons_with_torch_names():
     assert repr(pg.channels_last) == "paragrad.channels_last"
     assert pickle.loads(pickle.dumps(pg.channels_last)) is pg.channels_last
     assert isinstance(pg.contiguous_format, pg.memory_format)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_channels_last_convnet_trains_as_the_row_major_one(device, dtype):
+    """conv -> BatchNorm -> ReLU -> max pool -> conv + residual, forward and backward, with the
+    model and input channels-last: the same outputs and gradients as row-major. Where the
+    backend's kernels read channels-last (CUDA), each activation stays channels-last (no
+    transposing copies between the layers) and the weights' gradients keep their layout."""
+    def build():
+        pg.manual_seed(0)
+        nn = pg.nn
+        return nn.ModuleList([nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                              nn.MaxPool2d(3, 2, 1), nn.Conv2d(8, 8, 3, padding=1, bias=False)]).to(device)
+    x = np.random.default_rng(0).standard_normal((4, 3, 9, 9)).astype(np.float32)
+    results = []
+    for fmt in (pg.contiguous_format, pg.channels_last):
+        conv1, bn, relu, pool, conv2 = mods = build().to(memory_format=fmt)
+        inp = pg.tensor(x, device=device).to(getattr(pg, dtype)).contiguous(memory_format=fmt)
+        with pg.autocast(device, dtype=pg.bfloat16, enabled=dtype == "bfloat16"):
+            acts = [conv1(inp)]
+            for m in (bn, relu, pool):
+                acts.append(m(acts[-1]))
+            acts.append(conv2(acts[-1]) + acts[-1])
+            acts[-1].float().square().sum().backward()
+        if fmt is pg.channels_last and pg.empty(0, device=device)._backend.takes_channels_last:
+            for a in acts:
+                assert a.is_contiguous(memory_format=pg.channels_last) and not a.is_contiguous()
+            assert conv2.weight.grad.is_contiguous(memory_format=pg.channels_last)
+        results.append([a.float().detach().cpu().numpy() for a in acts] +
+                       [p.grad.float().cpu().numpy() for m in mods for p in m.parameters()])
+    tol = 1e-4 if dtype == "float32" else 3e-2
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.abs(b).max())))

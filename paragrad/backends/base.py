@@ -47,6 +47,9 @@ class Backend(ABC):
     # device's check would read the device on the host at every gather, so the op layer does
     # it instead (ops/indexing/index_bounds.py), reading nothing where the indices' range is known
     checks_indices: bool = False
+    # whether the fast paths of 4-D activations (conv2d, batch_norm, max_pool2d) take a
+    # channels-last buffer as it is (NHWC kernels); else the op layer hands them row-major copies
+    takes_channels_last: bool = False
 
     def fast(self, name):
         """The fused kernel `name` if this backend has one, else None (compose primitives)."""

@@ -124,7 +124,8 @@ class FastPaths:
 
     # ---- batch_norm (ops/neural/batch_norm.py) ---------------------------------------------------
     def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps):
-        """-> (y, mean, rstd) or None. x (N, C, *) C-contiguous, non-empty, of a float dtype;
+        """-> (y, mean, rstd) or None. x (N, C, *) C-contiguous (or channels-last where the
+        backend takes_channels_last; y then in x's layout), non-empty, of a float dtype;
         w, b (C,) of x's dtype (or float32 for a float16/bfloat16 x) or None; rm, rv the (C,) running statistics (any float dtype,
         possibly non-contiguous) or None (only in training). Training normalizes with the
         batch statistics (biased variance) and, with rm/rv given, updates them in place:
@@ -162,7 +163,9 @@ class FastPaths:
     # ---- convolution and pooling (ops/neural/conv.py, ops/neural/pool.py) ------------------------
     def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):
         """-> y (N, C_out, Ho, Wo) of x's dtype, or None to decline. x (N, C_in, H, W),
-        w (C_out, C_in/groups, kH, kW), b (C_out,) or None, all C-contiguous of one dtype;
+        w (C_out, C_in/groups, kH, kW), b (C_out,) or None, all of one dtype; x and w
+        C-contiguous, or channels-last as they are where the backend says takes_channels_last
+        (then y is best channels-last too);
         stride, dilation (h, w) pairs >= 1; padding ((top, bottom), (left, right)) >= 0
         (asymmetric for padding='same'); groups divides C_in and C_out. The op layer has
         validated the geometry and makes unbatched input 4-D."""
@@ -170,7 +173,7 @@ class FastPaths:
     def fast_conv2d_backward(self, g, x, w, stride, padding, dilation, groups, need_dx, need_dw,
                              need_db):
         """-> (dx, dw, db): x's, w's and (C_out,) shapes in x's dtype, each None unless needed,
-        or None to decline; g (N, C_out, Ho, Wo) C-contiguous. It may exist without the
+        or None to decline; g (N, C_out, Ho, Wo); g, x and w as the forward's x and w. It may exist without the
         forward and the forward without it."""
 
     def fast_max_pool2d(self, x, k, s, p, d, ho, wo):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import operator
 
 from .. import dtypes as dt
+from ..memory_format import runs_channels_last
 from ..tensor import Tensor, _dim, _wrap, view_of
 
 Scalar = (int, float, bool)
@@ -66,6 +67,13 @@ def buffer_view(b, buf, key):
 def cast_buf(t, dtype):
     """t's buffer converted to dtype (no copy if it already has it)."""
     return t._data if t.dtype is dtype else t._backend.cast(t._data, dtype)
+
+
+def kernel_layout(b, buf):
+    """A 4-D activation buffer as the fast paths take it: channels-last as it is where the
+    backend's kernels read that layout (no transposing copy on each op of a channels-last
+    model), else C-contiguous."""
+    return buf if b.takes_channels_last and runs_channels_last(buf) else b.contiguous(buf)
 
 
 def alias(t):

@@ -11,6 +11,7 @@ import copy
 from .. import capture
 from .. import dtypes as dt
 from ..autograd import no_grad
+from ..memory_format import laid_out, memory_order
 from ..tensor import Tensor, _wrap, zero_grads
 
 
@@ -238,9 +239,12 @@ class Optimizer:
 
 
 def zeros_like_buf(p):
-    """A zero-filled tensor shaped like parameter p (optimizer state)."""
+    """A zero-filled tensor shaped and laid out like parameter p (optimizer state; a
+    channels-last weight's moments are channels-last, so a fused update walks all of them in
+    one memory order)."""
     b = p._backend
-    return _wrap(b.full(tuple(p.shape), 0, p.dtype, p.device.index), p.dtype, p.device)
+    make = lambda shape: b.full(shape, 0, p.dtype, p.device.index)  # noqa: E731
+    return _wrap(laid_out(make, p.shape, memory_order(p.shape, p.stride())), p.dtype, p.device)
 
 
 class SingleTensorOptimizer(Optimizer):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ... import capture
 from ...dtypes import bfloat16 as _bf16
+from ...memory_format import runs_channels_last
 
 from ..array import ArrayBackend, int_pow, plain_basic_key
 from ..quiet_numpy import quiet
@@ -46,6 +47,22 @@ _HALF = tuple(d for d in (np.dtype(np.float16), _bf16.np) if d is not None)
 _PY_NUMBERS = (int, float, bool)
 
 
+def _runs_nhwc(a):
+    """a is a channels-last activation (a cheap test first: most buffers are row-major)."""
+    return type(a) is cupy.ndarray and not a._c_contiguous and a.ndim == 4 and runs_channels_last(a)
+
+
+def _in_memory_order(fn, op, *args):
+    """An elementwise fn(op, *args) over channels-last operands, run on their (N, H, W, C)
+    memory: the other operands (same shape, broadcast or scalars) transposed alike, and the
+    result transposed back, so it stays channels-last and the row-major kernels take it."""
+    def nhwc(v):
+        if type(v) is not cupy.ndarray:
+            return v
+        return v.reshape((1,) * (4 - v.ndim) + v.shape).transpose(0, 2, 3, 1)
+    return fn(op, *map(nhwc, args)).transpose(0, 3, 1, 2)
+
+
 def _rounded_back(r, dtype):
     """A float16/bfloat16 op's result in its own dtype: CuPy computes some of them wider and
     returns the wider dtype (erf of float16 in float64; bfloat16 with a Python float in
@@ -76,6 +93,7 @@ def _dt(dtype):
 class CUDABackend(ArrayBackend):
     device_type = "cuda"
     xp = cupy
+    takes_channels_last = True      # NHWC convolutions, batch_norm and max_pool2d
 
     def __init__(self):
         if cupy.cuda.runtime.getDeviceCount() == 0:
@@ -169,6 +187,8 @@ class CUDABackend(ArrayBackend):
 
     # ---- elementwise -------------------------------------------------------------------------
     def unary(self, op, x, out=None):
+        if out is None and not x._c_contiguous and runs_channels_last(x):
+            return _in_memory_order(self.unary, op, x)
         y = elementwise.unary(op, x, out)
         if y is not None:
             return y
@@ -197,6 +217,9 @@ class CUDABackend(ArrayBackend):
         raise ValueError(f"cuda backend: unknown unary op {op!r}")
 
     def binary(self, op, a, b, out=None):
+        if out is None and ((_runs_nhwc(a) and (type(b) is not cupy.ndarray or b.ndim <= 4))
+                            or (type(a) is not cupy.ndarray and _runs_nhwc(b))):
+            return _in_memory_order(self.binary, op, a, b)
         c = elementwise.binary(op, a, b, out)
         if c is not None:
             return c
@@ -366,6 +389,8 @@ class CUDABackend(ArrayBackend):
         return indexing.row_sums(idx, g, num_weights)
 
     def fast_relu_backward(self, g, y):
+        if _runs_nhwc(y):
+            return _in_memory_order(lambda _, g, y: cublaslt.relu_grad(g, y), None, g, y)
         return cublaslt.relu_grad(g, y)
 
     def fast_sigmoid_backward(self, g, y):

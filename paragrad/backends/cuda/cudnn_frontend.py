@@ -22,6 +22,8 @@ from .. import cudnn as cudnn_flags
 from . import matmul as flags
 from .matmul import conv_gemm
 from .runtime import timing
+from ...memory_format import runs_channels_last
+from .runtime import channels_last
 from .runtime.compile import c_contiguous
 
 _graphs: dict = {}
@@ -123,11 +125,12 @@ def _fastest_plan(g, tensors, dtype, repeats=3):
     return None if best is None else best[1:]
 
 
-def _conv_graph(kind, xs, ws, ys, dtype, stride, padding, dilation):
-    """kind: 'fprop' (x, w -> y), 'dgrad' (dy, w -> dx) or 'wgrad' (x, dy -> dw).
+def _conv_graph(kind, xs, ws, ys, dtype, stride, padding, dilation, nhwc=False):
+    """kind: 'fprop' (x, w -> y), 'dgrad' (dy, w -> dx) or 'wgrad' (x, dy -> dw); nhwc: all
+    three tensors channels-last (else row-major).
     -> (graph, input tensors, output tensor, plan for _run)."""
     benchmark = cudnn_flags.benchmark
-    key = (kind, xs, ws, ys, dtype.str, stride, padding, dilation, flags.allow_tf32, benchmark)
+    key = (kind, xs, ws, ys, dtype.str, stride, padding, dilation, flags.allow_tf32, benchmark, nhwc)
     hit = _graphs.get(key)
     if hit is not None:
         return hit
@@ -137,16 +140,16 @@ def _conv_graph(kind, xs, ws, ys, dtype, stride, padding, dilation):
                       compute_data_type=cudnn.data_type.FLOAT, handle=_handle())
     conv = dict(pre_padding=[padding[0][0], padding[1][0]], post_padding=[padding[0][1], padding[1][1]],
                 stride=list(stride), dilation=list(dilation), compute_data_type=cudnn.data_type.FLOAT)
-    X = g.tensor(name="x", dim=list(xs), stride=_strides(xs), data_type=dt)
-    W = g.tensor(name="w", dim=list(ws), stride=_strides(ws), data_type=dt)
-    DY = g.tensor(name="dy", dim=list(ys), stride=_strides(ys), data_type=dt)
+    X = g.tensor(name="x", dim=list(xs), stride=channels_last.strides(xs, nhwc), data_type=dt)
+    W = g.tensor(name="w", dim=list(ws), stride=channels_last.strides(ws, nhwc), data_type=dt)
+    DY = g.tensor(name="dy", dim=list(ys), stride=channels_last.strides(ys, nhwc), data_type=dt)
     if kind == "fprop":
         out, ins, shapes = g.conv_fprop(image=X, weight=W, **conv), (X, W), (xs, ws, ys)
     elif kind == "dgrad":
         out, ins, shapes = g.conv_dgrad(loss=DY, filter=W, **conv), (DY, W), (ys, ws, xs)
     else:
         out, ins, shapes = g.conv_wgrad(image=X, loss=DY, **conv), (X, DY), (xs, ys, ws)
-    out.set_output(True).set_dim(list(shapes[2])).set_stride(_strides(shapes[2])).set_data_type(dt)
+    out.set_output(True).set_dim(list(shapes[2])).set_stride(channels_last.strides(shapes[2], nhwc)).set_data_type(dt)
     timed = benchmark and not capture.active()      # (timing can't happen inside a capture)
     _build(g, exclude_tf32=dtype.name == "float32" and not flags.allow_tf32, all_plans=timed)
     if benchmark and not timed:     # run the heuristic's plan now; plan and time it next time
@@ -156,10 +159,18 @@ def _conv_graph(kind, xs, ws, ys, dtype, stride, padding, dilation):
     return hit
 
 
+def _layouts(x, *others):
+    """nhwc (x runs channels-last: cuDNN reads and writes every tensor so, without transposing
+    internally, as tensor cores want), and the others in x's layout."""
+    nhwc = runs_channels_last(x)
+    return (nhwc,) + tuple(channels_last.as_nhwc(a) if nhwc else c_contiguous(a) for a in others)
+
+
 def conv2d(x, w, b, stride, padding, dilation, groups):
     if x.dtype.name not in _CONV_DTYPES or x.size == 0 or w.size == 0:
         return None
-    y = conv_gemm.conv2d(x, w, b, stride, padding, dilation, groups)
+    nhwc, w = _layouts(x, w)
+    y = None if nhwc else conv_gemm.conv2d(x, w, b, stride, padding, dilation, groups)
     if y is not None:
         return y
     n, _, h, wd = x.shape
@@ -168,8 +179,8 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
     wo = (wd + sum(padding[1]) - dilation[1] * (s - 1) - 1) // stride[1] + 1
     ys = (n, k, ho, wo)
     g, (X, W), Y, plan = _conv_graph("fprop", x.shape, w.shape, ys, x.dtype, tuple(stride), padding,
-                                     tuple(dilation))
-    y = cupy.empty(ys, dtype=x.dtype)
+                                     tuple(dilation), nhwc)
+    y = channels_last.empty(ys, x.dtype, nhwc)
     _run(g, {X: x, W: w, Y: y}, plan)
     if b is not None:
         y += b.reshape(1, k, 1, 1)
@@ -179,20 +190,25 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
 def conv2d_backward(gy, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db):
     if x.dtype.name not in _CONV_DTYPES or x.size == 0 or gy.size == 0:
         return None
-    key = (tuple(stride), padding, tuple(dilation))
+    w_nhwc = runs_channels_last(w)
+    nhwc, gy, w = _layouts(x, gy, w)
+    key = (tuple(stride), padding, tuple(dilation), nhwc)
     dx = dw = db = None
-    by_gemm = conv_gemm.conv2d_backward(gy, x, w, stride, padding, dilation, groups, need_dx, need_dw)
+    by_gemm = None if nhwc else conv_gemm.conv2d_backward(gy, x, w, stride, padding, dilation, groups,
+                                                          need_dx, need_dw)
     if by_gemm is not None:
         dx, dw = by_gemm
         need_dx = need_dw = False
     if need_dx:
         g, (DY, W), DX, plan = _conv_graph("dgrad", x.shape, w.shape, gy.shape, x.dtype, *key)
-        dx = cupy.empty(x.shape, dtype=x.dtype)
+        dx = channels_last.empty(x.shape, x.dtype, nhwc)
         _run(g, {DY: gy, W: w, DX: dx}, plan)
     if need_dw:
         g, (X, DY), DW, plan = _conv_graph("wgrad", x.shape, w.shape, gy.shape, x.dtype, *key)
-        dw = cupy.empty(w.shape, dtype=w.dtype)
+        dw = channels_last.empty(w.shape, w.dtype, nhwc)
         _run(g, {X: x, DY: gy, DW: dw}, plan)
+        if nhwc and not w_nhwc:     # the gradient in its weight's layout
+            dw = cupy.ascontiguousarray(dw)
     if need_db:
         db = gy.sum(axis=(0, 2, 3), dtype=np.float32).astype(gy.dtype)
     return dx, dw, db

@@ -11,7 +11,7 @@ from ... import autograd
 from ... import dtypes as dt
 from ...autograd import Node, no_grad, record
 from ...tensor import _wrap, bump_version
-from .._common import check_tensor, same_device
+from .._common import check_tensor, kernel_layout, same_device
 from .layer_norm import _centered_grad
 
 
@@ -37,7 +37,7 @@ class BatchNormBackward(Node):
         fast = b.fast("batch_norm_backward")
         grads = None
         if fast is not None:
-            grads = fast(b.contiguous(g._data), b.contiguous(x._data),
+            grads = fast(kernel_layout(b, g._data), kernel_layout(b, x._data),
                          None if wd is None else b.contiguous(wd), mean, rstd, self.training, *need)
         if grads is None:
             grads = _backward_composite(b, g._data, x._data, wd, mean, rstd, self.training,
@@ -200,7 +200,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     fast = b.fast("batch_norm") if x.numel() else None     # kernels never see empty input
     res = None
     if fast is not None:
-        res = fast(b.contiguous(x._data), None if wd is None else b.contiguous(wd),
+        res = fast(kernel_layout(b, x._data), None if wd is None else b.contiguous(wd),
                    None if bd is None else b.contiguous(bd), rmd, rvd, training,
                    float(momentum) if update else 0.0, eps)
     if res is not None:

@@ -14,7 +14,7 @@ from ... import autograd
 from ... import dtypes as dt
 from ...autograd import Node, record
 from ...tensor import Tensor, _wrap
-from .._common import check_tensor, same_device, as_int
+from .._common import as_int, check_tensor, kernel_layout, same_device
 from ..autocast_policy import policy
 
 
@@ -224,12 +224,12 @@ class Conv2dBackward(Node):
         if autograd.is_grad_enabled():
             return _backward_tensors(gy, x, w, g, *need)
         b = x._backend
-        gd = b.contiguous(gy._data)
+        gd = kernel_layout(b, gy._data)
         xd = x._data
         if not g.batched:
             gd, xd = b.reshape(gd, (1,) + gd.shape), b.reshape(xd, (1,) + xd.shape)
         fast = b.fast("conv2d_backward")
-        r = fast(gd, b.contiguous(xd), b.contiguous(w._data), g.stride, g.pads, g.dil, g.groups,
+        r = fast(gd, kernel_layout(b, xd), kernel_layout(b, w._data), g.stride, g.pads, g.dil, g.groups,
                  *need) if fast is not None else None
         # (a fast path may decline a case, e.g. a dtype its library lacks, by returning None)
         dx, dw, db = r if r is not None else _backward_composite(b, gd, xd, w._data, g, x.dtype,
@@ -254,7 +254,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     xd = x._data if g.batched else b.reshape(x._data, (1,) + tuple(x.shape))
     bd = None if bias is None else bias._data
     fast = b.fast("conv2d")
-    y = fast(b.contiguous(xd), b.contiguous(weight._data), None if bd is None else b.contiguous(bd),
+    y = fast(kernel_layout(b, xd), kernel_layout(b, weight._data), None if bd is None else b.contiguous(bd),
              g.stride, g.pads, g.dil, g.groups) if fast is not None else None
     if y is None:       # no fast path, or it declined this case
         y = _forward_composite(b, xd, weight._data, bd, g)

@@ -27,7 +27,7 @@ from ... import autograd
 from ... import dtypes as dt
 from ...autograd import Node, record
 from ...tensor import _wrap
-from .._common import as_int, check_tensor
+from .._common import as_int, check_tensor, kernel_layout
 from ..creation import tensor, zeros
 from ..elementwise.binary import where
 from ..autocast_policy import policy
@@ -160,7 +160,7 @@ def _max_forward(b, x, g, dtype, dev):
 def _max_backward_buf(b, gy, idx, g, dtype, dev):
     fast = b.fast("max_pool2d_backward")
     full = (g.n, g.c, g.ho, g.wo)                   # unbatched input: (C, Ho, Wo) -> batch of 1
-    dx = fast(b.reshape(b.contiguous(gy), full), b.reshape(b.contiguous(idx), full), g.h, g.w, g.k,
+    dx = fast(kernel_layout(b, b.reshape(gy, full)), kernel_layout(b, b.reshape(idx, full)), g.h, g.w, g.k,
               g.s, g.p, g.d) if fast else None
     if dx is not None:
         return dx

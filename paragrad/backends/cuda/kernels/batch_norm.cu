@@ -87,6 +87,33 @@ __device__ bool combine(double* s1, double* s2, double* partial, unsigned int* t
     return true;
 }
 
+// Channel c's statistics from its sums of (x - shift) and (x - shift)^2 over its m elements.
+template <typename T> __device__ void finish_stats(unsigned int c, double s1, double s2, unsigned int m,
+                                                   double shift, T* mean_out, T* rstd_out, T* rm, T* rv,
+                                                   T eps, T momentum, T keep, T unbias) {
+    double md = s1 / m;
+    T mean = (T)(shift + md);
+    T var = (T)fmax(s2 / m - md * md, 0.0);
+    mean_out[c] = mean;
+    rstd_out[c] = rsqrt(var + eps);
+    if (rm) {
+        rm[c] = rm[c] * keep + mean * momentum;
+        rv[c] = rv[c] * keep + (var * unbias) * momentum;
+    }
+}
+
+// Channel c's gradient sums: s1 = sum of g, s2 = sum of g * (x - mean) over its m elements.
+template <typename T> __device__ void finish_bwd(unsigned int c, double s1, double s2, unsigned int m,
+                                                 const T* rstd, T* dw, T* db, T* coef, unsigned int channels) {
+    double sgx = s2 * (double)rstd[c];
+    if (db) db[c] = (T)s1;
+    if (dw) dw[c] = (T)sgx;
+    if (coef) {
+        coef[c] = (T)(s1 / m);
+        coef[channels + c] = (T)(sgx / m);
+    }
+}
+
 // Training statistics. Values are centered on the channel's first element before squaring, so
 // that a mean far from zero (x * 10 + 100) does not cancel the variance away. Writes mean and
 // rstd = 1 / sqrt(var + eps) (biased var), and when rm is given updates in place
@@ -107,15 +134,7 @@ template <typename X, typename T> __device__ void bn_stats(const X* x, double* p
         s2 += d * d;
     }
     if (!combine(&s1, &s2, partial, ticket, shm) || threadIdx.x != 0) return;
-    double md = s1 / m;
-    T mean = (T)(shift + md);
-    T var = (T)fmax(s2 / m - md * md, 0.0);
-    mean_out[c] = mean;
-    rstd_out[c] = rsqrt(var + eps);
-    if (rm) {
-        rm[c] = rm[c] * keep + mean * momentum;
-        rv[c] = rv[c] * keep + (var * unbias) * momentum;
-    }
+    finish_stats<T>(c, s1, s2, m, shift, mean_out, rstd_out, rm, rv, eps, momentum, keep, unbias);
 }
 
 // Eval: mean and rstd from the running statistics, as copies (those change in place later).
@@ -157,13 +176,85 @@ template <typename X, typename T> __device__ void bn_bwd_reduce(const X* g, cons
         s2 += gv * ((double)(T)x[k] - mu);
     }
     if (!combine(&s1, &s2, partial, ticket, shm) || threadIdx.x != 0) return;
-    double sgx = s2 * (double)rstd[c];
-    if (db) db[c] = (T)s1;
-    if (dw) dw[c] = (T)sgx;
-    if (coef) {
-        coef[c] = (T)(s1 / m);
-        coef[geom.c + c] = (T)(sgx / m);
+    finish_bwd<T>(c, s1, s2, m, rstd, dw, db, coef, geom.c);
+}
+
+// Channels-last reductions: the input is (M, C) in memory. A block of (32, 8) threads takes 32
+// neighbouring channels (threadIdx.x, so a warp reads 32 neighbours of one row: coalesced, where
+// the per-channel kernels above would read C apart) over blockIdx.x's share of the rows
+// (threadIdx.y strides them), and writes per (channel, split) partial sums in the layout
+// combine() uses; a second launch (bn_nhwc_*_finish) adds each channel's
+// partials, a block per channel, in a fixed order: results are deterministic as above.
+__device__ void nhwc_write_partials(double s1, double s2, double* partial, unsigned int c, unsigned int channels) {
+    __shared__ double sh[2][8][33];
+    sh[0][threadIdx.y][threadIdx.x] = s1;
+    sh[1][threadIdx.y][threadIdx.x] = s2;
+    __syncthreads();
+    if (threadIdx.y != 0 || c >= channels) return;
+    double a = 0.0, b = 0.0;
+    for (unsigned int k = 0; k < blockDim.y; ++k) {
+        a += sh[0][k][threadIdx.x];
+        b += sh[1][k][threadIdx.x];
     }
+    partial[2 * ((u64)c * gridDim.x + blockIdx.x)] = a;
+    partial[2 * ((u64)c * gridDim.x + blockIdx.x) + 1] = b;
+}
+
+__device__ __forceinline__ void nhwc_rows(unsigned int m, unsigned int* lo, unsigned int* hi) {
+    unsigned int chunk = (m + gridDim.x - 1) / gridDim.x;
+    *lo = min(blockIdx.x * chunk, m) + threadIdx.y;
+    *hi = min(blockIdx.x * chunk + chunk, m);
+}
+
+template <typename X, typename T> __device__ void nhwc_stats_partials(const X* x, double* partial,
+                                                                     unsigned int channels, unsigned int m) {
+    const unsigned int c = blockIdx.y * 32 + threadIdx.x;
+    double s1 = 0.0, s2 = 0.0;
+    if (c < channels) {
+        const double shift = (double)(T)x[c];              // the channel's first element (row 0)
+        unsigned int lo, hi;
+        nhwc_rows(m, &lo, &hi);
+        for (unsigned int r = lo; r < hi; r += blockDim.y) {
+            double d = (double)(T)x[(u64)r * channels + c] - shift;
+            s1 += d;
+            s2 += d * d;
+        }
+    }
+    nhwc_write_partials(s1, s2, partial, c, channels);
+}
+
+template <typename X, typename T> __device__ void nhwc_bwd_partials(const X* g, const X* x, const T* mean,
+                                                                   double* partial, unsigned int channels,
+                                                                   unsigned int m) {
+    const unsigned int c = blockIdx.y * 32 + threadIdx.x;
+    double s1 = 0.0, s2 = 0.0;
+    if (c < channels) {
+        const double mu = (double)mean[c];
+        unsigned int lo, hi;
+        nhwc_rows(m, &lo, &hi);
+        for (unsigned int r = lo; r < hi; r += blockDim.y) {
+            u64 k = (u64)r * channels + c;
+            double gv = (double)(T)g[k];
+            s1 += gv;
+            s2 += gv * ((double)(T)x[k] - mu);
+        }
+    }
+    nhwc_write_partials(s1, s2, partial, c, channels);
+}
+
+// Channel blockIdx.x's partial sums over its splits, by the whole block (coalesced reads, a
+// fixed order of additions); true in thread 0, which then holds the totals.
+__device__ bool add_splits(const double* partial, unsigned int splits, double* s1, double* s2) {
+    __shared__ double shm[32];
+    const double* p = partial + 2 * (u64)blockIdx.x * splits;
+    double a = 0.0, b = 0.0;
+    for (unsigned int k = threadIdx.x; k < splits; k += blockDim.x) {
+        a += p[2 * k];
+        b += p[2 * k + 1];
+    }
+    *s1 = block_sum(a, shm);
+    *s2 = block_sum(b, shm);
+    return threadIdx.x == 0;
 }
 
 // dx, one thread per element. coef null: eval mode (the statistics are constants).
@@ -193,7 +284,20 @@ extern "C" __global__ void bn_apply_##S(const X* x, const T* mean, const T* rstd
 extern "C" __global__ void bn_bwd_reduce_##S(const X* g, const X* x, const T* mean, const T* rstd, double* partial, unsigned int* ticket, T* dw, T* db, T* coef, GEOM, unsigned int m) { bn_bwd_reduce<X, T>(g, x, mean, rstd, partial, ticket, dw, db, coef, G, m); } \
 extern "C" __global__ void bn_bwd_dx_##S(const X* g, const X* x, const T* mean, const T* rstd, const T* w, const T* coef, X* dx, unsigned int total, GEOM) { bn_bwd_dx<X, T>(g, x, mean, rstd, w, coef, dx, total, G); }
 
+#define BN_NHWC(X, T, S) \
+extern "C" __global__ void bn_nhwc_stats_partials_##S(const X* x, double* partial, unsigned int channels, unsigned int m) { nhwc_stats_partials<X, T>(x, partial, channels, m); } \
+extern "C" __global__ void bn_nhwc_stats_finish_##S(const X* x, const double* partial, unsigned int splits, T* mean, T* rstd, T* rm, T* rv, unsigned int channels, unsigned int m, T eps, T momentum, T keep, T unbias) { \
+    double s1, s2; if (add_splits(partial, splits, &s1, &s2)) \
+        finish_stats<T>(blockIdx.x, s1, s2, m, (double)(T)x[blockIdx.x], mean, rstd, rm, rv, eps, momentum, keep, unbias); } \
+extern "C" __global__ void bn_nhwc_bwd_partials_##S(const X* g, const X* x, const T* mean, double* partial, unsigned int channels, unsigned int m) { nhwc_bwd_partials<X, T>(g, x, mean, partial, channels, m); } \
+extern "C" __global__ void bn_nhwc_bwd_finish_##S(const double* partial, unsigned int splits, const T* rstd, T* dw, T* db, T* coef, unsigned int channels, unsigned int m) { \
+    double s1, s2; if (add_splits(partial, splits, &s1, &s2)) finish_bwd<T>(blockIdx.x, s1, s2, m, rstd, dw, db, coef, channels); }
+
 BN(float, float, f32)
 BN(double, double, f64)
 BN(__half, float, f16)
 BN(__nv_bfloat16, float, bf16)
+BN_NHWC(float, float, f32)
+BN_NHWC(double, double, f64)
+BN_NHWC(__half, float, f16)
+BN_NHWC(__nv_bfloat16, float, bf16)

@@ -3,7 +3,8 @@
 (per-channel sums, then dx), where the composite in ops/neural/batch_norm.py launches about fifteen.
 Nothing here reads a device value on the host, so it all runs inside a pg.jit capture.
 
-The input is C-contiguous (N, C, *), viewed as (N, C, HW). float16/bfloat16 inputs are read and
+The input is C-contiguous (N, C, *), viewed as (N, C, HW), or a channels-last (N, C, H, W),
+viewed as (N * H * W, C) (HW = 1 in the kernels' terms: no transposing copies). float16/bfloat16 inputs are read and
 written in their own dtype and computed in float32 (the kernels' storage type; no float32 copies
 of the activations); mean and rstd come back as (1, C, 1, ...) in the compute dtype, the
 composite's layout, so either backward can read either forward's."""
@@ -16,6 +17,8 @@ import cupy
 import numpy as np
 
 from ..runtime import memory
+from ....memory_format import runs_channels_last
+from ..runtime import channels_last
 from ..runtime.compile import c_contiguous, kernel
 
 _BLOCK = 256
@@ -62,12 +65,28 @@ def _splits(m, c):
     """Blocks per channel for a reduction over its m elements: 32 blocks per SM in all (64
     channels alone would leave most of an H100 idle; several waves of blocks keep the last,
     partial wave short), but none with fewer than _MIN_SHARE elements."""
+    want = -(-32 * _sm_count() // c)
+    return max(1, min(want, -(-m // _MIN_SHARE), _MAX_SPLITS))
+
+
+def _sm_count():
     dev = cupy.cuda.runtime.getDevice()
     sms = _sm_counts.get(dev)
     if sms is None:
         sms = _sm_counts[dev] = cupy.cuda.Device(dev).attributes["MultiProcessorCount"]
-    want = -(-32 * sms // c)
-    return max(1, min(want, -(-m // _MIN_SHARE), _MAX_SPLITS))
+    return sms
+
+
+def _nhwc_partials(kind, sfx, m, c, *bufs):
+    """The per-(channel, split) partial sums of a channels-last (M, C) input ('stats': of x;
+    'bwd': of g and g * (x - mean)) -> (splits, partial). Blocks of 32 channels x 8 row
+    strides; about 32 blocks per SM in all, each over at least 64 rows."""
+    tiles = -(-c // 32)
+    splits = max(1, min(-(-32 * _sm_count() // tiles), -(-m // 64), _MAX_SPLITS))
+    partial = cupy.empty(2 * c * splits, dtype=np.float64)
+    kernel("kernels/batch_norm.cu", f"bn_nhwc_{kind}_partials_{sfx}")((splits, tiles), (32, 8), (
+        *bufs, partial, np.uint32(c), np.uint32(m)))
+    return splits, partial
 
 
 _tickets: dict = {}
@@ -97,10 +116,11 @@ def _flat(a, kd):
     return None if a is None else c_contiguous(a.astype(kd, copy=False)).reshape(-1)
 
 
-def _dims(x):
-    """(C, M = N * HW) and the geometry arguments."""
+def _dims(x, nhwc):
+    """(C, M = N * HW) and the geometry arguments. A channels-last input is (N * HW, C) in
+    memory: the kernels' (N, C, HW) layout with N * HW rows of HW = 1."""
     c, hw = x.shape[1], math.prod(x.shape[2:])
-    return c, x.shape[0] * hw, _geom(c, hw)
+    return c, x.shape[0] * hw, _geom(c, 1 if nhwc else hw)
 
 
 def batch_norm(x, w, b, rm, rv, training, momentum, eps):
@@ -111,19 +131,26 @@ def batch_norm(x, w, b, rm, rv, training, momentum, eps):
         return None
     kd = _kernel_dtype(x)
     sfx = _SUFFIX[x.dtype.name]
-    c, m, geom = _dims(x)
-    xk = c_contiguous(x)
+    nhwc = runs_channels_last(x)
+    c, m, geom = _dims(x, nhwc)
+    xk = x if nhwc else c_contiguous(x)
     mean, rstd = cupy.empty(c, dtype=kd), cupy.empty(c, dtype=kd)
     if training:
         work = [None, None] if rm is None else [
             r if r.dtype == kd and r.flags.c_contiguous else c_contiguous(r.astype(kd))
             for r in (rm, rv)]
-        splits = _splits(m, c)
-        partial = cupy.empty(2 * c * splits, dtype=np.float64)
-        kernel("kernels/batch_norm.cu", f"bn_stats_{sfx}")((splits, c), (_BLOCK,), (
-            xk, partial, _tickets_for(c), mean, rstd, _ptr(work[0]), _ptr(work[1]), *geom,
-            np.uint32(m), kd.type(eps), kd.type(momentum), kd.type(1.0 - momentum),
-            kd.type(m / (m - 1))))
+        scalars = (kd.type(eps), kd.type(momentum), kd.type(1.0 - momentum), kd.type(m / (m - 1)))
+        if nhwc:
+            splits, partial = _nhwc_partials("stats", sfx, m, c, xk)
+            kernel("kernels/batch_norm.cu", f"bn_nhwc_stats_finish_{sfx}")((c,), (_BLOCK,), (
+                xk, partial, np.uint32(splits), mean, rstd, _ptr(work[0]), _ptr(work[1]), np.uint32(c),
+                np.uint32(m), *scalars))
+        else:
+            splits = _splits(m, c)
+            partial = cupy.empty(2 * c * splits, dtype=np.float64)
+            kernel("kernels/batch_norm.cu", f"bn_stats_{sfx}")((splits, c), (_BLOCK,), (
+                xk, partial, _tickets_for(c), mean, rstd, _ptr(work[0]), _ptr(work[1]), *geom,
+                np.uint32(m), *scalars))
         if rm is not None:
             for r, wk in zip((rm, rv), work):
                 if wk is not r:
@@ -131,7 +158,7 @@ def batch_norm(x, w, b, rm, rv, training, momentum, eps):
     else:                       # copies: the running buffers change in place later
         kernel("kernels/batch_norm.cu", f"bn_eval_stats_{sfx}")((-(-c // _BLOCK),), (_BLOCK,), (
             _flat(rm, kd), _flat(rv, kd), mean, rstd, np.uint32(c), kd.type(eps)))
-    y = cupy.empty_like(xk)
+    y = channels_last.empty(x.shape, x.dtype, True) if nhwc else cupy.empty_like(xk)
     kernel("kernels/batch_norm.cu", f"bn_apply_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (
         xk, mean, rstd, _ptr(_flat(w, kd)), _ptr(_flat(b, kd)), y, np.uint32(x.size), *geom))
     shape = (1, c) + (1,) * (x.ndim - 2)
@@ -146,22 +173,29 @@ def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db
         return None
     kd = _kernel_dtype(x)
     sfx = _SUFFIX[x.dtype.name]
-    c, m, geom = _dims(x)
-    xk = c_contiguous(x)
-    gk = c_contiguous(g.astype(x.dtype, copy=False))
+    nhwc = runs_channels_last(x)
+    c, m, geom = _dims(x, nhwc)
+    xk = x if nhwc else c_contiguous(x)
+    g = g.astype(x.dtype, copy=False)
+    gk = channels_last.as_nhwc(g) if nhwc else c_contiguous(g)
     m1, r1 = _flat(mean, kd), _flat(rstd, kd)
     dw = cupy.empty(c, dtype=kd) if need_dw else None
     db = cupy.empty(c, dtype=kd) if need_db else None
     coef = cupy.empty(2 * c, dtype=kd) if training and need_dx else None    # (mean(g), mean(g*xhat))
     if dw is not None or db is not None or coef is not None:
-        splits = _splits(m, c)
-        partial = cupy.empty(2 * c * splits, dtype=np.float64)
-        kernel("kernels/batch_norm.cu", f"bn_bwd_reduce_{sfx}")((splits, c), (_BLOCK,), (
-            gk, xk, m1, r1, partial, _tickets_for(c), _ptr(dw), _ptr(db), _ptr(coef), *geom,
-            np.uint32(m)))
+        if nhwc:
+            splits, partial = _nhwc_partials("bwd", sfx, m, c, gk, xk, m1)
+            kernel("kernels/batch_norm.cu", f"bn_nhwc_bwd_finish_{sfx}")((c,), (_BLOCK,), (
+                partial, np.uint32(splits), r1, _ptr(dw), _ptr(db), _ptr(coef), np.uint32(c), np.uint32(m)))
+        else:
+            splits = _splits(m, c)
+            partial = cupy.empty(2 * c * splits, dtype=np.float64)
+            kernel("kernels/batch_norm.cu", f"bn_bwd_reduce_{sfx}")((splits, c), (_BLOCK,), (
+                gk, xk, m1, r1, partial, _tickets_for(c), _ptr(dw), _ptr(db), _ptr(coef), *geom,
+                np.uint32(m)))
     dx = None
     if need_dx:
-        dx = cupy.empty_like(xk)
+        dx = channels_last.empty(x.shape, x.dtype, True) if nhwc else cupy.empty_like(xk)
         kernel("kernels/batch_norm.cu", f"bn_bwd_dx_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (
             gk, xk, m1, r1, _ptr(_flat(w, kd)), _ptr(coef), dx, np.uint32(x.size), *geom))
     return dx, dw, db

@@ -12,15 +12,22 @@ from __future__ import annotations
 
 import cupy
 
+from ....memory_format import runs_channels_last
+from ..runtime.channels_last import as_nhwc
 from ..runtime.compile import c_contiguous
 
-_GEOMETRY = "int32 H, int32 W, int32 Ho, int32 Wo, int32 kh, int32 kw, int32 sh, int32 sw, int32 ph, int32 pw, int32 dh, int32 dw"
+# C: the channels of a channels-last buffer, whose pixels are C elements apart (a pixel's
+# channels lie together); 1 for a row-major one, where each (n, c) plane is one "batch row".
+# Either way i runs over the output (or, backward, the input) in memory order.
+_GEOMETRY = ("int32 H, int32 W, int32 Ho, int32 Wo, int32 kh, int32 kw, int32 sh, int32 sw, int32 ph, "
+             "int32 pw, int32 dh, int32 dw, int32 C")
 
 _forward = cupy.ElementwiseKernel(
     "raw T x, " + _GEOMETRY, "T y, int64 idx",
     """
-    const int ow = i % Wo, oh = (i / Wo) % Ho;
-    const long long plane = (long long)(i / Wo / Ho) * H * W;      // (n, c)'s first element
+    const long long pix = i / C;                                    // the output pixel
+    const int ow = pix % Wo, oh = (pix / Wo) % Ho;
+    const long long plane = (pix / Wo / Ho) * H * W * C + i % C;    // its plane's first element
     const int h0 = oh * sh - ph, w0 = ow * sw - pw;
     T best = x[plane];                  // (replaced by the first in-bounds tap)
     long long at = -1;
@@ -30,7 +37,7 @@ _forward = cupy.ElementwiseKernel(
         for (int b = 0; b < kw; ++b) {
             const int w = w0 + b * dw;
             if (w < 0 || w >= W) continue;
-            const T v = x[plane + h * W + w];
+            const T v = x[plane + ((long long)h * W + w) * C];
             if (at < 0 || v > best || isnan((double)v)) { best = v; at = h * W + w; }
         }
     }
@@ -41,8 +48,9 @@ _forward = cupy.ElementwiseKernel(
 _backward = cupy.ElementwiseKernel(
     "raw T gy, raw int64 idx, " + _GEOMETRY, "T dx",
     """
-    const int w = i % W, h = (i / W) % H;
-    const long long plane = (long long)(i / W / H) * Ho * Wo;       // (n, c)'s first output
+    const long long pix = i / C;                                    // the input pixel
+    const int w = pix % W, h = (pix / W) % H;
+    const long long plane = (pix / W / H) * Ho * Wo * C + i % C;    // its plane's first output
     const long long me = (long long)h * W + w;
     double acc = 0.0;
     if (dh == 1 && dw == 1) {               // the windows covering (h, w): two ranges, four divisions
@@ -50,7 +58,7 @@ _backward = cupy.ElementwiseKernel(
         const int ow0 = w + pw < kw ? 0 : (w + pw - kw) / sw + 1, ow1 = min((w + pw) / sw + 1, Wo);
         for (int oh = oh0; oh < oh1; ++oh)
             for (int ow = ow0; ow < ow1; ++ow) {
-                const long long o = plane + (long long)oh * Wo + ow;
+                const long long o = plane + ((long long)oh * Wo + ow) * C;
                 if (idx[o] == me) acc += (double)gy[o];
             }
     } else {
@@ -64,7 +72,7 @@ _backward = cupy.ElementwiseKernel(
                 if (q < 0 || q % sw) continue;
                 const int ow = q / sw;
                 if (ow >= Wo) continue;
-                const long long o = plane + (long long)oh * Wo + ow;
+                const long long o = plane + ((long long)oh * Wo + ow) * C;
                 if (idx[o] == me) acc += (double)gy[o];
             }
         }
@@ -76,26 +84,40 @@ _FORWARD_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16",
 _BACKWARD_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 
-def _geometry(h, w, ho, wo, k, s, p, d):
-    return tuple(cupy.int32(v) for v in (h, w, ho, wo, *k, *s, *p, *d))
+def _geometry(h, w, ho, wo, k, s, p, d, c):
+    return tuple(cupy.int32(v) for v in (h, w, ho, wo, *k, *s, *p, *d, c))
+
+
+def _memory(a, nhwc):
+    """The buffer the kernels walk: a channels-last (N, C, H, W) as its (N, H, W, C) memory."""
+    return a.transpose(0, 2, 3, 1) if nhwc else c_contiguous(a)
+
+
+def _logical(a, nhwc):
+    return a.transpose(0, 3, 1, 2) if nhwc else a
 
 
 def max_pool2d(x, k, s, p, d, ho, wo):
-    """x (N, C, H, W) -> (y, idx) (N, C, Ho, Wo), idx flat in H*W (int64); None to decline."""
+    """x (N, C, H, W) -> (y, idx) (N, C, Ho, Wo) in x's layout (row-major or channels-last),
+    idx flat in H*W (int64); None to decline."""
     if x.dtype.name not in _FORWARD_DTYPES or x.size == 0:
         return None
     n, c, h, w = x.shape
-    y = cupy.empty((n, c, ho, wo), dtype=x.dtype)
-    idx = cupy.empty((n, c, ho, wo), dtype=cupy.int64)
-    _forward(c_contiguous(x), *_geometry(h, w, ho, wo, k, s, p, d), y, idx)
-    return y, idx
+    nhwc = runs_channels_last(x)
+    shape = (n, ho, wo, c) if nhwc else (n, c, ho, wo)
+    y, idx = cupy.empty(shape, dtype=x.dtype), cupy.empty(shape, dtype=cupy.int64)
+    _forward(_memory(x, nhwc), *_geometry(h, w, ho, wo, k, s, p, d, c if nhwc else 1), y, idx)
+    return _logical(y, nhwc), _logical(idx, nhwc)
 
 
 def max_pool2d_backward(gy, idx, h, w, k, s, p, d):
-    """(N, C, Ho, Wo) output gradient and saved indices -> dx (N, C, H, W); None to decline."""
+    """(N, C, Ho, Wo) output gradient and saved indices -> dx (N, C, H, W), channels-last when
+    gy is; None to decline."""
     if gy.dtype.name not in _BACKWARD_DTYPES or gy.size == 0:
         return None
     n, c, ho, wo = gy.shape
-    dx = cupy.empty((n, c, h, w), dtype=gy.dtype)
-    _backward(c_contiguous(gy), c_contiguous(idx), *_geometry(h, w, ho, wo, k, s, p, d), dx)
-    return dx
+    nhwc = runs_channels_last(gy)
+    dx = cupy.empty((n, h, w, c) if nhwc else (n, c, h, w), dtype=gy.dtype)
+    idx = as_nhwc(idx) if nhwc else idx
+    _backward(_memory(gy, nhwc), _memory(idx, nhwc), *_geometry(h, w, ho, wo, k, s, p, d, c if nhwc else 1), dx)
+    return _logical(dx, nhwc)

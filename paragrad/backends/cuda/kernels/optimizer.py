@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .... import capture
+from ....memory_format import dense_order
 from ..runtime import memory
 from ..runtime.compile import kernel
 from .rows import BLOCK, NULL, ticket
@@ -38,7 +39,23 @@ def _table(bufs_per_tensor):
 
 
 def _fusable(*lists):
-    return all(b is None or (b.dtype == np.float32 and b.flags.c_contiguous) for bufs in lists for b in bufs)
+    """Whether the kernels can take these buffers: float32, and each tensor's buffers (one
+    from each list; None for an absent one) dense and laid out alike, since the kernels walk
+    flat memory: row-major, or a channels-last weight with its gradient and moments."""
+    for bufs in zip(*lists):
+        first = None
+        for b in bufs:
+            if b is None:
+                continue
+            if b.dtype != np.float32:
+                return False
+            if first is None:
+                if not (b._c_contiguous or dense_order(b.shape, [s // 4 for s in b.strides])):
+                    return False
+                first = b
+            elif b.strides != first.strides:
+                return False
+    return True
 
 
 def _flag(found_inf):
@@ -52,7 +69,7 @@ def adam_step(ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_dec
     advanced by one), lr: a float64 0-d device buffer, found_inf: None or a float32 0-d device
     buffer whose nonzero value skips the update (GradScaler). Returns False (and does nothing)
     when a buffer is not contiguous float32, so the caller composes instead."""
-    if not _fusable(ws, gs, ms, vs, vmaxs, steps):
+    if not (_fusable(ws, gs, ms, vs, vmaxs) and all(t.dtype == np.float32 for t in steps)):
         return False
     ptrs, sizes, ct, cs, nchunks = _table(list(zip(ws, gs, ms, vs, vmaxs, steps)))
     if nchunks:
@@ -68,7 +85,7 @@ def sgd_step(ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay, nes
     """SGD (momentum, dampening, nesterov, weight decay) for a whole group in one launch per
     first/later-step split; lr a float64 0-d device buffer. False when it can't take these
     buffers."""
-    if not _fusable(ws, gs, [b for b in bufs if b is not None]):
+    if not _fusable(ws, gs, bufs):
         return False
     split = {}
     for i, f in enumerate(firsts):
