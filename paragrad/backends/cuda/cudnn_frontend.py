@@ -130,7 +130,7 @@ def _conv_graph(kind, xs, ws, ys, dtype, stride, padding, dilation, nhwc=False):
     three tensors channels-last (else row-major).
     -> (graph, input tensors, output tensor, plan for _run)."""
     benchmark = cudnn_flags.benchmark
-    key = (kind, xs, ws, ys, dtype.str, stride, padding, dilation, flags.allow_tf32, benchmark, nhwc)
+    key = (kind, xs, ws, ys, dtype.str, stride, padding, dilation, flags.allow_tf32, nhwc, benchmark)
     hit = _graphs.get(key)
     if hit is not None:
         return hit
