@@ -68,7 +68,7 @@ def adam_step(ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_dec
     """All parameters of a group in one launch. steps: float32 0-d device buffers (each
     advanced by one), lr: a float64 0-d device buffer, found_inf: None or a float32 0-d device
     buffer whose nonzero value skips the update (GradScaler). Returns False (and does nothing)
-    when a buffer is not contiguous float32, so the caller composes instead."""
+    when the buffers are not what _fusable takes, so the caller composes instead."""
     if not (_fusable(ws, gs, ms, vs, vmaxs) and all(t.dtype == np.float32 for t in steps)):
         return False
     ptrs, sizes, ct, cs, nchunks = _table(list(zip(ws, gs, ms, vs, vmaxs, steps)))
@@ -103,7 +103,7 @@ def sgd_step(ws, gs, bufs, firsts, *, lr, momentum, dampening, weight_decay, nes
 def unscale_grads(grads, found_inf, inv_scale):
     """Every gradient times inv_scale (a float32 0-d device buffer) in place, found_inf (float32
     0-d) set to 1 if any element is inf or NaN: one launch for all. False when a gradient is
-    not contiguous float32."""
+    not dense float32."""
     if not _fusable(grads):
         return False
     ptrs, sizes, ct, cs, nchunks = _table([(g, None, None, None, None, None) for g in grads])
