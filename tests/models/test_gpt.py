@@ -85,13 +85,15 @@ class TorchGPT(tnn.Module):
         return [p for p in params if p.dim() >= 2], [p for p in params if p.dim() < 2]
 
 
-def _pair(dtype=np.float64, **overrides):
-    """A torch nanoGPT and a paragrad GPT holding the same weights (in `dtype`)."""
+def _pair(dtype=np.float64, device="cpu", **overrides):
+    """A torch nanoGPT (on the CPU) and a paragrad GPT on `device` holding the same weights (in
+    `dtype`)."""
     config = GPTConfig(**{**TINY, **overrides})
     torch.manual_seed(0)
     tm = TorchGPT(config).to(torch.float64 if dtype == np.float64 else torch.float32)
-    pm = GPT(config).to(pg.float64 if dtype == np.float64 else pg.float32)
-    pm.load_state_dict({k: pg.tensor(v.detach().numpy().astype(dtype)) for k, v in tm.state_dict().items()})
+    pm = GPT(config).to(device=device, dtype=pg.float64 if dtype == np.float64 else pg.float32)
+    pm.load_state_dict({k: pg.tensor(v.detach().numpy().astype(dtype), device=device)
+                        for k, v in tm.state_dict().items()})
     return tm, pm
 
 
@@ -136,16 +138,17 @@ def test_init_statistics():
 # ---- forward and backward against nanoGPT --------------------------------------------------------
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("dtype,rtol,atol", [(np.float64, 1e-10, 1e-12), (np.float32, 1e-4, 1e-5)])
-def test_logits_loss_and_gradients_match_nanogpt(bias, dtype, rtol, atol):
-    tm, pm = _pair(dtype, bias=bias)
+def test_logits_loss_and_gradients_match_nanogpt(bias, dtype, rtol, atol, device):
+    tm, pm = _pair(dtype, device, bias=bias)
     idx = _tokens((3, 11))
     targets = _tokens((3, 11), seed=1)
     targets[0, :4] = -1                     # ignored positions
     targets[2, -1] = -1
     t_logits, t_loss = tm(torch.tensor(idx), torch.tensor(targets))
-    p_logits, p_loss = pm(pg.tensor(idx), pg.tensor(targets))
+    p_logits, p_loss = pm(pg.tensor(idx, device=device), pg.tensor(targets, device=device))
     assert tuple(p_logits.shape) == (3, 11, TINY["vocab_size"])
-    np.testing.assert_allclose(p_logits.detach().numpy(), t_logits.detach().numpy(), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(p_logits.detach().cpu().numpy(), t_logits.detach().numpy(),
+                               rtol=rtol, atol=atol)
     np.testing.assert_allclose(p_loss.item(), t_loss.item(), rtol=rtol)
     # the -1 targets are left out of the mean, not counted as a class
     kept = targets.reshape(-1) != -1
@@ -157,11 +160,11 @@ def test_logits_loss_and_gradients_match_nanogpt(bias, dtype, rtol, atol):
     p_loss.backward()
     t_params = dict(tm.named_parameters())
     for name, p in pm.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), t_params[name].grad.numpy(), rtol=rtol, atol=atol,
+        np.testing.assert_allclose(p.grad.cpu().numpy(), t_params[name].grad.numpy(), rtol=rtol, atol=atol,
                                    err_msg=name)
     # the tied weight's gradient sums the embedding's and the head's
     assert pm.lm_head.weight.grad is pm.transformer.wte.weight.grad
-    assert np.abs(pm.transformer.wte.weight.grad.numpy()[idx.reshape(-1)]).sum() > 0
+    assert np.abs(pm.transformer.wte.weight.grad.cpu().numpy()[idx.reshape(-1)]).sum() > 0
 
 
 def test_without_targets_only_the_last_position():
@@ -187,15 +190,15 @@ def test_too_long_sequence_raises():
 
 
 # ---- key/value cache -----------------------------------------------------------------------------
-def test_cached_forward_matches_full_forward():
-    _, pm = _pair()
-    idx = _tokens((2, 12))
+def test_cached_forward_matches_full_forward(device):
+    _, pm = _pair(device=device)
+    idx = pg.tensor(_tokens((2, 12)), device=device)
     cache = pm.new_cache()
     with pg.no_grad():
-        full = pm(pg.tensor(idx), pg.tensor(idx))[0].numpy()                 # (2, 12, V)
-        pm(pg.tensor(idx[:, :5]), cache=cache)                                 # prompt: causal
-        chunk = pm(pg.tensor(idx[:, 5:9]), cache=cache)[0].numpy()             # several after a cache: mask
-        steps = [pm(pg.tensor(idx[:, t:t + 1]), cache=cache)[0].numpy() for t in range(9, 12)]  # no mask
+        full = pm(idx, idx)[0].cpu().numpy()                                  # (2, 12, V)
+        pm(idx[:, :5], cache=cache)                                           # prompt: causal
+        chunk = pm(idx[:, 5:9], cache=cache)[0].cpu().numpy()                 # several after a cache: mask
+        steps = [pm(idx[:, t:t + 1], cache=cache)[0].cpu().numpy() for t in range(9, 12)]  # no mask
     np.testing.assert_allclose(chunk[:, 0], full[:, 8], rtol=1e-10)
     np.testing.assert_allclose(np.concatenate(steps, 1), full[:, 9:], rtol=1e-10)
     assert len(cache[0]) == len(cache[1]) == 12
@@ -222,17 +225,17 @@ def test_greedy_generation_matches_nanogpt():
     dict(temperature=1.0),
 ], ids=["greedy", "top_k", "top_p", "top_k_top_p", "plain"])
 @pytest.mark.parametrize("new_tokens", [8, 30], ids=["within_block", "past_block"])
-def test_cached_generation_equals_uncached(kwargs, new_tokens):
-    _, pm = _pair()
-    prompt = pg.tensor(_tokens((3, 5)))
-    runs = [pm.generate(prompt, new_tokens, generator=pg.Generator().manual_seed(7), use_cache=c, **kwargs)
-            for c in (True, False)]
-    assert tuple(runs[0].shape) == (3, 5 + new_tokens)
-    np.testing.assert_array_equal(runs[0].numpy()[:, :5], prompt.numpy())
-    np.testing.assert_array_equal(runs[0].numpy(), runs[1].numpy())
+def test_cached_generation_equals_uncached(kwargs, new_tokens, device):
+    _, pm = _pair(device=device)
+    prompt = pg.tensor(_tokens((3, 5)), device=device)
+    runs = [pm.generate(prompt, new_tokens, generator=pg.Generator(device).manual_seed(7), use_cache=c,
+                        **kwargs).cpu().numpy() for c in (True, False)]
+    assert runs[0].shape == (3, 5 + new_tokens)
+    np.testing.assert_array_equal(runs[0][:, :5], prompt.cpu().numpy())
+    np.testing.assert_array_equal(runs[0], runs[1])
     if kwargs.get("temperature") != 0:      # the draws do depend on the generator
-        other = pm.generate(prompt, new_tokens, generator=pg.Generator().manual_seed(8), **kwargs)
-        assert not np.array_equal(other.numpy(), runs[0].numpy())
+        other = pm.generate(prompt, new_tokens, generator=pg.Generator(device).manual_seed(8), **kwargs)
+        assert not np.array_equal(other.cpu().numpy(), runs[0])
 
 
 def test_generate_tokens_streams_without_disabling_grad():
@@ -298,12 +301,12 @@ def test_optimizer_groups_are_nanogpts():
     assert cuda_opt.defaults["fused"] is True
 
 
-def test_a_few_training_steps_lower_the_loss():
+def test_a_few_training_steps_lower_the_loss(device):
     pg.manual_seed(0)
-    model = GPT(GPTConfig(**TINY))
+    model = GPT(GPTConfig(**TINY)).to(device)
     opt = model.configure_optimizers(weight_decay=0.1, learning_rate=1e-2, betas=(0.9, 0.99),
-                                     device_type="cpu")
-    data = pg.tensor(_tokens((4, TINY["block_size"] + 1)))
+                                     device_type=pg.device(device).type)
+    data = pg.tensor(_tokens((4, TINY["block_size"] + 1)), device=device)
     x, y = data[:, :-1], data[:, 1:]
     losses = []
     for _ in range(30):
