@@ -10,5 +10,6 @@ from .sampler import (BatchSampler, DistributedSampler, RandomSampler, Sampler, 
 from .download import DataError, data_root  # noqa: F401
 from .loader import DataLoader, default_collate  # noqa: F401
 from .mnist import MNIST  # noqa: F401
+from .text_corpora import CORPORA, LanguageModelData, language_model_data  # noqa: F401
 from .token_dataset import TokenDataset, random_windows  # noqa: F401
 from .token_files import prepare_tokens  # noqa: F401
