@@ -8,6 +8,7 @@ import paragrad as pg
 from paragrad.data import TokenDataset, prepare_tokens, random_windows
 from paragrad.text import CharTokenizer
 from tests.data_paths import shared_data_file
+from tests.host_reads import counting_device  # noqa: F401  (a fixture)
 
 B, T = 8, 32
 
@@ -99,3 +100,18 @@ def test_random_windows_refuses_bad_streams():
         random_windows(pg.zeros(4, 4, dtype=pg.int64), 2, 2)
     with pytest.raises(ValueError, match="at least 5 tokens, got 4"):
         random_windows(pg.arange(4), 2, 4)
+
+
+def test_random_windows_read_nothing_back_from_the_device(counting_device, tmp_path):
+    # a language-model step on the stand-in GPU: drawing the batch, the embedding and the loss
+    # must not read the device (in eager mode too: a read stalls the step until the GPU is done)
+    path = tmp_path / "tokens.bin"
+    (np.arange(5000) % 97).astype("<u2").tofile(path)
+    tokens = TokenDataset(path).tokens_on_device("cuda")
+    embedding = pg.nn.Embedding(97, 16).to("cuda")
+    counting_device.reads = 0
+    x, y = random_windows(tokens, B, T)
+    logits = embedding(x) @ embedding.weight.T                                   # (B, T, 97)
+    pg.nn.functional.cross_entropy(logits.reshape(B * T, 97), y.reshape(B * T)).backward()
+    assert counting_device.reads == 0
+    assert np.array_equal((x.cpu().numpy() + 1) % 97, y.cpu().numpy())
