@@ -55,7 +55,6 @@ def token_folder(corpus_path, corpus_bytes, tokenizer_json, cache_dir=None) -> P
 def prepare_tokens(corpus_path, tokenizer, cache_dir=None) -> tuple[Path, Path]:
     """(train_path, val_path) of the corpus's token files, tokenizing only when they don't
     exist yet. cache_dir: where their folder goes (default: beside the corpus)."""
-    check_fits_uint16(tokenizer)
     corpus_bytes = Path(corpus_path).read_bytes()
     tokenizer_json = tokenizer.to_json()
     folder = token_folder(corpus_path, corpus_bytes, tokenizer_json, cache_dir)
