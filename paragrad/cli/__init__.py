@@ -11,6 +11,7 @@ import sys
 from .. import __version__
 from .arguments import (UsageError, layer_sizes, nonnegative_float, positive_float, positive_int,
                         usable_device)
+from .lm_arguments import add_train_flags
 from .precision import PRECISIONS
 
 
@@ -28,10 +29,11 @@ def build_parser():
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("info", help="version, backends, devices and library versions")
 
-    # defaults of None are filled in by train.resolve: from the dataset and model, or from the
+    # defaults of None are filled in by train.resolve (lm_config.resolve_lm for language
+    # models): from the dataset and model, or from the
     # checkpoint being resumed, so that a flag given explicitly can be told from a default
     t = sub.add_parser("train", help="train a model")
-    t.add_argument("dataset", choices=["mnist", "cifar10"])
+    t.add_argument("dataset", choices=["mnist", "cifar10", "shakespeare", "tinystories"])
     t.add_argument("--model", default=None, choices=["mlp", "cnn", "resnet18"],
                    help="mnist: mlp (default) or cnn; cifar10: resnet18 (default, CIFAR stem)")
     t.add_argument("--hidden", type=layer_sizes, default=None,
@@ -39,27 +41,30 @@ def build_parser():
     t.add_argument("--epochs", type=positive_int, default=None,
                    help="total epochs of the run, counting those a --resume checkpoint has done "
                         "(default: 5 for the mnist cnn, else 3; with --resume, the run's own)")
-    t.add_argument("--batch-size", type=positive_int, default=None, help="default 64")
+    t.add_argument("--batch-size", type=positive_int, default=None,
+                   help="default 64 (language models on the cpu: 12)")
     t.add_argument("--optimizer", default=None, choices=["adam", "adamw", "sgd"],
                    help="default: adam for mnist, sgd (momentum 0.9) for cifar10")
     t.add_argument("--lr", type=positive_float, default=None,
                    help="default: 0.1 for sgd on cifar10, else 1e-3")
     t.add_argument("--weight-decay", type=nonnegative_float, default=None,
-                   help="default: 5e-4 for cifar10, 0 for mnist")
+                   help="default: 5e-4 for cifar10, 0 for mnist, 0.1 for language models")
     t.add_argument("--schedule", default=None, choices=["cosine", "none"],
                    help="learning-rate schedule over the run's --epochs (default: cosine decay to 0)")
     t.add_argument("--device", type=usable_device, default="cpu", help="cpu (default), cuda or cuda:N")
     t.add_argument("--precision", default=None, choices=PRECISIONS,
                    help="dtype of the forward pass and loss: bf16 or fp16 (with loss scaling) under "
                         "autocast, weights kept in float32, or fp32 (default: bf16 for the cnn and "
-                        "resnet18 on cuda, else fp32)")
+                        "resnet18 on cuda, and for language models on cuda, else fp32)")
     t.add_argument("--no-jit", dest="jit", action="store_false",
                    help="on cuda, run each step eagerly instead of as one captured CUDA graph")
     t.add_argument("--data-dir", default=None,
-                   help="an existing folder holding mnist/ or cifar10/ (default $PARAGRAD_DATA, else, "
+                   help="an existing folder holding mnist/, cifar10/, tinyshakespeare/ or "
+                        "tinystories/ (default $PARAGRAD_DATA, else, "
                         "with --resume, the run's own, else ~/.cache/paragrad)")
     t.add_argument("--out", default=None,
-                   help="output folder for metrics, plot, checkpoints (default runs/DATASET-MODEL; "
+                   help="output folder for metrics, plot, checkpoints (default runs/DATASET-MODEL, "
+                        "runs/DATASET for language models; "
                         "with --resume, the checkpoint's folder)")
     t.add_argument("--overwrite", action="store_true",
                    help="replace the checkpoints, metrics and plot of an earlier run in --out")
@@ -70,6 +75,7 @@ def build_parser():
                    help="train on the first N training images only (default: all)")
     t.add_argument("--test-limit", type=positive_int, default=None,
                    help="test each epoch on the first N test images only (default: all)")
+    add_train_flags(t)
 
     e = sub.add_parser("evaluate", help="test accuracy of a saved checkpoint")
     e.add_argument("checkpoint")

@@ -30,6 +30,13 @@ def positive_int(text):
     return n
 
 
+def nonnegative_int(text):
+    n = _number(int, text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return n
+
+
 def positive_float(text):
     x = _number(float, text)
     if not (math.isfinite(x) and x > 0):
@@ -41,6 +48,14 @@ def nonnegative_float(text):
     x = _number(float, text)
     if not (math.isfinite(x) and x >= 0):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return x
+
+
+def below_one(text):
+    """A probability-like value in [0, 1): dropout, Adam's betas."""
+    x = _number(float, text)
+    if not (math.isfinite(x) and 0 <= x < 1):
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}")
     return x
 
 

@@ -1,4 +1,5 @@
-"""curves.png: training loss and test accuracy per epoch (needs matplotlib: paragrad[plot])."""
+"""curves.png: training loss and test accuracy per epoch, or a language model's train and val loss
+per evaluation (needs matplotlib: paragrad[plot])."""
 from __future__ import annotations
 
 
@@ -19,6 +20,27 @@ def plot_curves(records, path):
     for ax in (a, b):
         ax.grid(alpha=0.3)
         ax.set_xticks(epochs)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def plot_lm_curves(records, path):
+    """A language-model run's curves.png: train and val loss per evaluation iteration."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    iters = [r["iter"] for r in records]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(iters, [r["train_loss"] for r in records], marker="o", label="train")
+    ax.plot(iters, [r["val_loss"] for r in records], marker="o", label="val")
+    ax.set(xlabel="iteration", ylabel="loss", title="loss")
+    ax.grid(alpha=0.3)
+    ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

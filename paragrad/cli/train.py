@@ -1,4 +1,5 @@
-"""`paragrad train mnist|cifar10`: train a model, evaluate each epoch, checkpoint, log and plot."""
+"""`paragrad train mnist|cifar10`: train a model, evaluate each epoch, checkpoint, log and plot.
+(`train shakespeare|tinystories` goes to train_language_model.)"""
 from __future__ import annotations
 
 import json
@@ -16,6 +17,7 @@ from ..random import Generator, manual_seed
 from ..io.safetensors import SafetensorsError
 from . import out_folder
 from .arguments import UsageError
+from .lm_config import LM_DATASETS, refuse_foreign_flags
 from .divergence import Diverged, LossWatch, kept, weights_finite
 from .out_folder import checkpoint_path, default_out
 from .plot import plot_curves
@@ -138,6 +140,10 @@ def _restore(args, model, opt, sched, scaler, generators):
 
 
 def train(args):
+    if args.dataset in LM_DATASETS:
+        from .train_language_model import train_language_model
+        return train_language_model(args)
+    refuse_foreign_flags(args, False)
     # every check that can refuse the command comes before anything is written
     state = resolve(args)
     data_dir = data_folder(args.data_dir, state and recorded_run(state).get("data_dir"))

@@ -5,7 +5,7 @@ from pathlib import Path
 from paragrad.cli import main
 from paragrad.io import checkpoint
 from paragrad.io.safetensors import load_file, save_file
-from tests.data_paths import mnist_root
+from tests.data_paths import mnist_root, shared_data_file
 
 
 def run(*argv):
@@ -57,3 +57,20 @@ def edit_train_state(ckpt, edit):
     state = json.loads(meta["paragrad_train_state"])
     edit(state)
     save_file(arrays, tpath, {"paragrad_train_state": json.dumps(state)})
+
+
+# a GPT small enough to train 50 iterations in about a second on the CPU
+TINY_GPT = ("--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
+            "--batch-size", "4", "--eval-interval", "10", "--eval-iters", "2", "--warmup-iters", "5")
+
+
+def train_shakespeare(out, *extra):
+    """A tiny character-level GPT run on the real Tiny Shakespeare."""
+    where = [] if out is None else ["--out", out]
+    data = shared_data_file("tinyshakespeare/input.txt").parent.parent
+    return run("train", "shakespeare", "--data-dir", data, *where, *TINY_GPT, *extra)
+
+
+def lm_records(folder):
+    """The rows of a language-model run's metrics.jsonl."""
+    return [json.loads(x) for x in (Path(folder) / "metrics.jsonl").read_text().splitlines()]

@@ -1,0 +1,104 @@
+"""What a language-model run is (`paragrad train shakespeare|tinystories`): nanoGPT's defaults,
+the flags a resumed run keeps, and the GPT config its checkpoints record.
+
+The defaults are nanoGPT's configs: shakespeare_char on CUDA, its CPU variant on the CPU. As for
+the image runs, flags left out take the resumed run's values and a flag that contradicts the
+checkpoint is refused.
+"""
+from __future__ import annotations
+
+from ..backends import device
+from .arguments import UsageError
+from .run_config import flag, read_train_state, recorded_run
+
+LM_DATASETS = {"shakespeare": "char", "tinystories": "bpe"}     # dataset -> tokenizer kind
+# flags only image runs take, and flags only language-model runs take (each refused by the other)
+IMAGE_ONLY = ("model", "hidden", "epochs", "optimizer", "schedule", "limit", "test_limit")
+LM_ONLY = ("n_layer", "n_head", "n_embd", "block_size", "dropout", "bias", "min_lr", "warmup_iters",
+           "lr_decay_iters", "max_iters", "beta1", "beta2", "grad_clip", "eval_interval",
+           "eval_iters", "vocab_size")
+MODEL_FLAGS = ("n_layer", "n_head", "n_embd", "block_size", "dropout", "bias")
+# what makes the run what it is: kept on --resume (max_iters and the eval cadence may change)
+LM_RUN_FLAGS = (*MODEL_FLAGS, "vocab_size", "batch_size", "lr", "min_lr", "warmup_iters", "lr_decay_iters",
+                "weight_decay", "beta1", "beta2", "grad_clip", "seed", "precision")
+
+_COMMON = {"lr": 1e-3, "min_lr": 1e-4, "warmup_iters": 100, "weight_decay": 0.1, "beta1": 0.9,
+           "beta2": 0.99, "grad_clip": 1.0, "eval_interval": 250, "seed": 0, "bias": False}
+_CUDA = {"n_layer": 6, "n_head": 6, "n_embd": 384, "block_size": 256, "batch_size": 64,
+         "dropout": 0.2, "max_iters": 5000, "eval_iters": 200, "precision": "bf16"}
+_CPU = {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 64, "batch_size": 12,
+        "dropout": 0.0, "max_iters": 2000, "eval_iters": 20, "precision": "fp32"}
+
+
+def defaults(dev):
+    return {**_COMMON, **(_CUDA if device(dev).type == "cuda" else _CPU)}
+
+
+def refuse_foreign_flags(args, language_model):
+    """An image flag on a text run, or the reverse, would be silently ignored: refuse it."""
+    foreign = IMAGE_ONLY if language_model else LM_ONLY
+    for name in foreign:
+        if getattr(args, name, None) is not None:
+            kind = "image datasets (mnist, cifar10)" if language_model else "language models " \
+                   "(shakespeare, tinystories)"
+            raise UsageError(f"{flag(name)} is for {kind}, not {args.dataset}")
+    if args.dataset == "shakespeare" and args.vocab_size is not None:
+        raise UsageError("--vocab-size is for tinystories (BPE); shakespeare's vocabulary is its "
+                         "characters")
+
+
+def resolve_lm(args):
+    """Fill the flags left out from the resumed run, else the defaults; refuse contradictions
+    and configs GPT can't build. Returns the checkpoint's training state, or None."""
+    refuse_foreign_flags(args, True)
+    state = None
+    if args.resume:
+        state = read_train_state(args.resume, "--resume")
+        # the flags as given (its config's vocab_size is the tokenizer's, not --vocab-size's)
+        run, dataset = state["extra"].get("run", {}), recorded_run(state).get("dataset", "mnist")
+        if dataset != args.dataset:
+            raise UsageError(f"--resume {args.resume}: a {dataset} checkpoint, not {args.dataset}")
+        for name in (*LM_RUN_FLAGS, "max_iters", "eval_interval", "eval_iters"):
+            given, kept = getattr(args, name), run.get(name)
+            if name in LM_RUN_FLAGS and given is not None and given != kept:
+                raise UsageError(
+                    f"{flag(name)} {given} differs from the run being resumed ({args.resume} was "
+                    f"trained with {flag(name)} {kept}); leave {flag(name)} out to continue that "
+                    f"run, or start a new run without --resume")
+            if given is None:
+                setattr(args, name, kept)
+    for name, value in defaults(args.device).items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.dataset == "tinystories" and args.vocab_size is None:
+        args.vocab_size = 4096
+    if args.lr_decay_iters is None:
+        args.lr_decay_iters = args.max_iters
+    if args.n_embd % args.n_head:
+        raise UsageError(f"--n-embd {args.n_embd} must be a multiple of --n-head {args.n_head}")
+    if args.min_lr > args.lr:
+        raise UsageError(f"--min-lr {args.min_lr} is above --lr {args.lr}")
+    if state is not None and args.max_iters < state["step"]:
+        raise UsageError(f"--max-iters {args.max_iters} is fewer than the {state['step']} iterations "
+                         f"{args.resume} has trained (--max-iters counts the run's total)")
+    return state
+
+
+def gpt_config(args, vocab_size):
+    """What build_gpt needs, saved in every checkpoint (vocab_size: the tokenizer's, which for
+    BPE is --vocab-size, and for characters the corpus's count)."""
+    return {"model": "gpt", "dataset": args.dataset, "vocab_size": vocab_size,
+            **{name: getattr(args, name) for name in MODEL_FLAGS}}
+
+
+def lm_run_record(args, data_dir):
+    return {**{name: getattr(args, name) for name in LM_RUN_FLAGS},
+            "max_iters": args.max_iters, "eval_interval": args.eval_interval,
+            "eval_iters": args.eval_iters, "data_dir": str(data_dir)}
+
+
+def build_gpt(config):
+    from ..models.gpt import GPT, GPTConfig
+    return GPT(GPTConfig(block_size=config["block_size"], vocab_size=config["vocab_size"],
+                         n_layer=config["n_layer"], n_head=config["n_head"], n_embd=config["n_embd"],
+                         dropout=config["dropout"], bias=config["bias"]))

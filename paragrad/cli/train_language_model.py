@@ -1,0 +1,169 @@
+"""`paragrad train shakespeare|tinystories`: train a GPT as nanoGPT's train.py does.
+
+Each iteration draws random windows on the device, runs forward and loss under the run's
+precision, clips the gradient norm and takes an AdamW step, as one CUDA graph (pg.jit) on CUDA.
+Every --eval-interval iterations and at the end: train and val loss, metrics.jsonl, curves.png
+and ckpt.safetensors (the latest state; tokenizer.json beside it).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+from ..data.text_corpora import language_model_data
+from ..data.token_dataset import random_windows
+from ..io import checkpoint
+from ..io.safetensors import SafetensorsError
+from ..jit import jit
+from ..nn.utils.clip_grad import clip_grad_norm_
+from ..random import Generator, manual_seed
+from ..text import load_tokenizer
+from .arguments import UsageError
+from .lm_config import LM_DATASETS, build_gpt, gpt_config, lm_run_record, resolve_lm
+from .lm_evaluate import estimate_loss
+from .plot import plot_lm_curves
+from .precision import describe_precision, forward_autocast, grad_scaler
+from .progress import Progress
+from .run_config import data_folder, recorded_run
+
+CHECKPOINT = "ckpt.safetensors"
+_RUN_FILES = (CHECKPOINT, checkpoint.train_state_path(CHECKPOINT), "metrics.jsonl", "curves.png",
+              "tokenizer.json")
+
+
+def lr_at(it, args):
+    """nanoGPT's schedule: linear warm-up, cosine decay to --min-lr at --lr-decay-iters, then flat."""
+    if it < args.warmup_iters:
+        return args.lr * (it + 1) / (args.warmup_iters + 1)
+    if it > args.lr_decay_iters:
+        return args.min_lr
+    ratio = (it - args.warmup_iters) / max(args.lr_decay_iters - args.warmup_iters, 1)
+    return args.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (args.lr - args.min_lr)
+
+
+def make_step(model, opt, args, generator, scaler):
+    """One iteration on windows of `tokens` (its argument, so that pg.jit captures on its device);
+    returns the loss tensor. No host reads: the whole step can be one CUDA graph."""
+    def train_step(tokens):
+        x, y = random_windows(tokens, args.batch_size, args.block_size, generator)
+        with forward_autocast(args.precision, tokens.device):
+            _, loss = model(x, y)
+        opt.zero_grad()
+        scaler.scale(loss).backward()
+        if args.grad_clip > 0:
+            scaler.unscale_(opt)
+            clip_grad_norm_(model.parameters(), args.grad_clip)
+        scaler.step(opt)
+        scaler.update()
+        return loss
+    return train_step
+
+
+def _check_out(args):
+    """Refuse an --out holding another run (unless --overwrite); returns (out, files to remove)."""
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out}: it is a file, not a folder")
+    held = [out / name for name in _RUN_FILES if (out / name).exists()]
+    continuing = args.resume is not None and Path(args.resume).resolve().parent == out.resolve()
+    if held and not continuing and not args.overwrite:
+        raise UsageError(f"--out {args.out} already holds another run ({', '.join(p.name for p in held)}); "
+                         f"continue it with --resume {out / CHECKPOINT}, replace it with --overwrite, "
+                         f"or choose another --out")
+    return out, [] if continuing else held
+
+
+def _tokenizer(args):
+    """The resumed run's tokenizer (its ids are what the weights know), else the dataset's kind."""
+    if not args.resume:
+        return LM_DATASETS[args.dataset]
+    path = Path(args.resume).parent / "tokenizer.json"
+    if not path.is_file():
+        raise UsageError(f"--resume {args.resume}: its tokenizer {path} is missing")
+    return load_tokenizer(path)
+
+
+def _save(out, it, model, opt, scaler, generator, config, run, records):
+    checkpoint.save(out / CHECKPOINT, model, opt, step=it, extra={
+        "config": config, "run": run, "records": records, "grad_scaler": scaler.state_dict()},
+        generators=[generator])
+    with open(out / "metrics.jsonl", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in records)
+    return plot_lm_curves(records, out / "curves.png")
+
+
+def train_language_model(args):
+    # every check that can refuse the command comes before anything is written
+    state = resolve_lm(args)
+    data_dir = data_folder(args.data_dir, state and recorded_run(state).get("data_dir"))
+    start = state["step"] if state else 0
+    if start >= args.max_iters:
+        print(f"nothing left to train: {args.resume} has trained all {args.max_iters} iterations "
+              f"of its run (pass a larger --max-iters to train further)")
+        return 0
+    args.out = args.out or (str(Path(args.resume).parent) if args.resume else f"runs/{args.dataset}")
+    out, stale = _check_out(args)
+    tokenizer = _tokenizer(args)
+    for p in stale:
+        p.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    data = language_model_data(args.dataset, data_dir, tokenizer, args.vocab_size or 4096,
+                               cache_dir=out / "tokens")
+    data.tokenizer.save(out / "tokenizer.json")
+    manual_seed(args.seed)
+    config = gpt_config(args, data.tokenizer.vocab_size)
+    model = build_gpt(config).to(args.device)
+    dev_type = model.lm_head.weight.device.type
+    opt = model.configure_optimizers(args.weight_decay, args.lr, (args.beta1, args.beta2), dev_type)
+    scaler, generator = grad_scaler(args.precision, args.device), Generator(args.device).manual_seed(args.seed)
+    records = []
+    if state is not None:
+        try:
+            restored = checkpoint.load(args.resume, model, opt, generators=[generator])
+            scaler.load_state_dict(restored["extra"].get("grad_scaler", {}))
+        except (SafetensorsError, KeyError, TypeError, ValueError, RuntimeError) as e:
+            raise UsageError(f"--resume {args.resume}: can't restore it ({type(e).__name__}: {e})") from None
+        records = [r for r in state["extra"].get("records", []) if r["iter"] <= start]
+        print(f"resumed from {args.resume} at iteration {start}")
+    run = lm_run_record(args, data_dir)
+    tokens = {"train": data.train.tokens_on_device(args.device), "val": data.val.tokens_on_device(args.device)}
+    jitted = args.jit and dev_type != "cpu"
+    print(f"training GPT ({model.get_num_params():,} parameters, vocabulary {data.tokenizer.vocab_size}) "
+          f"on {len(data.train):,} {args.dataset} tokens, device {args.device}, "
+          f"{describe_precision(args.precision)}{', one CUDA graph per step (pg.jit)' if jitted else ''}")
+    step = make_step(model, opt, args, generator, scaler)
+    step = jit(step) if jitted else step
+    t0, before = time.perf_counter(), records[-1]["seconds"] if records else 0.0
+
+    def evaluate(it):
+        losses = estimate_loss(model, tokens, args.batch_size, args.block_size, args.eval_iters,
+                               args.precision, args.seed)
+        records.append({"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
+                        "lr": lr_at(it, args), "seconds": round(before + time.perf_counter() - t0, 3)})
+        print(f"iter {it}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+        return _save(out, it, model, opt, scaler, generator, config, run, records)
+
+    plotted = evaluate(0) if start == 0 else True
+    bar = Progress(args.max_iters - start, desc="iters")
+    model.train()
+    try:
+        for it in range(start, args.max_iters):
+            lr = lr_at(it, args)
+            for group in opt.param_groups:
+                group["lr"] = lr
+            loss = step(tokens["train"])
+            done = it + 1 - start
+            if bar.due(done):       # the loop's only host read, a few per second at most
+                bar.update(done, done * args.batch_size, loss=float(loss))
+            if (it + 1) % args.eval_interval == 0 or it + 1 == args.max_iters:
+                bar.close()
+                plotted = evaluate(it + 1)
+    finally:
+        bar.close()
+    if not plotted:
+        print('note: curves.png not written (install matplotlib: pip install "paragrad[plot]")')
+    print(f"done: {args.max_iters} iterations, val loss {records[-1]['val_loss']:.4f}, "
+          f"checkpoint {out / CHECKPOINT}, metrics {out / 'metrics.jsonl'}")
+    return 0

@@ -1,0 +1,72 @@
+"""`paragrad train shakespeare`: a tiny GPT learns, writes its records, checkpoint and tokenizer,
+resumes where it stopped, and bad flags are refused before anything is written."""
+import math
+
+import pytest
+
+from paragrad.text import load_tokenizer
+from tests.cli.helpers import lm_records, refused, train_shakespeare, train_state
+
+
+def test_training_lowers_the_loss_and_writes_its_files(shakespeare_run, capsys):
+    records = lm_records(shakespeare_run)
+    assert [r["iter"] for r in records] == [0, 10, 20, 30, 40, 50]
+    assert set(records[0]) == {"iter", "train_loss", "val_loss", "lr", "seconds"}
+    assert records[-1]["val_loss"] < records[0]["val_loss"] - 0.05, records
+    assert records[-1]["train_loss"] < records[0]["train_loss"] - 0.05, records
+    assert (shakespeare_run / "curves.png").stat().st_size > 1000
+    assert train_state(shakespeare_run / "ckpt.safetensors")["step"] == 50
+    assert load_tokenizer(shakespeare_run / "tokenizer.json").vocab_size == 65
+
+
+def test_the_learning_rate_warms_up_then_follows_the_cosine(shakespeare_run):
+    lrs = {r["iter"]: r["lr"] for r in lm_records(shakespeare_run)}
+    assert lrs[0] == pytest.approx(1e-3 / 6)                 # warm-up: (0 + 1) / (5 + 1)
+    # then from 1e-3 down to 1e-4 over iterations 5..70 (--lr-decay-iters 70)
+    assert lrs[40] == pytest.approx(1e-4 + 0.5 * (1 + math.cos(math.pi * 35 / 65)) * 9e-4)
+
+
+def test_resume_continues_the_run_where_it_stopped(shakespeare_run, tmp_path, capsys):
+    straight = tmp_path / "straight"
+    assert train_shakespeare(straight, "--max-iters", "70") == 0
+    capsys.readouterr()
+    more = tmp_path / "more"
+    assert train_shakespeare(more, "--resume", shakespeare_run / "ckpt.safetensors",
+                             "--max-iters", "70") == 0
+    out = capsys.readouterr().out
+    assert "resumed from" in out and "at iteration 50" in out
+    # iterations 1-50 are not trained again: only 60 and 70 are evaluated
+    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("iter ")] == ["iter 60", "iter 70"]
+    resumed = lm_records(more)
+    assert [r["iter"] for r in resumed] == [0, 10, 20, 30, 40, 50, 60, 70]
+    assert resumed[:6] == lm_records(shakespeare_run)
+    # the same windows, schedule and optimizer state as the uninterrupted run
+    assert resumed[-1]["val_loss"] == pytest.approx(lm_records(straight)[-1]["val_loss"], rel=1e-5)
+
+
+def test_resume_refuses_a_flag_that_contradicts_the_run(shakespeare_run, tmp_path, capsys):
+    refused(capsys, "train", "shakespeare", "--resume", shakespeare_run / "ckpt.safetensors",
+            "--n-embd", "32", "--out", tmp_path / "x", naming=["--n-embd 32", "--n-embd 16"])
+    assert not (tmp_path / "x").exists()
+
+
+def test_an_out_folder_holding_another_run_is_refused(shakespeare_run, capsys):
+    refused(capsys, "train", "shakespeare", "--out", shakespeare_run,
+            naming=["already holds another run", "--overwrite"])
+
+
+@pytest.mark.parametrize("argv, naming", [
+    (["shakespeare", "--n-head", "0"], ["--n-head", "positive"]),
+    (["shakespeare", "--dropout", "1"], ["--dropout", "[0, 1)"]),
+    (["shakespeare", "--beta2", "1.5"], ["--beta2"]),
+    (["shakespeare", "--warmup-iters", "-1"], ["--warmup-iters"]),
+    (["shakespeare", "--lr", "0"], ["--lr"]),
+    (["shakespeare", "--n-embd", "30", "--n-head", "4"], ["--n-embd 30", "--n-head 4"]),
+    (["shakespeare", "--min-lr", "0.1"], ["--min-lr"]),
+    (["shakespeare", "--epochs", "2"], ["--epochs", "mnist"]),
+    (["shakespeare", "--vocab-size", "100"], ["--vocab-size", "tinystories"]),
+    (["mnist", "--n-layer", "2"], ["--n-layer", "shakespeare"]),
+])
+def test_bad_flags_are_refused_before_anything_is_written(argv, naming, tmp_path, capsys):
+    refused(capsys, "train", *argv, "--out", tmp_path / "out", naming=naming)
+    assert not (tmp_path / "out").exists()
