@@ -1,4 +1,4 @@
-"""The `paragrad` command line: info, train, evaluate, run.
+"""The `paragrad` command line: info, train, evaluate, generate, run.
 
 Exit codes: 0 done; 2 the input was refused (a flag, file or folder, named in one line on
 stderr, before anything was written); 1 a run that started failed (e.g. the loss diverged).
@@ -11,7 +11,7 @@ import sys
 from .. import __version__
 from .arguments import (UsageError, layer_sizes, nonnegative_float, positive_float, positive_int,
                         usable_device)
-from .lm_arguments import add_train_flags
+from .lm_arguments import add_generate_command, add_train_flags
 from .precision import PRECISIONS
 
 
@@ -85,6 +85,7 @@ def build_parser():
     e.add_argument("--limit", type=positive_int, default=None,
                    help="evaluate on the first N test images only")
     e.add_argument("--device", type=usable_device, default="cpu", help="cpu (default), cuda or cuda:N")
+    add_generate_command(sub)
 
     r = sub.add_parser(
         "run", help="run a PyTorch script on paragrad (import torch gives paragrad)",
@@ -124,6 +125,9 @@ def main(argv=None):
         if args.command == "train":
             from .train import train
             return train(args)
+        if args.command == "generate":
+            from .generate import generate
+            return generate(args)
         from .evaluate import evaluate_checkpoint
         return evaluate_checkpoint(args)
     except (UsageError, DataError) as e:     # a missing or corrupt dataset file is bad input too

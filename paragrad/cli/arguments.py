@@ -59,6 +59,14 @@ def below_one(text):
     return x
 
 
+def probability(text):
+    """A probability mass in (0, 1]: --top-p."""
+    x = _number(float, text)
+    if not (math.isfinite(x) and 0 < x <= 1):
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
+    return x
+
+
 def layer_sizes(text):
     """'256,128' -> [256, 128]: one or more positive integers, comma separated."""
     parts = text.split(",")

@@ -1,11 +1,12 @@
 """The command-line flags of language models: `train shakespeare|tinystories`'s model and schedule
-flags. Defaults of None are filled in by lm_config.resolve_lm (from the
+flags, and `paragrad generate`. Defaults of None are filled in by lm_config.resolve_lm (from the
 device's nanoGPT config, or the run being resumed), so a flag given can be told from a default."""
 from __future__ import annotations
 
 import argparse
 
-from .arguments import below_one, nonnegative_float, nonnegative_int, positive_int
+from .arguments import (below_one, nonnegative_float, nonnegative_int, positive_int, probability,
+                        usable_device)
 
 
 def add_train_flags(t):
@@ -41,3 +42,21 @@ def add_train_flags(t):
     g.add_argument("--vocab-size", type=positive_int, default=None,
                    help="tinystories: tokens of the BPE vocabulary trained on it (default 4096)")
 
+
+def add_generate_command(sub):
+    g = sub.add_parser("generate", help="sample text from a language-model checkpoint",
+                       description="Sample text from a checkpoint of `paragrad train shakespeare|"
+                                   "tinystories`, with the tokenizer.json of its folder; the prompt, "
+                                   "then each sampled token, is written to stdout as it comes.")
+    g.add_argument("checkpoint")
+    g.add_argument("--prompt", default=None,
+                   help="text to continue (default: a newline for characters, <|endoftext|> for BPE)")
+    g.add_argument("--max-new-tokens", type=positive_int, default=500, help="default 500")
+    g.add_argument("--temperature", type=nonnegative_float, default=0.8,
+                   help="default 0.8; 0 picks the most likely token")
+    g.add_argument("--top-k", type=positive_int, default=200, help="default 200")
+    g.add_argument("--top-p", type=probability, default=None,
+                   help="keep the smallest set of tokens whose probability reaches P (default: off)")
+    g.add_argument("--seed", type=int, default=1337, help="default 1337: the same seed, the same text")
+    g.add_argument("--device", type=usable_device, default="cpu", help="cpu (default), cuda or cuda:N")
+    return g

@@ -1,0 +1,50 @@
+"""`paragrad generate CHECKPOINT`: sample text from a language model, streamed to stdout.
+
+The prompt is written first, then each token as it is sampled (flushed, so a terminal or a pipe
+sees the text grow). Sampling draws from a generator seeded with --seed: the same checkpoint,
+flags and seed give the same text.
+"""
+from __future__ import annotations
+
+import sys
+
+from ..ops.creation import tensor
+from ..random import Generator
+from .arguments import UsageError
+from .lm_checkpoint import load_language_model
+
+
+def _prompt_ids(tokenizer, prompt):
+    if prompt is None:     # nanoGPT's sample.py starts from a newline; BPE from end-of-text
+        return [tokenizer.eot_id] if tokenizer.eot_id is not None else tokenizer.encode("\n")
+    if prompt == "":
+        raise UsageError("--prompt is empty: the model needs at least one token to continue")
+    try:
+        return tokenizer.encode(prompt)
+    except ValueError as e:
+        raise UsageError(f"--prompt: {e}") from None
+
+
+def generate(args):
+    model, tokenizer, _ = load_language_model(args.checkpoint, args.device)
+    ids = _prompt_ids(tokenizer, args.prompt)
+    if not ids:
+        raise UsageError("--prompt encodes to no tokens")
+    gen = Generator(args.device).manual_seed(args.seed)
+    idx = tensor([ids], device=args.device)                                   # (1, T)
+    out = sys.stdout
+    if args.prompt is not None:
+        out.write(args.prompt)
+    new, shown = [], ""
+    for token in model.generate_tokens(idx, args.max_new_tokens, args.temperature, args.top_k,
+                                       args.top_p, gen):
+        new.append(int(token[0, 0]))
+        # decode the whole continuation: a BPE token may end in the middle of a UTF-8 character
+        text = tokenizer.decode(new)
+        if not text.endswith("\ufffd"):
+            out.write(text[len(shown):])
+            out.flush()
+            shown = text
+    out.write(tokenizer.decode(new)[len(shown):] + "\n")
+    out.flush()
+    return 0
