@@ -77,7 +77,8 @@ def build_parser():
                    help="test each epoch on the first N test images only (default: all)")
     add_train_flags(t)
 
-    e = sub.add_parser("evaluate", help="test accuracy of a saved checkpoint")
+    e = sub.add_parser("evaluate", help="test accuracy (images) or val loss (language models) of a "
+                                        "saved checkpoint")
     e.add_argument("checkpoint")
     e.add_argument("--data-dir", default=None, help="an existing folder holding mnist/ or cifar10/ "
                                                     "(default $PARAGRAD_DATA, else the folder the "
@@ -85,6 +86,8 @@ def build_parser():
     e.add_argument("--limit", type=positive_int, default=None,
                    help="evaluate on the first N test images only")
     e.add_argument("--device", type=usable_device, default="cpu", help="cpu (default), cuda or cuda:N")
+    e.add_argument("--eval-iters", type=positive_int, default=None,
+                   help="language models: batches the val loss averages (default: the run's)")
     add_generate_command(sub)
 
     r = sub.add_parser(

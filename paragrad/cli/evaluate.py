@@ -1,6 +1,6 @@
 """`paragrad evaluate CHECKPOINT`: test accuracy of a saved model on its dataset's test split
 (only that split is read), from the data folder the checkpoint was trained on unless
---data-dir or $PARAGRAD_DATA say otherwise."""
+--data-dir or $PARAGRAD_DATA say otherwise. A language model's checkpoint gets its val loss."""
 from __future__ import annotations
 
 from ..io import checkpoint
@@ -13,6 +13,11 @@ from .train import build_model, evaluate, load_test_split
 def evaluate_checkpoint(args):
     state = read_train_state(args.checkpoint, "checkpoint")
     run = recorded_run(state)
+    if run.get("model") == "gpt":
+        from .lm_evaluate import evaluate_lm_checkpoint
+        return evaluate_lm_checkpoint(args, state)
+    if args.eval_iters is not None:
+        raise UsageError(f"--eval-iters is for language-model checkpoints, not {args.checkpoint}")
     data_dir = data_folder(args.data_dir, run.get("data_dir"))
     try:
         model = build_model(state["extra"]["config"])

@@ -7,6 +7,8 @@ windows were drawn, and `paragrad evaluate` repeats the val loss the run printed
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..autograd import no_grad
 from ..data.token_dataset import random_windows
 from ..random import Generator
@@ -31,3 +33,25 @@ def estimate_loss(model, splits, batch_size, block_size, eval_iters, precision, 
     model.train()
     return losses
 
+
+def evaluate_lm_checkpoint(args, state):
+    """`paragrad evaluate` of a language model: its val loss, over the run's batch shape and
+    seeded windows (the same as the run's evaluations when --eval-iters is the run's)."""
+    from ..data.text_corpora import language_model_data
+    from .arguments import UsageError
+    from .lm_checkpoint import load_language_model
+    from .run_config import data_folder, recorded_run
+    if args.limit is not None:
+        raise UsageError(f"--limit is for image checkpoints; {args.checkpoint} is a language model "
+                         f"(--eval-iters sets how many batches its val loss averages)")
+    model, tokenizer, _ = load_language_model(args.checkpoint, args.device)
+    run = recorded_run(state)
+    data_dir = data_folder(args.data_dir, run.get("data_dir"))
+    data = language_model_data(run["dataset"], data_dir, tokenizer,
+                               cache_dir=Path(args.checkpoint).parent / "tokens")
+    eval_iters = args.eval_iters or run["eval_iters"]
+    losses = estimate_loss(model, {"val": data.val.tokens_on_device(args.device)}, run["batch_size"],
+                           run["block_size"], eval_iters, run["precision"], run["seed"])
+    print(f"{args.checkpoint}: val loss {losses['val']:.4f} over {eval_iters} batches of "
+          f"{run['batch_size']}x{run['block_size']} {run['dataset']} tokens")
+    return 0

@@ -75,3 +75,7 @@ def test_a_bad_checkpoint_is_refused_naming_the_file(ckpt, tmp_path, capsys, dam
 
 def test_a_missing_checkpoint_is_refused(tmp_path, capsys):
     refused(capsys, "evaluate", tmp_path / "nope.safetensors", naming=["nope.safetensors", "no such"])
+
+
+def test_eval_iters_is_refused_for_an_image_checkpoint(ckpt, capsys):
+    refused(capsys, "evaluate", ckpt, "--eval-iters", "3", naming=["--eval-iters", "language-model"])
