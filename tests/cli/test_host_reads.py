@@ -52,3 +52,28 @@ def test_a_cifar10_resnet_step_with_augmentation_reads_nothing(counting_device):
     for start in (4, 8, 12):
         step(order[start:start + 4])
     assert counting_device.reads == 0
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_a_language_model_step_reads_nothing(counting_device, precision):
+    """`paragrad train shakespeare`'s step (windows drawn on the device, GPT forward and loss,
+    gradient clipping) as train_language_model builds it; SGD stands in for the fused AdamW."""
+    import numpy as np
+
+    import paragrad as pg
+    from paragrad.cli.lm_config import build_gpt
+    from paragrad.cli.precision import grad_scaler
+    from paragrad.cli.train_language_model import make_step
+    from paragrad.random import Generator
+    args = SimpleNamespace(batch_size=4, block_size=8, precision=precision, grad_clip=1.0)
+    model = build_gpt({"vocab_size": 20, "n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 8,
+                       "dropout": 0.1, "bias": False}).to("cuda")
+    opt = pg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    tokens = pg.tensor(np.random.default_rng(0).integers(0, 20, 200)).to("cuda")
+    step = make_step(model, opt, args, Generator("cuda").manual_seed(1), grad_scaler(precision, "cuda"))
+    step(tokens)                                    # the first step creates the optimizer's state
+    counting_device.reads = 0
+    for _ in range(3):
+        loss = step(tokens)
+    assert counting_device.reads == 0
+    assert 0 < float(loss) < 10
