@@ -70,3 +70,18 @@ def test_an_out_folder_holding_another_run_is_refused(shakespeare_run, capsys):
 def test_bad_flags_are_refused_before_anything_is_written(argv, naming, tmp_path, capsys):
     refused(capsys, "train", *argv, "--out", tmp_path / "out", naming=naming)
     assert not (tmp_path / "out").exists()
+
+
+def test_resuming_a_finished_run_trains_nothing(shakespeare_run, capsys):
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in shakespeare_run.iterdir())
+    capsys.readouterr()
+    assert train_shakespeare(None, "--resume", shakespeare_run / "ckpt.safetensors") == 0
+    assert "nothing left to train" in capsys.readouterr().out
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in shakespeare_run.iterdir()) == before
+
+
+def test_resume_without_the_tokenizer_is_refused(shakespeare_run, tmp_path, capsys):
+    for name in ("ckpt.safetensors", "ckpt.safetensors.train.safetensors"):
+        (tmp_path / name).write_bytes((shakespeare_run / name).read_bytes())
+    refused(capsys, "train", "shakespeare", "--resume", tmp_path / "ckpt.safetensors", "--max-iters", "60",
+            naming=["tokenizer.json", "missing"])
