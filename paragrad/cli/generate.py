@@ -6,6 +6,7 @@ flags and seed give the same text.
 """
 from __future__ import annotations
 
+import os
 import sys
 
 from ..ops.creation import tensor
@@ -32,7 +33,17 @@ def generate(args):
         raise UsageError("--prompt encodes to no tokens")
     gen = Generator(args.device).manual_seed(args.seed)
     idx = tensor([ids], device=args.device)                                   # (1, T)
-    out = sys.stdout
+    try:
+        _stream(model, tokenizer, idx, args, gen, sys.stdout)
+    except BrokenPipeError:
+        # the reader left (`paragrad generate ... | head`): done, without a traceback or an
+        # error when Python flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def _stream(model, tokenizer, idx, args, gen, out):
+    """The prompt as given (none by default), then the sampled text as it comes, then a newline."""
     if args.prompt is not None:
         out.write(args.prompt)
     new, shown = [], ""
@@ -47,4 +58,3 @@ def generate(args):
             shown = text
     out.write(tokenizer.decode(new)[len(shown):] + "\n")
     out.flush()
-    return 0

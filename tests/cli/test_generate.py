@@ -12,11 +12,16 @@ from tests.cli.helpers import refused
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _command(ckpt, *args):
+    return [sys.executable, "-m", "paragrad", "generate", str(ckpt), *map(str, args)]
+
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+
+
 def generate(ckpt, *args):
     """stdout of `python -m paragrad generate` in a fresh process (its exit code checked)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "paragrad", "generate", str(ckpt), *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(_command(ckpt, *args), capture_output=True, text=True, env=ENV, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("\n")
     return done.stdout[:-1]
@@ -45,3 +50,13 @@ def test_generate_refuses_what_it_cannot_use(shakespeare_run, tmp_path, capsys):
     refused(capsys, "generate", ckpt, "--temperature", "-1", naming=["--temperature"])
     refused(capsys, "generate", ckpt, "--top-k", "0", naming=["--top-k"])
     refused(capsys, "generate", ckpt, "--top-p", "1.5", naming=["--top-p", "(0, 1]"])
+
+
+def test_a_reader_that_leaves_early_ends_generation_quietly(shakespeare_run):
+    """`paragrad generate ... | head -c 5`: exit code 0 and nothing on stderr."""
+    proc = subprocess.Popen(_command(shakespeare_run / "ckpt.safetensors", "--max-new-tokens", 2000),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    assert len(proc.stdout.read(5)) == 5
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0
+    assert proc.stderr.read() == b""
