@@ -38,7 +38,7 @@ def plot_lm_curves(records, path):
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(iters, [r["train_loss"] for r in records], marker="o", label="train")
     ax.plot(iters, [r["val_loss"] for r in records], marker="o", label="val")
-    ax.set(xlabel="iteration", ylabel="loss", title="loss")
+    ax.set(xlabel="iteration", ylabel="loss", title="train and val loss")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()

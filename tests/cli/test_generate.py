@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from paragrad.text import load_tokenizer
-from tests.cli.helpers import refused
+from tests.cli.helpers import refused, train_mnist
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -60,3 +60,9 @@ def test_a_reader_that_leaves_early_ends_generation_quietly(shakespeare_run):
     proc.stdout.close()
     assert proc.wait(timeout=120) == 0
     assert proc.stderr.read() == b""
+
+
+def test_generate_refuses_an_image_checkpoint(tmp_path, capsys):
+    assert train_mnist(tmp_path, "--epochs", "1") == 0
+    refused(capsys, "generate", tmp_path / "epoch1.safetensors", naming=["epoch1.safetensors",
+                                                                          "not a language model"])
