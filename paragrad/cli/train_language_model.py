@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import time
 from pathlib import Path
 
@@ -108,9 +109,17 @@ def train_language_model(args):
     tokenizer = _tokenizer(args)
     for p in stale:
         p.unlink()
+    new_out = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     data = language_model_data(args.dataset, data_dir, tokenizer, args.vocab_size or 4096,
                                cache_dir=out / "tokens")
+    shortest = min(len(data.train), len(data.val))
+    if shortest <= args.block_size:     # known only once tokenized: undo what that wrote
+        if new_out:
+            shutil.rmtree(out)
+        raise UsageError(f"--block-size {args.block_size}: the {args.dataset} splits have "
+                         f"{len(data.train):,} and {len(data.val):,} tokens; a window needs "
+                         f"block_size + 1 of them, so --block-size must be below {shortest}")
     data.tokenizer.save(out / "tokenizer.json")
     manual_seed(args.seed)
     config = gpt_config(args, data.tokenizer.vocab_size)

@@ -72,6 +72,14 @@ def test_bad_flags_are_refused_before_anything_is_written(argv, naming, tmp_path
     assert not (tmp_path / "out").exists()
 
 
+def test_a_block_size_longer_than_a_split_is_refused_and_leaves_nothing(tmp_path, capsys):
+    """Shakespeare's val split is 111,540 characters: a window of 200,000 can't be drawn. Known
+    only after tokenizing, so the refusal removes the out folder that tokenizing wrote."""
+    refused(capsys, "train", "shakespeare", "--block-size", "200000", "--n-layer", "1", "--n-head", "1",
+            "--n-embd", "8", "--out", tmp_path / "out", naming=["--block-size 200000", "111,540"])
+    assert not (tmp_path / "out").exists()
+
+
 def test_resuming_a_finished_run_trains_nothing(shakespeare_run, capsys):
     before = sorted((p.name, p.stat().st_mtime_ns) for p in shakespeare_run.iterdir())
     capsys.readouterr()
