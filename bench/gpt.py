@@ -2,7 +2,9 @@
 with its key/value cache) vs PyTorch (eager, torch.compile, generation with and without a
 key/value cache), side by side in one process run.
 
-    python bench/gpt.py [--iters 50] [--warmup 10] [--gen-tokens 500] [--json PATH]
+    python bench/gpt.py [--iters 50] [--warmup 10] [--gen-tokens 500] [--precision bf16|fp32] [--json PATH]
+    python bench/gpt.py --device cpu --n-layer 1 --n-embd 32 --n-head 2 --block-size 32 \
+        --batch-size 4 --iters 3 --warmup 1 --gen-tokens 20        # CPU smoke test
 
 The model is nanoGPT's shakespeare-char one (n_layer 6, n_head 6, n_embd 384, block_size 256,
 batch 64, vocab 65, bias on, dropout 0.2 as nanoGPT's config has it: dropout is part of the timed
@@ -12,7 +14,8 @@ parameter names: both frameworks start from the same weights (paragrad's GPT bui
 its state_dict copied into the PyTorch model by name, the tied embedding / lm_head weight once).
 Training: AdamW (lr 1e-3, betas (0.9, 0.99), weight decay 0.1 on the parameters of 2 or more
 dims, none on the others, as nanoGPT's configure_optimizers; fused on CUDA), gradient-norm
-clipping at 1.0, forward and loss under bf16 autocast on CUDA (float32 on the CPU smoke test).
+clipping at 1.0, forward and loss under bf16 autocast on CUDA (--precision fp32: float32
+throughout, the default of the CPU smoke test; TF32 stays off in both frameworks).
 Both frameworks see the same batches: window offsets drawn with NumPy from one seeded generator,
 a fixed set of 8 (x, y) batches uploaded to the device before timing and cycled, so no sampling
 is timed. Each training row: --warmup untimed iterations (compiles, the pg.jit capture), then
@@ -238,7 +241,7 @@ def train_paragrad(cfg, a, data, val, device):
     model = paragrad_gpt(cfg, device)
     model.train()
     opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), device)
-    bf16 = device == "cuda"
+    bf16 = a.precision == "bf16"
     batches = [(pg.tensor(x, device=device), pg.tensor(y, device=device)) for x, y in data]
     vbatches = [(pg.tensor(x, device=device), pg.tensor(y, device=device)) for x, y in val]
 
@@ -267,7 +270,7 @@ def train_torch(cfg, a, data, val, device, compiled):
     model.train()
     opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), device)
     fwd = torch.compile(model) if compiled else model
-    bf16 = device == "cuda"
+    bf16 = a.precision == "bf16"
     batches = [(torch.tensor(x, device=device), torch.tensor(y, device=device)) for x, y in data]
     vbatches = [(torch.tensor(x, device=device), torch.tensor(y, device=device)) for x, y in val]
 
@@ -301,7 +304,7 @@ def gen_paragrad(cfg, a, batch, device):
     import paragrad as pg
     model = paragrad_gpt(cfg, device)
     model.eval()
-    bf16 = device == "cuda"
+    bf16 = a.precision == "bf16"
     idx = pg.zeros((batch, 1), dtype=pg.int64, device=device)
     gen = pg.Generator(device).manual_seed(0)
 
@@ -317,7 +320,7 @@ def gen_torch(cfg, a, batch, device, cached):
     import torch
     model = load_paragrad_weights(torch_gpt(cfg), cfg, device)
     model.eval()
-    bf16 = device == "cuda"
+    bf16 = a.precision == "bf16"
     idx = torch.zeros((batch, 1), dtype=torch.long, device=device)
     gen = torch.Generator(device).manual_seed(0)
     generate = model.generate_cached if cached else model.generate
@@ -345,6 +348,9 @@ def main():
     p.add_argument("--iters", type=int, default=50, help="timed training iterations per row")
     p.add_argument("--warmup", type=int, default=10, help="untimed training iterations first")
     p.add_argument("--gen-tokens", type=int, default=500, help="new tokens per generation row (0: none)")
+    p.add_argument("--precision", default=None, choices=("bf16", "fp32"),
+                   help="bf16: the forward and the loss under bfloat16 autocast (default on CUDA, as "
+                        "nanoGPT); fp32: float32 throughout, TF32 off (default on the CPU)")
     p.add_argument("--json", default=None, help="also write the numbers to this file")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help=argparse.SUPPRESS)  # CPU smoke test
     a = p.parse_args()
@@ -364,7 +370,8 @@ def main():
     cfg = dict(n_layer=a.n_layer, n_head=a.n_head, n_embd=a.n_embd, block_size=a.block_size,
                vocab_size=tok.vocab_size, dropout=a.dropout, bias=True)
     print_header(a.device)
-    precision = "bf16 autocast" if a.device == "cuda" else "float32"
+    a.precision = a.precision or ("bf16" if a.device == "cuda" else "fp32")
+    precision = "bf16 autocast" if a.precision == "bf16" else "float32"
     tokens_per_iter = a.batch_size * a.block_size
     print(f"model   : nanoGPT shakespeare-char GPT, n_layer {a.n_layer}, n_head {a.n_head}, n_embd {a.n_embd}, "
           f"block_size {a.block_size}, vocab {cfg['vocab_size']}, dropout {a.dropout}, bias; "
@@ -412,7 +419,8 @@ def main():
                                         ("torch no cache", nc), ("torch kv-cache", kv)) if r.err]})
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"command": " ".join(sys.argv), "device": a.device, "config": cfg,
+            json.dump({"command": " ".join(sys.argv), "device": a.device,
+                       "device_name": torch.cuda.get_device_name() if a.device == "cuda" else "cpu", "config": cfg,
                        "batch_size": a.batch_size, "iters": a.iters, "warmup": a.warmup,
                        "gen_tokens": a.gen_tokens, "precision": precision,
                        "training": train_json, "generation": gen_json}, f, indent=1)
