@@ -3,13 +3,28 @@ per evaluation (needs matplotlib: paragrad[plot])."""
 from __future__ import annotations
 
 
-def plot_curves(records, path):
-    """Write the plot; returns False (and writes nothing) when matplotlib is not installed."""
+def _pyplot():
+    """matplotlib.pyplot drawing to files only, or None when matplotlib is not installed."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    return plt
+
+
+def _save(plt, fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def plot_curves(records, path):
+    """Write the plot; returns False (and writes nothing) when matplotlib is not installed."""
+    plt = _pyplot()
+    if plt is None:
         return False
     epochs = [r["epoch"] for r in records]
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -20,19 +35,14 @@ def plot_curves(records, path):
     for ax in (a, b):
         ax.grid(alpha=0.3)
         ax.set_xticks(epochs)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return _save(plt, fig, path)
 
 
 def plot_lm_curves(records, path):
-    """A language-model run's curves.png: train and val loss per evaluation iteration."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    """A language-model run's curves.png: train and val loss per evaluation iteration; False
+    (nothing written) without matplotlib."""
+    plt = _pyplot()
+    if plt is None:
         return False
     iters = [r["iter"] for r in records]
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -41,7 +51,4 @@ def plot_lm_curves(records, path):
     ax.set(xlabel="iteration", ylabel="loss", title="train and val loss")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return _save(plt, fig, path)
