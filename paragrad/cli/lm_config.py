@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..backends import device
 from .arguments import UsageError
-from .run_config import flag, read_train_state, recorded_run
+from .run_config import contradiction, flag, read_train_state, recorded_run
 
 LM_DATASETS = {"shakespeare": "char", "tinystories": "bpe"}     # dataset -> tokenizer kind
 # flags only image runs take, and flags only language-model runs take (each refused by the other)
@@ -61,10 +61,7 @@ def resolve_lm(args):
         for name in (*LM_RUN_FLAGS, "max_iters", "eval_interval", "eval_iters"):
             given, kept = getattr(args, name), run.get(name)
             if name in LM_RUN_FLAGS and given is not None and given != kept:
-                raise UsageError(
-                    f"{flag(name)} {given} differs from the run being resumed ({args.resume} was "
-                    f"trained with {flag(name)} {kept}); leave {flag(name)} out to continue that "
-                    f"run, or start a new run without --resume")
+                raise contradiction(name, given, kept, args.resume)
             if given is None:
                 setattr(args, name, kept)
     for name, value in defaults(args.device).items():

@@ -35,6 +35,13 @@ def _show(value):
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+def contradiction(name, given, kept, resume):
+    """The refusal of flag `name` given as `given` when the run being resumed has `kept`."""
+    return UsageError(f"{flag(name)} {_show(given)} differs from the run being resumed ({resume} was "
+                      f"trained with {flag(name)} {_show(kept)}); leave {flag(name)} out to continue "
+                      f"that run, or start a new run without --resume")
+
+
 def read_train_state(path, source):
     """The training state `paragrad train` saved beside checkpoint `path`, checked enough to
     rebuild the run. `source` says where the path came from ('--resume', 'checkpoint')."""
@@ -88,10 +95,7 @@ def resolve(args):
             if name not in run:
                 continue
             if given[name] is not None and given[name] != run[name]:
-                raise UsageError(
-                    f"{flag(name)} {_show(given[name])} differs from the run being resumed "
-                    f"({args.resume} was trained with {flag(name)} {_show(run[name])}); leave "
-                    f"{flag(name)} out to continue that run, or start a new run without --resume")
+                raise contradiction(name, given[name], run[name], args.resume)
             setattr(args, name, run[name])
     if args.model is None:
         args.model = MODELS[args.dataset][0]
