@@ -109,14 +109,15 @@ def train_language_model(args):
     tokenizer = _tokenizer(args)
     for p in stale:
         p.unlink()
-    new_out = not out.exists()
+    # the outermost folder this run creates (removed again if the data then refuses the run)
+    created = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)
     out.mkdir(parents=True, exist_ok=True)
     data = language_model_data(args.dataset, data_dir, tokenizer, args.vocab_size or 4096,
                                cache_dir=out / "tokens")
     shortest = min(len(data.train), len(data.val))
     if shortest <= args.block_size:     # known only once tokenized: undo what that wrote
-        if new_out:
-            shutil.rmtree(out)
+        if created is not None:
+            shutil.rmtree(created)
         raise UsageError(f"--block-size {args.block_size}: the {args.dataset} splits have "
                          f"{len(data.train):,} and {len(data.val):,} tokens; a window needs "
                          f"block_size + 1 of them, so --block-size must be below {shortest}")

@@ -76,8 +76,8 @@ def test_a_block_size_longer_than_a_split_is_refused_and_leaves_nothing(tmp_path
     """Shakespeare's val split is 111,540 characters: a window of 200,000 can't be drawn. Known
     only after tokenizing, so the refusal removes the out folder that tokenizing wrote."""
     refused(capsys, "train", "shakespeare", "--block-size", "200000", "--n-layer", "1", "--n-head", "1",
-            "--n-embd", "8", "--out", tmp_path / "out", naming=["--block-size 200000", "111,540"])
-    assert not (tmp_path / "out").exists()
+            "--n-embd", "8", "--out", tmp_path / "runs" / "out", naming=["--block-size 200000", "111,540"])
+    assert not (tmp_path / "runs").exists()
 
 
 def test_resuming_a_finished_run_trains_nothing(shakespeare_run, capsys):
