@@ -17,6 +17,10 @@ CASES = [
     ("sum", lambda x: x.sum(-1), [(4, 64)]),
     ("mean", lambda x: x.mean(), [(4, 64)]),
     ("amax", lambda x: x.amax(0), [(4, 8)]),
+    # a language model's sampling on bfloat16 logits: top-k, top-p's sort, greedy argmax
+    ("topk", lambda x: x.topk(3, dim=-1).values, [(4, 8)]),
+    ("sort", lambda x: x.sort(dim=-1, descending=True).values, [(4, 8)]),
+    ("argmax", lambda x: x.argmax(-1), [(4, 8)]),
     ("softmax", lambda x: x.softmax(-1), [(4, 8)]),
     ("log_softmax", lambda x: x.log_softmax(-1), [(4, 8)]),
     ("transpose", lambda x: x.t().reshape(-1), [(4, 8)]),

@@ -264,6 +264,8 @@ class CUDABackend(ArrayBackend):
         return r.astype(np.int64, copy=False)
 
     def argsort(self, x, axis, descending):
+        if x.dtype == _bf16:    # CuPy sorts no bfloat16; float32 holds every value exactly
+            x = x.astype(np.float32)
         if descending:      # stable descending: ascending over the reversed axis, reversed back
             n = x.shape[axis]
             idx = cupy.flip(cupy.argsort(cupy.flip(x, axis), axis=axis), axis)
