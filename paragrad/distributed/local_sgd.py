@@ -31,7 +31,7 @@ class LocalSGD:
     def __init__(self, model, optimizer, sync_every=1):
         name = type(self).__name__
         if not is_initialized():
-            raise RuntimeError(f"{name}: Default process group has not been initialized, please "
+            raise ValueError(f"{name}: Default process group has not been initialized, please "
                                f"make sure to call init_process_group.")
         if isinstance(sync_every, bool) or not isinstance(sync_every, int) or sync_every < 1:
             raise ValueError(f"{name}: sync_every must be a positive int, got {sync_every!r}")

@@ -1,4 +1,4 @@
-"""DistributedDataParallel checks, run on every rank under mpirun (see data_parallel_worker.py).
+"""DistributedDataParallel checks, run on every rank under mpirun (see workers/data_parallel_worker.py).
 
 Each check_* function raises AssertionError (or anything) on failure. The reference for
 training is one process training a copy of the model on the concatenated global batch: DDP on
@@ -124,7 +124,12 @@ def check_small_buckets_give_the_same_result():
     names = [n for n, _ in model.named_parameters()]
     order = [ddp.reducer.names[i] for b in buckets for i in b.indices]
     assert order == names[::-1], order
+    # when the first layer's gradients arrive, at the end of backward, the buckets of the later
+    # layers are already on their way (communication overlaps backward)
+    launched = []
+    model[0].weight.register_hook(lambda g: launched.append(ddp.reducer.next_bucket))
     assert_close(train_ddp(ddp, sgd, 5), want, "small buckets")
+    assert len(launched) == 5 and min(launched) >= len(buckets) - 2, launched
     one = DDP(mlp())
     assert len(one.reducer.buckets) == 1
 
@@ -288,7 +293,60 @@ def check_bytes_per_step_are_the_gradient_bytes():
               f"{grad_bytes} bytes of gradients in {len(ddp.reducer.buckets)} buckets")
 
 
+def check_an_interrupted_backward_is_reported_at_the_next_forward():
+    model = mlp()
+    ddp = DDP(model, bucket_cap_mb=50 / 2**20)
+
+    def fail(p):
+        raise ValueError("stop")
+    handle = model[2].weight.register_post_accumulate_grad_hook(fail)
+    x, y = global_batch(0)
+    try:
+        loss_fn(ddp, shard(x), shard(y)).backward()
+    except ValueError:
+        pass
+    handle.remove()
+    try:
+        ddp(shard(x))
+    except RuntimeError as e:
+        assert "Expected to have finished reduction" in str(e) and "0.weight" in str(e), str(e)
+    else:
+        raise AssertionError("the interrupted reduction went unnoticed")
+    want = train_reference(model, sgd, 2)
+    assert_close(train_ddp(ddp, sgd, 2), want, "training after the error")
+
+
+def check_bad_arguments():
+    model = mlp()
+    for kwargs, error, match in (({"bucket_cap_mb": 0}, ValueError, "bucket_cap_mb"),
+                                 ({"device_ids": [0]}, ValueError, "device_ids")):
+        try:
+            DDP(model, **kwargs)
+        except error as e:
+            assert match in str(e), str(e)
+        else:
+            raise AssertionError(f"DDP accepted {kwargs}")
+    frozen = nn.Linear(2, 2).requires_grad_(False)
+    try:
+        DDP(frozen)
+    except RuntimeError as e:
+        assert "doesn't have any parameter that requires a gradient" in str(e)
+    else:
+        raise AssertionError("DDP accepted a module without trainable parameters")
+    opt = sgd(model.parameters())
+    for bad in (0, -1, 1.5, True):
+        for wrapper in (dist.LocalSGD, dist.DiLoCo):
+            try:
+                wrapper(model, opt, sync_every=bad)
+            except ValueError as e:
+                assert "sync_every must be a positive int" in str(e), str(e)
+            else:
+                raise AssertionError(f"{wrapper.__name__} accepted sync_every={bad!r}")
+
+
 def check_modules_that_differ_across_ranks_are_refused():
+    if world() == 1:
+        return              # (nothing to differ from)
     model = nn.Linear(IN, OUT + rank())
     try:
         DDP(model)

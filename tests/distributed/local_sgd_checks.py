@@ -1,4 +1,4 @@
-"""LocalSGD and DiLoCo checks, run on every rank under mpirun (see data_parallel_worker.py).
+"""LocalSGD and DiLoCo checks, run on every rank under mpirun (see workers/data_parallel_worker.py).
 
 DiLoCo is checked against a NumPy simulation of every rank: one parameter vector w, rank r's
 loss sum(c_r * w) + sum(w**2)/2, so its gradient c_r + w is known in closed form and the inner

@@ -42,7 +42,7 @@ class DistributedDataParallel(Module):
                  bucket_cap_mb=25, find_unused_parameters=False):
         super().__init__()
         if not dist.is_initialized():
-            raise RuntimeError("DistributedDataParallel: Default process group has not been "
+            raise ValueError("DistributedDataParallel: Default process group has not been "
                                "initialized, please make sure to call init_process_group.")
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel: expected a paragrad.nn.Module, got "

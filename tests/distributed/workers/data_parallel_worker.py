@@ -1,8 +1,8 @@
-"""One rank of the data-parallel checks: `python -m tests.distributed.data_parallel_worker
-MODULE OUT_DIR`, started by mpirun. Runs every check_* of MODULE (ddp_checks or
-local_sgd_checks) in order and writes {check name: None or its traceback} to
-OUT_DIR/rank<r>.json, so one launch per world size serves all the tests (a launch costs more
-than the checks).
+"""One rank of the data-parallel checks: `data_parallel_worker.py MODULE OUT_DIR` (the
+repository on PYTHONPATH), started by mpirun, or by plain python for a world of one. Runs every
+check_* of tests/distributed/MODULE.py (ddp_checks or local_sgd_checks) in order and writes
+{check name: None or its traceback} to OUT_DIR/rank<r>.json, so one launch per world size
+serves all the tests of test_data_parallel.py (a launch costs more than the checks).
 
 A check that fails on one rank may leave the others waiting in a collective: the group's short
 timeout turns that into an error, and the later checks then fail at once."""
