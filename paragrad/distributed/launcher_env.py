@@ -1,0 +1,62 @@
+"""Who this process is: rank and world size from the MPI launcher (mpirun, mpiexec, srun with
+PMI), checked against torchrun-style RANK / WORLD_SIZE variables and the arguments of
+init_process_group where those are given. MPI is always the transport that starts the ranks
+and carries the control messages; a variable that disagrees with it is an error, not a choice.
+"""
+from __future__ import annotations
+
+import os
+
+INSTALL_HINT = ('pip install "paragrad[mpi]" (mpi4py and Open MPI wheels), or build mpi4py '
+                'against a system MPI: pip install mpi4py --no-binary mpi4py')
+_LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_NTASKS")
+
+
+def mpi_world(op):
+    """MPI's COMM_WORLD (MPI starts as a singleton of one rank when no launcher started us)."""
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        launched = [v for v in _LAUNCHER_VARS if v in os.environ]
+        hint = f" (this process was started by an MPI launcher: {launched[0]} is set)" if launched else ""
+        raise RuntimeError(f"{op}: paragrad.distributed runs over MPI and needs mpi4py, which is not "
+                           f"installed{hint}: {INSTALL_HINT}") from e
+    return MPI.COMM_WORLD
+
+
+def check_identity(op, world, rank, world_size):
+    """(rank, world_size) from MPI, after checking the arguments (torch's -1/None: not given)
+    and RANK / WORLD_SIZE from the environment agree with it."""
+    mpi_rank, mpi_size = world.Get_rank(), world.Get_size()
+    claims = [("world_size argument", world_size, mpi_size), ("rank argument", rank, mpi_rank),
+              ("WORLD_SIZE environment variable", os.environ.get("WORLD_SIZE"), mpi_size),
+              ("RANK environment variable", os.environ.get("RANK"), mpi_rank)]
+    for what, claimed, actual in claims:
+        if claimed is None or claimed == -1 or claimed == "":
+            continue
+        try:
+            claimed_int = int(claimed)
+        except (TypeError, ValueError):
+            raise ValueError(f"{op}: the {what} must be an integer, got {claimed!r}") from None
+        if claimed_int != actual:
+            hint = ""
+            if mpi_size == 1:
+                hint = (" MPI sees a single process: start the ranks with an MPI launcher "
+                        "(paragrad launch -n N -- ..., mpirun -n N ..., srun); torchrun alone "
+                        "starts processes MPI doesn't connect")
+            raise ValueError(f"{op}: the {what} says {claimed_int}, but MPI says this is rank "
+                             f"{mpi_rank} of {mpi_size}.{hint}")
+    return mpi_rank, mpi_size
+
+
+def local_rank(world):
+    """This rank's index among the ranks on its machine: LOCAL_RANK if set (torchrun), else
+    from MPI (the ranks sharing this node's memory; a collective call on every rank)."""
+    if os.environ.get("LOCAL_RANK", "") != "":
+        return int(os.environ["LOCAL_RANK"])
+    from mpi4py import MPI
+    node = world.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return node.Get_rank()
+    finally:
+        node.Free()

@@ -1,0 +1,162 @@
+"""Every collective, blocking and async, for float32/float64/int64 (and bfloat16, bool) and
+each ReduceOp, against NumPy; argument errors; traffic counting. Prints "rank R: N checks ok".
+Run by tests/distributed/test_collectives.py on 2 and 3 ranks."""
+import datetime
+import sys
+
+import numpy as np
+
+import paragrad as pg
+import paragrad.distributed as dist
+from paragrad.distributed import ReduceOp
+
+dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=20))
+rank, world = dist.get_rank(), dist.get_world_size()
+checks = 0
+
+
+def check(got, want, what):
+    global checks
+    got = got.float().numpy() if got.dtype is pg.bfloat16 else got.numpy()
+    if got.dtype != want.dtype or got.shape != want.shape or not np.array_equal(got, want):
+        raise AssertionError(f"rank {rank}: {what}: got {got!r}, want {want!r}")
+    checks += 1
+
+
+def value(r, dtype, op, shape=(3, 4)):
+    """Rank r's input: small integers, so sums and products are exact in every dtype."""
+    base = np.arange(int(np.prod(shape))).reshape(shape) % 3 + 1
+    x = (base + r) if op is ReduceOp.PRODUCT else (base * (r + 1) - 2 * r)
+    return x.astype(dtype)
+
+
+def expect(inputs, op):
+    stacked = np.stack(inputs)
+    if op is ReduceOp.SUM:
+        return stacked.sum(0).astype(stacked.dtype)
+    if op is ReduceOp.PRODUCT:
+        return stacked.prod(0).astype(stacked.dtype)
+    if op is ReduceOp.MIN:
+        return stacked.min(0)
+    if op is ReduceOp.MAX:
+        return stacked.max(0)
+    total = stacked.sum(0)
+    if stacked.dtype.kind == "i":
+        return (np.sign(total) * (np.abs(total) // world)).astype(stacked.dtype)
+    return (total / world).astype(stacked.dtype)
+
+
+def launch(fn, async_op, *args, **kwargs):
+    work = fn(*args, async_op=async_op, **kwargs)
+    if async_op:
+        assert isinstance(work, dist.Work), work
+        assert work.wait() is True and work.is_completed()
+    else:
+        assert work is None
+
+
+for async_op in (False, True):
+    for dtype in (np.float32, np.float64, np.int64):
+        for op in ReduceOp:
+            inputs = [value(r, dtype, op) for r in range(world)]
+            t = pg.tensor(inputs[rank])
+            launch(dist.all_reduce, async_op, t, op=op)
+            check(t, expect(inputs, op), f"all_reduce {np.dtype(dtype).name} {op} async={async_op}")
+
+            out = pg.zeros(4, dtype=t.dtype)
+            big = [value(r, dtype, op, (world * 4,)) for r in range(world)]
+            launch(dist.reduce_scatter_tensor, async_op, out, pg.tensor(big[rank]), op=op)
+            check(out, expect(big, op)[rank * 4:(rank + 1) * 4], f"reduce_scatter_tensor {op}")
+
+        for src in range(world):
+            t = pg.tensor(value(rank, dtype, ReduceOp.SUM))
+            launch(dist.broadcast, async_op, t, src)
+            check(t, value(src, dtype, ReduceOp.SUM), f"broadcast src={src}")
+
+        mine = pg.tensor(value(rank, dtype, ReduceOp.SUM, (2, 3)))
+        flat = pg.zeros(world * 2, 3, dtype=mine.dtype)
+        launch(dist.all_gather_into_tensor, async_op, flat, mine)
+        check(flat, np.concatenate([value(r, dtype, ReduceOp.SUM, (2, 3)) for r in range(world)]),
+              "all_gather_into_tensor (world*2, 3)")
+        stacked = pg.zeros(world, 2, 3, dtype=mine.dtype)
+        launch(dist.all_gather_into_tensor, async_op, stacked, mine)
+        check(stacked, np.stack([value(r, dtype, ReduceOp.SUM, (2, 3)) for r in range(world)]),
+              "all_gather_into_tensor (world, 2, 3)")
+        outs = [pg.zeros(2, 3, dtype=mine.dtype) for _ in range(world)]
+        launch(dist.all_gather, async_op, outs, mine)
+        for r in range(world):
+            check(outs[r], value(r, dtype, ReduceOp.SUM, (2, 3)), f"all_gather [{r}]")
+    launch(dist.barrier, async_op)
+
+# several async collectives in flight at once, waited in reverse order
+works, tensors = [], []
+for i in range(4):
+    tensors.append(pg.full((5,), float(rank + i)))
+    works.append(dist.all_reduce(tensors[-1], async_op=True))
+for w in reversed(works):
+    w.wait()
+for i, t in enumerate(tensors):
+    check(t, np.full(5, sum(r + i for r in range(world)), np.float32), f"in-flight all_reduce {i}")
+
+# bfloat16 reduces in float32 and rounds once; bool SUM is a logical or
+b = pg.tensor([1.5, -2.0, 3.0], dtype=pg.bfloat16) * (rank + 1)
+dist.all_reduce(b, op=ReduceOp.AVG)
+check(b, np.array([1.5, -2.0, 3.0], np.float32) * (world + 1) / 2, "bfloat16 AVG")
+flags = pg.tensor([rank == 0, False, True])
+dist.all_reduce(flags)
+check(flags, np.array([True, False, True]), "bool SUM")
+
+# 0-d tensors and tensors that require grad (written in place, version moves)
+s = pg.tensor(float(rank), requires_grad=True)
+version = s._version
+dist.all_reduce(s)
+check(s.detach(), np.array(float(sum(range(world))), np.float32), "0-d all_reduce")
+assert s._version > version
+
+# bad arguments raise the same error on every rank, before anything is sent
+def raises(kind, words, fn, *args, **kwargs):
+    global checks
+    try:
+        fn(*args, **kwargs)
+    except kind as e:
+        assert all(w in str(e) for w in words), f"rank {rank}: {e!r} lacks {words}"
+        checks += 1
+        return
+    raise AssertionError(f"rank {rank}: {fn.__name__}{args} did not raise {kind.__name__}")
+
+
+raises(ValueError, ["all_gather_into_tensor", "output_tensor", f"world_size ({world})", "(7,)"],
+       dist.all_gather_into_tensor, pg.zeros(7), pg.zeros(2))
+raises(ValueError, ["reduce_scatter_tensor", "input", "(3,)"],
+       dist.reduce_scatter_tensor, pg.zeros(2), pg.zeros(3))
+raises(TypeError, ["all_gather_into_tensor", "float32", "int64"],
+       dist.all_gather_into_tensor, pg.zeros(2 * world), pg.zeros(2, dtype=pg.int64))
+raises(ValueError, ["all_gather", f"world_size ({world})", f"{world + 1} tensors"],
+       dist.all_gather, [pg.zeros(2)] * (world + 1), pg.zeros(2))
+raises(ValueError, ["all_gather", "tensor_list[0]", "(3,)", "(2,)"],
+       dist.all_gather, [pg.zeros(3)] * world, pg.zeros(2))
+raises(ValueError, ["all_reduce", "contiguous", "(3, 2)"], dist.all_reduce, pg.zeros(2, 3).t())
+raises(ValueError, ["broadcast", "src", f"[0, {world - 1}]"], dist.broadcast, pg.zeros(2), world)
+raises(TypeError, ["all_reduce", "ReduceOp"], dist.all_reduce, pg.zeros(2), op="sum")
+raises(TypeError, ["all_reduce", "paragrad.Tensor", "ndarray"], dist.all_reduce, np.zeros(2))
+raises(TypeError, ["AVG", "bool"], dist.all_reduce, pg.zeros(2, dtype=pg.bool), op=ReduceOp.AVG)
+raises(ValueError, ["twice"], dist.init_process_group, "mpi")
+
+# traffic: the bytes this rank handed to collectives (traffic.py's model)
+dist.reset_bytes_communicated()
+dist.all_reduce(pg.zeros(10, dtype=pg.float64))                 # 80
+dist.broadcast(pg.zeros(4, dtype=pg.int64), src=0)              # 32 on rank 0 only
+dist.all_gather_into_tensor(pg.zeros(3 * world), pg.zeros(3))   # 12
+dist.barrier()
+assert dist.bytes_communicated() == 80 + (32 if rank == 0 else 0) + 12, dist.traffic().bytes
+assert dist.traffic().calls == {"all_reduce": 1, "broadcast": 1, "all_gather_into_tensor": 1, "barrier": 1}
+checks += 1
+
+# DistributedSampler takes its replicas and rank from the group
+sampler = pg.data.DistributedSampler(range(10), shuffle=False)
+assert (sampler.num_replicas, sampler.rank) == (world, rank) and list(sampler)[0] == rank
+checks += 1
+
+dist.destroy_process_group()
+assert not dist.is_initialized()
+print(f"rank {rank}: {checks} checks ok", flush=True)

@@ -1,0 +1,29 @@
+"""A rank that fails in the middle of a job: `fault_worker.py hang|kill|raise SECONDS`.
+
+Every rank runs one all_reduce, then the last rank (hang) sleeps instead of joining the second
+all_reduce, (kill) SIGKILLs itself, or (raise) raises; the others call the second all_reduce
+with a timeout of SECONDS and must end with an error naming the collective and that rank."""
+import datetime
+import os
+import signal
+import sys
+import time
+
+import paragrad as pg
+import paragrad.distributed as dist
+
+mode, seconds = sys.argv[1], float(sys.argv[2])
+dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=seconds))
+rank, world = dist.get_rank(), dist.get_world_size()
+dist.all_reduce(pg.ones(4))
+if rank == world - 1:
+    if mode == "hang":
+        time.sleep(120)
+    elif mode == "kill":
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGKILL)
+    else:
+        raise RuntimeError("this rank fails before the second all_reduce")
+print(f"rank {rank}: entering the second all_reduce", flush=True)
+dist.all_reduce(pg.ones(4))
+print(f"rank {rank}: the second all_reduce completed, which it must not", flush=True)
