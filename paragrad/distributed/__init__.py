@@ -10,6 +10,8 @@ raises DistTimeoutError naming the ranks that never arrived (process_group.py, c
 PARAGRAD_DISTRIBUTED_DEBUG=1 checks before each collective that all ranks call the same one
 with the same shapes and dtypes. bytes_communicated() counts this rank's traffic (traffic.py).
 """
+from .diloco import DiLoCo  # (data-parallel wrappers above the collectives: local_sgd.py, diloco.py)
+from .local_sgd import LocalSGD
 from .collectives import (all_gather, all_gather_into_tensor, all_reduce, barrier, broadcast,
                           reduce_scatter_tensor)
 from .errors import DistBackendError, DistError, DistMismatchError, DistTimeoutError
@@ -24,4 +26,4 @@ __all__ = ["all_gather", "all_gather_into_tensor", "all_reduce", "barrier", "bro
            "DistTimeoutError", "bytes_communicated", "destroy_process_group", "get_backend",
            "get_rank", "get_world_size", "init_process_group", "is_available", "is_initialized",
            "is_mpi_available", "is_nccl_available", "reset_bytes_communicated", "traffic",
-           "ReduceOp", "Work"]
+           "ReduceOp", "Work", "LocalSGD", "DiLoCo"]
