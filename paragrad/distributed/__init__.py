@@ -10,8 +10,6 @@ raises DistTimeoutError naming the ranks that never arrived (process_group.py, c
 PARAGRAD_DISTRIBUTED_DEBUG=1 checks before each collective that all ranks call the same one
 with the same shapes and dtypes. bytes_communicated() counts this rank's traffic (traffic.py).
 """
-from .diloco import DiLoCo  # (data-parallel wrappers above the collectives: local_sgd.py, diloco.py)
-from .local_sgd import LocalSGD
 from .collectives import (all_gather, all_gather_into_tensor, all_reduce, barrier, broadcast,
                           reduce_scatter_tensor)
 from .errors import DistBackendError, DistError, DistMismatchError, DistTimeoutError
@@ -20,6 +18,8 @@ from .initialization import (bytes_communicated, destroy_process_group, get_back
                              is_mpi_available, is_nccl_available, reset_bytes_communicated, traffic)
 from .reduce_op import ReduceOp
 from .work import Work
+from .local_sgd import LocalSGD  # (data-parallel training above the collectives: local_sgd.py, diloco.py)
+from .diloco import DiLoCo
 
 __all__ = ["all_gather", "all_gather_into_tensor", "all_reduce", "barrier", "broadcast",
            "reduce_scatter_tensor", "DistBackendError", "DistError", "DistMismatchError",
