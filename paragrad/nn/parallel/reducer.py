@@ -161,7 +161,10 @@ class Reducer:
                 raise RuntimeError(_unfinished_message([self.names[i] for i in unused]))
             used_work = None
             if self.find_unused:
-                local = [0.0 if i in unused else 1.0 for i in range(len(self.params))]
+                # which parameters some rank used is read on the host below: not capturable
+                capture.forbid_sync("DistributedDataParallel(find_unused_parameters=True)")
+                missing = set(unused)
+                local = [0.0 if i in missing else 1.0 for i in range(len(self.params))]
                 for i in unused:
                     self.mark_ready(i)      # zero contribution, or what .grad holds already
                 with no_grad():
@@ -172,7 +175,6 @@ class Reducer:
             globally_used = None
             if used_work is not None:
                 used_work.wait()
-                capture.forbid_sync("DistributedDataParallel(find_unused_parameters=True)")
                 globally_used = [u > 0 for u in self.used_map.tolist()]
             with no_grad():
                 for bucket in self.buckets:
