@@ -43,7 +43,7 @@ class DistributedDataParallel(Module):
         super().__init__()
         if not dist.is_initialized():
             raise ValueError("DistributedDataParallel: Default process group has not been "
-                               "initialized, please make sure to call init_process_group.")
+                             "initialized, please make sure to call init_process_group.")
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel: expected a paragrad.nn.Module, got "
                             f"{type(module).__name__}")
@@ -64,8 +64,8 @@ class DistributedDataParallel(Module):
         self.bucket_cap_mb = bucket_cap_mb
         self.require_backward_grad_sync = True      # False inside no_sync()
         # every rank checks it wraps the same parameters, then starts from rank 0's state (all
-        # of it: also frozen parameters)
-        # (_own_bytes: what the wrapper sends itself, at construction and before each forward)
+        # of it: also frozen parameters). _own_bytes: what the wrapper sends itself, at
+        # construction and before each forward; the reducer counts the gradients.
         self._own_bytes = _check_same_parameters(module)
         self._own_bytes += broadcast_coalesced(list(module.parameters()) + list(module.buffers()), src=0)
         self.reducer = Reducer(named, int(bucket_cap_mb * 1024 * 1024), find_unused_parameters)
