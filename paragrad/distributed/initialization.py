@@ -54,7 +54,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         local = local_rank(world)
         transport = NCCLBackend(world, rank, size, local, device_id)
     pg = ProcessGroup(backend, rank, size, timeout, transport, control, local)
-    pg.device_index = getattr(transport, "device_index", None)
+    if backend == "nccl":
+        transport.start_watchdog(pg)
     set_default_group(pg)
     process_exit.install(lambda: current_group().on_sigterm() if current_group() else None)
 

@@ -24,6 +24,7 @@ class ProcessGroup:
         self.backend_name, self.rank, self.world_size = backend, rank, world_size
         self.timeout, self.transport, self.control = timeout, transport, control
         self.local_rank = local_rank
+        self.device_index = getattr(transport, "device_index", None)     # nccl: this rank's GPU
         self.seq = 0                        # collectives started, this one included
         self.traffic = Traffic()
         self.debug = os.environ.get("PARAGRAD_DISTRIBUTED_DEBUG", "0") not in ("", "0")
