@@ -35,11 +35,12 @@ class Work:
 
     def wait(self, timeout=None):
         """Block until the collective completed; True, as torch's. `timeout` (a timedelta)
-        shortens the wait, counted from now (the group's timeout from the start still holds)."""
+        shortens the wait, counted from now (the group's timeout from the start still holds;
+        None or timedelta(0), torch's default, add no limit of their own)."""
         if self._done:
             return True
         deadline = self._deadline
-        if timeout is not None:
+        if timeout is not None and timeout.total_seconds() > 0:
             deadline = min(deadline, time.monotonic() + timeout.total_seconds())
         self._group.wait_until(self._request, self._collective, self._seq, deadline)
         self._complete()

@@ -29,3 +29,11 @@ def test_dead_rank_makes_the_others_exit_naming_it(mode):
     assert "waiting for rank 2 (collective #2)" in ranks.output, ranks
     assert "the second all_reduce completed" not in ranks.output, ranks
     assert ranks.seconds < 20, ranks
+
+
+def test_rank_missing_at_init_makes_init_time_out():
+    ranks = run_ranks(2, "late_init_worker.py", limit=60)
+    assert ranks.returncode != 0, ranks
+    assert "init_process_group timed out after 2.0 s on rank 0: not every one of the 2 ranks called it" \
+        in ranks.output, ranks
+    assert "returned" not in ranks.stdout and ranks.seconds < 15, ranks

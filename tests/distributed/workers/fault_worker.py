@@ -2,7 +2,7 @@
 
 Every rank runs one all_reduce, then the last rank (hang) sleeps instead of joining the second
 all_reduce, (kill) SIGKILLs itself, or (raise) raises; the others call the second all_reduce
-with a timeout of SECONDS and must end with an error naming the collective and that rank."""
+(async in hang mode) with a timeout of SECONDS and must end with an error naming the collective and that rank."""
 import datetime
 import os
 import signal
@@ -25,5 +25,9 @@ if rank == world - 1:
     else:
         raise RuntimeError("this rank fails before the second all_reduce")
 print(f"rank {rank}: entering the second all_reduce", flush=True)
+if mode == "hang":      # through an async handle: not completed, then wait() times out
+    work = dist.all_reduce(pg.ones(4), async_op=True)
+    assert not work.is_completed()
+    work.wait()
 dist.all_reduce(pg.ones(4))
 print(f"rank {rank}: the second all_reduce completed, which it must not", flush=True)
