@@ -20,9 +20,10 @@ if rank == world - 1:
     if mode == "hang":
         time.sleep(120)
     elif mode == "kill":
-        time.sleep(0.2)
+        time.sleep(1.0)     # the others are waiting in the second all_reduce by then
         os.kill(os.getpid(), signal.SIGKILL)
     else:
+        time.sleep(1.0)
         raise RuntimeError("this rank fails before the second all_reduce")
 print(f"rank {rank}: entering the second all_reduce", flush=True)
 if mode == "hang":      # through an async handle: not completed, then wait() times out
