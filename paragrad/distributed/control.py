@@ -32,7 +32,9 @@ class ControlChannel:
         self._drain_lock = threading.Lock()     # the nccl watchdog thread drains too
 
     def announce(self, seq):
-        """Tell every other rank this one entered collective `seq`."""
+        """Tell every other rank this one entered collective `seq` (and read what they said
+        so far: unread messages would pile up in MPI for the whole run)."""
+        self.drain()
         self.seen[self.rank] = seq
         self._sends = [(req, buf) for req, buf in self._sends if not req.Test()]
         buf = np.array([seq], np.int64)

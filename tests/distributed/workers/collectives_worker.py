@@ -168,6 +168,11 @@ assert dist.bytes_communicated() == 80 + (32 if rank == 0 else 0) + 12, dist.tra
 assert dist.traffic().calls == {"all_reduce": 1, "broadcast": 1, "all_gather_into_tensor": 1, "barrier": 1}
 checks += 1
 
+# group.WORLD is the default group, accepted as `group`
+assert dist.group.WORLD is not None and dist.get_rank(dist.group.WORLD) == rank
+dist.all_reduce(zeros(1), group=dist.group.WORLD)
+raises(ValueError, ["only the default process group"], dist.all_reduce, zeros(1), group=object())
+
 # DistributedSampler takes its replicas and rank from the group
 sampler = pg.data.DistributedSampler(range(10), shuffle=False)
 assert (sampler.num_replicas, sampler.rank) == (world, rank) and list(sampler)[0] == rank
