@@ -9,9 +9,11 @@ replaces itself with the launcher, so its exit status is the job's:
 Faults: Open MPI's mpirun ends the whole job when one rank dies or exits non-zero (SIGTERM to
 the others, SIGKILL about half a second later). That is what we want: a rank waiting in a
 collective then raises DistBackendError naming the collective and the ranks it waited for
-before it goes, and the job's exit status is non-zero. (mpirun's `--runtime-options
-recoverable,error-nonzero-status=false` would keep the survivors running until their own
-timeout, but then mpirun exits 0 for a failed job, so paragrad launch does not use it.)
+before it goes, and the job's exit status is non-zero. Other modes we tried and left out:
+`--enable-recovery` keeps the survivors of a *killed* rank running until their own timeout
+(then they name it, and the first survivor to exit non-zero ends the job): the same message,
+up to 30 minutes later. `--runtime-options recoverable,error-nonzero-status=false` keeps every
+rank running to its end but makes mpirun exit 0 for a failed job.
 """
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def test_argument_errors(group):
         dist.all_reduce(pg.ones(3))
     with pytest.raises(ValueError, match="world_size"):
         dist.all_gather_into_tensor(pg.zeros(5, device="cuda"), pg.zeros(2, device="cuda"))
-    with pytest.raises(TypeError, match="NCCL can't reduce int16"):
+    with pytest.raises(TypeError, match="all_reduce: the nccl backend can't reduce int16"):
         dist.all_reduce(pg.zeros(2, device="cuda", dtype=pg.int16))
 
 
