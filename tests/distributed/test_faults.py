@@ -19,6 +19,14 @@ def test_hanging_rank_makes_the_others_time_out_naming_it():
     assert ranks.seconds < TIMEOUT + 15, ranks     # launch and imports take a few seconds on 2 cores
 
 
+def test_a_caught_timeout_still_ends_the_process_with_status_1():
+    ranks = run_ranks(3, "fault_worker.py", "hang-caught", TIMEOUT, limit=60)
+    assert ranks.returncode != 0, ranks
+    assert "caught: all_reduce timed out after 3.0 s waiting for rank 2" in ranks.stdout, ranks
+    assert "then: broadcast: the process group is unusable after an earlier error" in ranks.stdout, ranks
+    assert ranks.seconds < TIMEOUT + 15, ranks
+
+
 @pytest.mark.parametrize("mode", ["kill", "raise"])
 def test_dead_rank_makes_the_others_exit_naming_it(mode):
     ranks = run_ranks(3, "fault_worker.py", mode, 30.0, limit=60)

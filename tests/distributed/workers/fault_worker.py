@@ -1,4 +1,4 @@
-"""A rank that fails in the middle of a job: `fault_worker.py hang|kill|raise SECONDS`.
+"""A rank that fails in the middle of a job: `fault_worker.py hang|hang-caught|kill|raise SECONDS`.
 
 Every rank runs one all_reduce, then the last rank (hang) sleeps instead of joining the second
 all_reduce, (kill) SIGKILLs itself, or (raise) raises; the others call the second all_reduce
@@ -17,7 +17,7 @@ dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=seconds))
 rank, world = dist.get_rank(), dist.get_world_size()
 dist.all_reduce(pg.ones(4))
 if rank == world - 1:
-    if mode == "hang":
+    if mode in ("hang", "hang-caught"):
         time.sleep(120)
     elif mode == "kill":
         time.sleep(1.0)     # the others are waiting in the second all_reduce by then
@@ -26,6 +26,16 @@ if rank == world - 1:
         time.sleep(1.0)
         raise RuntimeError("this rank fails before the second all_reduce")
 print(f"rank {rank}: entering the second all_reduce", flush=True)
+if mode == "hang-caught":   # the error is caught and the script ends "normally"
+    try:
+        dist.all_reduce(pg.ones(4))
+    except dist.DistTimeoutError as e:
+        print(f"rank {rank} caught: {e}", flush=True)
+    try:
+        dist.broadcast(pg.ones(4), src=0)
+    except dist.DistBackendError as e:
+        print(f"rank {rank} then: {e}", flush=True)
+    raise SystemExit(0)     # yet the process exits 1, skipping MPI_Finalize
 if mode == "hang":      # through an async handle: not completed, then wait() times out
     work = dist.all_reduce(pg.ones(4), async_op=True)
     assert not work.is_completed()
