@@ -2,17 +2,23 @@
 
 Every rank runs one all_reduce, then the last rank (hang) sleeps instead of joining the second
 all_reduce, (kill) SIGKILLs itself, or (raise) raises; the others call the second all_reduce
-(async in hang mode) with a timeout of SECONDS and must end with an error naming the collective and that rank."""
+(async in hang mode) with a timeout of SECONDS and must end with an error naming the
+collective and that rank."""
 import datetime
 import os
 import signal
 import sys
 import time
 
+from mpi4py import MPI
+
 import paragrad as pg
 import paragrad.distributed as dist
 
 mode, seconds = sys.argv[1], float(sys.argv[2])
+# all ranks first meet without a deadline: on a loaded machine the ranks' imports can finish
+# seconds apart, which init_process_group's short timeout would take for a missing rank
+MPI.COMM_WORLD.Barrier()
 dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=seconds))
 rank, world = dist.get_rank(), dist.get_world_size()
 dist.all_reduce(pg.ones(4))
