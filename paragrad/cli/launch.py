@@ -9,9 +9,11 @@ replaces itself with the launcher, so its exit status is the job's:
 Faults: Open MPI's mpirun ends the whole job when one rank dies or exits non-zero (SIGTERM to
 the others, SIGKILL about half a second later). That is what we want: a rank waiting in a
 collective then raises DistBackendError naming the collective and the ranks it waited for
-before it goes, and the job's exit status is non-zero. (mpirun's `--runtime-options
-recoverable,error-nonzero-status=false` would keep the survivors running until their own
-timeout, but then mpirun exits 0 for a failed job, so paragrad launch does not use it.)
+before it goes, and the job's exit status is non-zero. Other modes we tried and left out:
+`--enable-recovery` keeps the survivors of a *killed* rank running until their own timeout
+(then they name it, and the first survivor to exit non-zero ends the job): the same message,
+up to 30 minutes later. `--runtime-options recoverable,error-nonzero-status=false` keeps every
+rank running to its end but makes mpirun exit 0 for a failed job.
 """
 from __future__ import annotations
 
@@ -52,6 +54,27 @@ def is_open_mpi(launcher):
     return "Open MPI" in out.stdout + out.stderr or "OpenRTE" in out.stdout + out.stderr
 
 
+def physical_cores():
+    """The cores this process may run on, counting hyperthreads once: Open MPI gives one slot
+    per core (not per hardware thread), so two ranks on one hyperthreaded core need
+    --oversubscribe. Falls back to os.cpu_count() where /proc/cpuinfo says nothing."""
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    cores, cpu, package = set(), None, "0"
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                key, _, value = (part.strip() for part in line.partition(":"))
+                if key == "processor":
+                    cpu = int(value)
+                elif key == "physical id":
+                    package = value
+                elif key == "core id" and (allowed is None or cpu in allowed):
+                    cores.add((package, value))
+    except (OSError, ValueError):
+        cores = set()
+    return len(cores) or os.cpu_count() or 1
+
+
 def launcher_command(nproc, command, launcher=None):
     """The full argv that starts nproc ranks of command."""
     launcher = launcher or find_launcher()
@@ -62,7 +85,7 @@ def launcher_command(nproc, command, launcher=None):
     if is_open_mpi(launcher):
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             argv.append("--allow-run-as-root")
-        if nproc > (os.cpu_count() or 1):
+        if nproc > physical_cores():
             argv.append("--oversubscribe")
         for name, value in RANK_ENV.items():
             argv += ["-x", f"{name}={value}"]

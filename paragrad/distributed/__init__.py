@@ -16,6 +16,7 @@ from .errors import DistBackendError, DistError, DistMismatchError, DistTimeoutE
 from .initialization import (bytes_communicated, destroy_process_group, get_backend, get_rank,
                              get_world_size, init_process_group, is_available, is_initialized,
                              is_mpi_available, is_nccl_available, reset_bytes_communicated, traffic)
+from .process_group import ProcessGroup, group
 from .reduce_op import ReduceOp
 from .work import Work
 from .local_sgd import LocalSGD  # (data-parallel training above the collectives: local_sgd.py, diloco.py)
@@ -26,4 +27,4 @@ __all__ = ["all_gather", "all_gather_into_tensor", "all_reduce", "barrier", "bro
            "DistTimeoutError", "bytes_communicated", "destroy_process_group", "get_backend",
            "get_rank", "get_world_size", "init_process_group", "is_available", "is_initialized",
            "is_mpi_available", "is_nccl_available", "reset_bytes_communicated", "traffic",
-           "ReduceOp", "Work", "LocalSGD", "DiLoCo"]
+           "ProcessGroup", "group", "ReduceOp", "Work", "LocalSGD", "DiLoCo"]

@@ -5,8 +5,10 @@ from __future__ import annotations
 from ..tensor import Tensor
 from .reduce_op import ReduceOp
 
-_MPI_REDUCIBLE = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
-                  "uint8", "bool")
+_REDUCIBLE = {
+    "mpi": ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"),
+    "nccl": ("float16", "bfloat16", "float32", "float64", "int8", "int32", "int64", "uint8", "bool"),
+}
 
 
 def check_tensor(pg, collective, name, t):
@@ -26,8 +28,10 @@ def check_tensor(pg, collective, name, t):
 
 
 def check_reducible(pg, collective, t, op):
-    if pg.backend_name == "mpi" and t.dtype.name not in _MPI_REDUCIBLE:
-        raise TypeError(f"{collective}: the mpi backend can't reduce {t.dtype.name} tensors")
+    reducible = _REDUCIBLE[pg.backend_name]
+    if t.dtype.name not in reducible:
+        raise TypeError(f"{collective}: the {pg.backend_name} backend can't reduce {t.dtype.name} "
+                        f"tensors (it reduces {', '.join(reducible)})")
     if op is ReduceOp.AVG and t.dtype.name == "bool":
         raise TypeError(f"{collective}: ReduceOp.AVG is not defined for bool tensors")
 

@@ -93,6 +93,9 @@ def barrier(group=None, async_op=False, device_ids=None):
     """Returns once every rank called barrier (device_ids is accepted for torch's signature:
     the nccl group already knows its device)."""
     pg = default_group(group, "barrier")
+    if pg.backend_name == "nccl":   # the host waits for the GPU: impossible while pg.jit captures
+        from .. import capture
+        capture.forbid_sync("barrier")
     return _run(pg, "barrier", "barrier()", [], async_op, pg.transport.barrier)
 
 

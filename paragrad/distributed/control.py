@@ -10,6 +10,8 @@ messages; on a timeout, the ranks whose arrival at k it never saw are the ones i
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 ARRIVAL_TAG = 1
@@ -27,9 +29,12 @@ class ControlChannel:
         self._sends = []                    # (request, buffer): buffers stay alive until sent
         self._inbox = np.zeros(1, np.int64)
         self._status = MPI.Status()
+        self._drain_lock = threading.Lock()     # the nccl watchdog thread drains too
 
     def announce(self, seq):
-        """Tell every other rank this one entered collective `seq`."""
+        """Tell every other rank this one entered collective `seq` (and read what they said
+        so far: unread messages would pile up in MPI for the whole run)."""
+        self.drain()
         self.seen[self.rank] = seq
         self._sends = [(req, buf) for req, buf in self._sends if not req.Test()]
         buf = np.array([seq], np.int64)
@@ -40,10 +45,11 @@ class ControlChannel:
     def drain(self):
         """Read every arrival message already delivered."""
         comm, status = self.arrivals_comm, self._status
-        while comm.Iprobe(self._MPI.ANY_SOURCE, ARRIVAL_TAG, status):
-            source = status.Get_source()
-            comm.Recv(self._inbox, source=source, tag=ARRIVAL_TAG)
-            self.seen[source] = max(self.seen[source], int(self._inbox[0]))
+        with self._drain_lock:
+            while comm.Iprobe(self._MPI.ANY_SOURCE, ARRIVAL_TAG, status):
+                source = status.Get_source()
+                comm.Recv(self._inbox, source=source, tag=ARRIVAL_TAG)
+                self.seen[source] = max(self.seen[source], int(self._inbox[0]))
 
     def missing(self, seq):
         """The ranks not known to have entered collective `seq`."""

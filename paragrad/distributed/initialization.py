@@ -44,6 +44,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise TypeError(f"{op}: timeout must be a positive datetime.timedelta, got {timeout!r}")
     world = mpi_world(op)
     rank, size = check_identity(op, world, rank, world_size)
+    process_exit.install(lambda: current_group().on_sigterm() if current_group() else None)
+    _meet_every_rank(world, rank, size, timeout)
     from .control import ControlChannel
     control = ControlChannel(world)
     if backend == "mpi":
@@ -54,9 +56,25 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         local = local_rank(world)
         transport = NCCLBackend(world, rank, size, local, device_id)
     pg = ProcessGroup(backend, rank, size, timeout, transport, control, local)
-    pg.device_index = getattr(transport, "device_index", None)
+    if backend == "nccl":
+        transport.start_watchdog(pg)
     set_default_group(pg)
-    process_exit.install(lambda: current_group().on_sigterm() if current_group() else None)
+
+
+def _meet_every_rank(world, rank, size, timeout):
+    """A barrier bounded by the timeout, before the collective set-up calls (communicator
+    duplication, NCCL's rendezvous) that MPI would let wait forever for a rank that never
+    comes."""
+    import time
+    from .errors import DistTimeoutError
+    from .work import poll
+    request = world.Ibarrier()
+
+    def timed_out():
+        process_exit.mark_broken()     # MPI_Finalize would wait for the missing rank too
+        raise DistTimeoutError(f"init_process_group timed out after {timeout.total_seconds():.1f} s on "
+                               f"rank {rank}: not every one of the {size} ranks called it")
+    poll(request.Test, timed_out, time.monotonic() + timeout.total_seconds(), lambda: None)
 
 
 def destroy_process_group(group=None):

@@ -24,6 +24,7 @@ class ProcessGroup:
         self.backend_name, self.rank, self.world_size = backend, rank, world_size
         self.timeout, self.transport, self.control = timeout, transport, control
         self.local_rank = local_rank
+        self.device_index = getattr(transport, "device_index", None)     # nccl: this rank's GPU
         self.seq = 0                        # collectives started, this one included
         self.traffic = Traffic()
         self.debug = os.environ.get("PARAGRAD_DISTRIBUTED_DEBUG", "0") not in ("", "0")
@@ -39,10 +40,9 @@ class ProcessGroup:
                                    f"error on rank {self.rank} ({self.broken}); "
                                    f"call destroy_process_group() and end the process")
         self.seq += 1
-        if self.control is not None:
-            self.control.announce(self.seq)
-            if self.debug:
-                self._check_same_call(collective, signature)
+        self.control.announce(self.seq)
+        if self.debug:
+            self._check_same_call(collective, signature)
         return self.seq
 
     def _check_same_call(self, collective, signature):
@@ -83,10 +83,9 @@ class ProcessGroup:
                 f"{self.rank}: every rank arrived at collective #{seq} but the transport did not "
                 f"complete it (a rank may have died inside it)"))
 
-        drain = self.control.drain if self.control is not None else (lambda: None)
         self.waiting = (collective, seq)
         try:
-            poll(lambda: self.test(request, collective, seq), timed_out, deadline, drain)
+            poll(lambda: self.test(request, collective, seq), timed_out, deadline, self.control.drain)
         finally:
             self.waiting = None
 
@@ -100,7 +99,7 @@ class ProcessGroup:
         return error
 
     def _others_missing(self, seq):
-        return [] if self.control is None else [r for r in self.control.missing(seq) if r != self.rank]
+        return [r for r in self.control.missing(seq) if r != self.rank]
 
     def _who_is_missing(self, seq):
         missing = self._others_missing(seq)
@@ -118,8 +117,7 @@ class ProcessGroup:
     def close(self):
         if self.broken is None:         # a broken transport may not even free cleanly
             self.transport.free()
-            if self.control is not None:
-                self.control.free()
+            self.control.free()
 
 
 def _ranks(ranks):
@@ -135,6 +133,17 @@ def default_group(group=None, collective=None):
         raise ValueError(f"{collective or 'paragrad.distributed'}: only the default process group is "
                          f"supported (group=None); paragrad has no sub-groups, got group={group!r}")
     return pg
+
+
+class _World(type):
+    @property
+    def WORLD(cls):
+        return _default["group"]
+
+
+class group(metaclass=_World):
+    """torch.distributed.group: group.WORLD is the default process group (None before
+    init_process_group), accepted wherever a collective takes `group`."""
 
 
 def set_default_group(pg):

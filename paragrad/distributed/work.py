@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import time
 
-_SPINS = 200            # tests before the loop starts sleeping: small collectives finish in µs
-_MAX_SLEEP = 1e-3       # the longest sleep between tests (adds at most this to a slow collective)
+_SPIN_SECONDS = 2e-3    # test without pause this long: most collectives of a step finish by then
+_MAX_SLEEP = 2e-4       # then sleep between tests, at most this long: MPI's non-blocking
+                        # collectives advance only inside MPI calls, so a long sleep would
+                        # stall each round of a multi-round algorithm
 _DRAIN_EVERY = 0.05     # seconds between drains of the arrival messages while waiting
 
 
@@ -35,11 +37,12 @@ class Work:
 
     def wait(self, timeout=None):
         """Block until the collective completed; True, as torch's. `timeout` (a timedelta)
-        shortens the wait, counted from now (the group's timeout from the start still holds)."""
+        shortens the wait, counted from now (the group's timeout from the start still holds;
+        None or timedelta(0), torch's default, add no limit of their own)."""
         if self._done:
             return True
         deadline = self._deadline
-        if timeout is not None:
+        if timeout is not None and timeout.total_seconds() > 0:
             deadline = min(deadline, time.monotonic() + timeout.total_seconds())
         self._group.wait_until(self._request, self._collective, self._seq, deadline)
         self._complete()
@@ -57,9 +60,10 @@ class Work:
 
 def poll(test, on_timeout, deadline, drain):
     """Call test() until it returns True; on_timeout() (which raises) once the deadline passed;
-    drain() now and then. Spins briefly, then sleeps a growing interval so that waiting ranks
-    leave the cores to the ranks doing work (several ranks often share a core in tests)."""
-    spins, sleep, next_drain = 0, 1e-5, time.monotonic() + _DRAIN_EVERY
+    drain() now and then. Spins briefly, then sleeps a growing interval so that a rank waiting
+    for a slow peer leaves the core to others (several ranks often share a core in tests)."""
+    start = time.monotonic()
+    sleep, next_drain = 1e-5, start + _DRAIN_EVERY
     while not test():
         now = time.monotonic()
         if now >= deadline:
@@ -67,7 +71,6 @@ def poll(test, on_timeout, deadline, drain):
         if now >= next_drain:
             drain()
             next_drain = now + _DRAIN_EVERY
-        spins += 1
-        if spins > _SPINS:
+        if now - start > _SPIN_SECONDS:
             time.sleep(sleep)
             sleep = min(sleep * 2, _MAX_SLEEP)

@@ -32,7 +32,7 @@ def test_launch_needs_a_command(capsys):
 
 def test_launcher_flags(monkeypatch):
     monkeypatch.setattr(launch_module, "is_open_mpi", lambda launcher: True)
-    monkeypatch.setattr(launch_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(launch_module, "physical_cores", lambda: 2)
     argv = launch_module.launcher_command(3, ["python", "x.py"], "/opt/mpi/bin/mpirun")
     assert argv[:3] == ["/opt/mpi/bin/mpirun", "-n", "3"] and argv[-2:] == ["python", "x.py"]
     assert "--oversubscribe" in argv and ["-x", "NCCL_NVLS_ENABLE=0"] == argv[-4:-2]
@@ -40,3 +40,8 @@ def test_launcher_flags(monkeypatch):
     monkeypatch.setattr(launch_module, "is_open_mpi", lambda launcher: False)
     assert launch_module.launcher_command(2, ["python"], "/usr/bin/mpiexec") == \
         ["/usr/bin/mpiexec", "-n", "2", "-genv", "NCCL_NVLS_ENABLE", "0", "python"]
+
+
+def test_physical_cores_counts_each_core_once():
+    import os
+    assert 1 <= launch_module.physical_cores() <= (os.cpu_count() or 1)
