@@ -16,6 +16,11 @@ place (the .grad tensors stay the same objects, as optimizers and captured graph
 
 Nothing here reads a device value on the host, except find_unused_parameters' check of which
 parameters were used on some rank, so a synchronized backward can be captured by pg.jit.
+
+How much of the communication actually overlaps the rest of backward is the transport's
+business: MPI's non-blocking all-reduces progress while a rank is inside MPI (paragrad's waits
+poll them); nccl enqueues them on the current stream, where they run in order with the
+backward kernels (the host goes on launching, and a captured step has no host gaps at all).
 """
 from __future__ import annotations
 
