@@ -29,6 +29,7 @@ import weakref
 from ... import capture
 from ... import distributed as dist
 from ...autograd import no_grad, queue_callback
+from ...dtypes import float32
 from ...ops import empty, zeros
 
 
@@ -83,13 +84,14 @@ class Reducer:
             self.buckets.append(bucket)
         self.grad_bytes = sum(b.nbytes for b in self.buckets)
         # find_unused_parameters: which parameters got a gradient on some rank, one number each
-        self.used_map = zeros(len(self.params), device=self.params[0].device) if self.find_unused else None
+        self.used_map = (zeros(len(self.params), dtype=float32, device=self.params[0].device)
+                         if self.find_unused else None)
         self.bytes_communicated = 0     # payload handed to all_reduce so far (host-side count)
         self.armed = False              # the next backward averages (set by DDP's forward)
         self._reset()
         me = weakref.ref(self)          # (the hooks must not keep a dropped DDP alive)
-        self.handles = [p.register_post_accumulate_grad_hook(_ready_hook(me, i))
-                        for i, p in enumerate(self.params)]
+        for i, p in enumerate(self.params):
+            p.register_post_accumulate_grad_hook(_ready_hook(me, i))
 
     @property
     def bytes_per_step(self):
@@ -103,10 +105,6 @@ class Reducer:
         self.started = False            # a hook of this backward has run
         for b in self.buckets:
             b.pending, b.work = len(b.params), None
-
-    def remove_hooks(self):
-        for h in self.handles:
-            h.remove()
 
     # ---- at forward ---------------------------------------------------------------------------
     def check_previous_reduction(self):
