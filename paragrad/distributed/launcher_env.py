@@ -61,13 +61,32 @@ def check_identity(op, world, rank, world_size):
 
 
 def local_rank(world):
-    """This rank's index among the ranks on its machine: LOCAL_RANK if set (torchrun), else
+    """This rank's index among the ranks on its machine: what the launcher says (the same
+    answer as get_node_local_rank, so a user's device choice and the nccl backend's agree), else
     from MPI (the ranks sharing this node's memory; a collective call on every rank)."""
-    if os.environ.get("LOCAL_RANK", "") != "":
-        return int(os.environ["LOCAL_RANK"])
     from mpi4py import MPI
+    if any(os.environ.get(name, "") != "" for name in _LOCAL_RANK_VARS):
+        return get_node_local_rank()
     node = world.Split_type(MPI.COMM_TYPE_SHARED)
     try:
         return node.Get_rank()
     finally:
         node.Free()
+
+
+# where launchers say which rank of its node a process is: torchrun, Open MPI, MPICH/Intel MPI, Slurm
+_LOCAL_RANK_VARS = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
+
+
+def get_node_local_rank(fallback_rank=None):
+    """This process's rank among those on its node (torch.distributed.get_node_local_rank):
+    LOCAL_RANK as torch reads it, else what the MPI launcher or Slurm set; fallback_rank when
+    none is set, else RuntimeError. Use it to pick the GPU: pg.device(f"cuda:{local_rank}")."""
+    for name in _LOCAL_RANK_VARS:
+        if os.environ.get(name, "") != "":
+            return int(os.environ[name])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment: no launcher that sets it (paragrad "
+                       "launch, mpirun, srun, torchrun) started this process, and no fallback_rank "
+                       "was given")

@@ -59,8 +59,12 @@ class NCCLBackend:
     name = "nccl"
 
     def __init__(self, world, rank, size, local_rank, device_id=None):
-        import cupy
-        from cupy.cuda import nccl
+        try:
+            import cupy
+            from cupy.cuda import nccl
+        except ImportError as e:
+            raise RuntimeError(f"init_process_group('nccl'): the nccl backend needs CuPy with NCCL "
+                               f"({e}); install it with: pip install \"paragrad[cuda]\"") from e
         os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
         self.cupy, self.nccl = cupy, nccl
         count = cupy.cuda.runtime.getDeviceCount()

@@ -45,3 +45,15 @@ def test_world_size_one_without_a_launcher():
     out = subprocess.run([sys.executable, str(WORKERS / "single_process_worker.py")], env=env,
                          capture_output=True, text=True, timeout=60, cwd=REPO)
     assert out.returncode == 0 and "single process ok" in out.stdout, out.stdout + out.stderr
+
+
+def test_node_local_rank_from_the_launcher_environment(monkeypatch):
+    for name in ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"):
+        monkeypatch.delenv(name, raising=False)
+    assert dist.get_node_local_rank(fallback_rank=3) == 3
+    with pytest.raises(RuntimeError, match="LOCAL_RANK"):
+        dist.get_node_local_rank()
+    monkeypatch.setenv("SLURM_LOCALID", "2")
+    assert dist.get_node_local_rank() == 2
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert dist.get_node_local_rank() == 1

@@ -168,6 +168,12 @@ assert dist.bytes_communicated() == 80 + (32 if rank == 0 else 0) + 12, dist.tra
 assert dist.traffic().calls == {"all_reduce": 1, "broadcast": 1, "all_gather_into_tensor": 1, "barrier": 1}
 checks += 1
 
+# the launcher numbers the ranks of a node (one node here; not always in rank order)
+local = zeros(world, dtype=pg.int64)
+dist.all_gather_into_tensor(local, on_device([dist.get_node_local_rank()]))
+assert sorted(local.tolist()) == list(range(world)), local
+checks += 1
+
 # group.WORLD is the default group, accepted as `group`
 assert dist.group.WORLD is not None and dist.get_rank(dist.group.WORLD) == rank
 dist.all_reduce(zeros(1), group=dist.group.WORLD)
