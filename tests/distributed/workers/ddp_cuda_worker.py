@@ -19,7 +19,7 @@ from paragrad.nn.parallel import DistributedDataParallel as DDP
 
 dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=120))
 rank, world = dist.get_rank(), dist.get_world_size()
-index = rank % pg.cuda.device_count()       # the GPU the nccl backend chose (one host)
+index = dist.get_node_local_rank(fallback_rank=0) % pg.cuda.device_count()   # the nccl backend's GPU
 device = pg.device(f"cuda:{index}")
 PER_RANK, IN, HIDDEN, OUT, STEPS = 32, 64, 256, 10, 12
 
