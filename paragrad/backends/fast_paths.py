@@ -17,7 +17,7 @@ FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll",
     "layer_norm", "layer_norm_backward", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
-    "relu_backward", "sigmoid_backward", "tanh_backward",
+    "relu_backward", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step", "unscale_grads",
@@ -183,6 +183,14 @@ class FastPaths:
 
     def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
         """-> dx (N, C, H, W) or None."""
+
+    # ---- gelu (ops/elementwise/unary.py) ---------------------------------------------------------
+    def fast_gelu(self, x, approximate):
+        """-> gelu(x) of x's shape and dtype, or None. approximate "none" (erf) or "tanh"; a
+        float16/bfloat16 x is computed in float32 and rounded once, as PyTorch's kernel."""
+
+    def fast_gelu_backward(self, g, x, approximate):
+        """-> dx = g * gelu'(x), or None. g and x of one shape and dtype."""
 
     # ---- attention (ops/neural/attention.py) -----------------------------------------------------
     def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):

@@ -20,8 +20,8 @@ from ...memory_format import runs_channels_last
 from ..array import ArrayBackend, int_pow, plain_basic_key
 from ..quiet_numpy import quiet
 from . import cudnn_frontend
-from .kernels import (batch_norm, cross_entropy, elementwise, indexing, layer_norm, max_pool, optimizer,
-                      random, recurrent, softmax)
+from .kernels import (batch_norm, cross_entropy, elementwise, gelu, indexing, layer_norm, max_pool,
+                      optimizer, random, recurrent, softmax)
 from .matmul import cublas, cublaslt, mlp
 from .runtime import graphs, memory
 from .runtime.compile import c_contiguous
@@ -428,6 +428,12 @@ class CUDABackend(ArrayBackend):
 
     def fast_tanh_backward(self, g, y):
         return elementwise.activation_grad("tanh", g, y)
+
+    def fast_gelu(self, x, approximate):
+        return gelu.gelu(x, approximate)
+
+    def fast_gelu_backward(self, g, x, approximate):
+        return gelu.gelu_backward(g, x, approximate)
 
     def fast_linear_act(self, x, w, b, act):
         return cublaslt.linear_act(x, w, b, act)

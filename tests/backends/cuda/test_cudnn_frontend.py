@@ -50,22 +50,22 @@ def test_bf16_attention_dropout_inside_cudnn():
     weights themselves; the same seed drops the same weights, another seed others, and the
     generator moves on after each call."""
     p, eye = 0.3, np.broadcast_to(np.eye(64), (2, 3, 64, 64))
-    out = _fused_dropout_run(p, eye, 5)[3].float().cpu().numpy()
-    ref = _fused_dropout_run(0.0, eye, 5)[3].float().cpu().numpy()
+    out = _fused_dropout_run(p, eye, 5)[3].detach().float().cpu().numpy()
+    ref = _fused_dropout_run(0.0, eye, 5)[3].detach().float().cpu().numpy()
     live = ref > 0                                          # the causal triangle
     kept = (out != 0) & live
     assert abs(1 - kept.sum() / live.sum() - p) < 0.02
     np.testing.assert_allclose(out[kept], ref[kept] / (1 - p), rtol=2e-2)
-    again = _fused_dropout_run(p, eye, 5)[3].float().cpu().numpy()
-    other = _fused_dropout_run(p, eye, 6)[3].float().cpu().numpy()
+    again = _fused_dropout_run(p, eye, 5)[3].detach().float().cpu().numpy()
+    other = _fused_dropout_run(p, eye, 6)[3].detach().float().cpu().numpy()
     np.testing.assert_array_equal(out, again)
     assert (out != other).any()
     q, k, v, first = _fused_dropout_run(p, eye, 5)
     second = pg.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
-    assert (first.float().cpu().numpy() != second.float().cpu().numpy()).any()
+    assert (first.detach().float().cpu().numpy() != second.detach().float().cpu().numpy()).any()
     # inside pg.jit each replay drops other weights
     f = pg.jit(lambda q: pg.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True))
-    draws = [f(q.detach()).float().cpu().numpy() for _ in range(4)]
+    draws = [f(q.detach()).detach().float().cpu().numpy() for _ in range(4)]
     assert all((a != b).any() for a, b in zip(draws, draws[1:]))
 
 
@@ -74,7 +74,7 @@ def test_bf16_attention_dropout_gradients_drop_the_forward_weights():
     with the keep mask read off a v = I run from the same seed."""
     p, shape = 0.4, (2, 3, 64, 64)
     eye = np.broadcast_to(np.eye(64), shape)
-    keep = _fused_dropout_run(p, eye, 11)[3].float().cpu().numpy() != 0
+    keep = _fused_dropout_run(p, eye, 11)[3].detach().float().cpu().numpy() != 0
     vals = np.random.default_rng(8).standard_normal(shape)
     q, k, v, out = _fused_dropout_run(p, vals, 11)
     w = np.random.default_rng(9).standard_normal(shape)
