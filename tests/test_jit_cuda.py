@@ -163,6 +163,28 @@ def test_a_channels_last_argument_keeps_its_layout_in_the_graph():
         np.testing.assert_array_equal(out, 2 * x.cpu().numpy())
 
 
+def test_joining_many_tensors_is_captured():
+    """CuPy joins more than 8 arrays with a table of addresses uploaded from the host, which a
+    capture forbids: stack/cat of many tensors and clip_grad_norm_ over many parameters (one
+    norm each, stacked) must still be captured."""
+    model = pg.nn.Sequential(*[pg.nn.Linear(8, 8) for _ in range(6)]).to("cuda")   # 12 parameters
+
+    def step(x):
+        model.zero_grad()
+        model(x).square().sum().backward()
+        norm = pg.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        return pg.stack([x[i] for i in range(10)]), pg.cat([x] * 9), norm
+    f = pg.jit(step)
+    x = pg.randn(10, 8, device="cuda")
+    for _ in range(3):
+        stacked, joined, norm = f(x)
+    np.testing.assert_array_equal(stacked.cpu().numpy(), x.cpu().numpy())
+    np.testing.assert_array_equal(joined.cpu().numpy(), np.concatenate([x.cpu().numpy()] * 9))
+    grads = np.concatenate([p.grad.cpu().numpy().ravel() for p in model.parameters()])
+    assert f.graph_nodes() > 0 and norm.item() > 0.5
+    np.testing.assert_allclose(np.linalg.norm(grads), 0.5, rtol=1e-4)
+
+
 def test_random_draws_change_on_every_replay():
     f = pg.jit(lambda x: x + pg.rand(4, device="cuda"))
     x = pg.zeros(4, device="cuda")

@@ -17,7 +17,7 @@ FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll",
     "layer_norm", "layer_norm_backward", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
-    "relu_backward", "sigmoid_backward", "tanh_backward",
+    "relu_backward", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step", "unscale_grads",
@@ -184,18 +184,30 @@ class FastPaths:
     def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
         """-> dx (N, C, H, W) or None."""
 
+    # ---- gelu (ops/elementwise/unary.py) ---------------------------------------------------------
+    def fast_gelu(self, x, approximate):
+        """-> gelu(x) of x's shape and dtype, or None. approximate "none" (erf) or "tanh"; a
+        float16/bfloat16 x is computed in float32 and rounded once, as PyTorch's kernel."""
+
+    def fast_gelu_backward(self, g, x, approximate):
+        """-> dx = g * gelu'(x), or None. g and x of one shape and dtype."""
+
     # ---- attention (ops/neural/attention.py) -----------------------------------------------------
-    def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal):
-        """-> (out, stats) or None. Used only with no attn_mask, dropout_p == 0 and q, k, v 4-D
-        with equal (B, H) (no GQA, no batch broadcasting), L, S, E > 0. q (B, H, L, E),
-        k (B, H, S, E), v (B, H, S, Ev): C-contiguous, one float dtype; scale a Python float;
-        is_causal: key j visible to query i iff j <= i (top-left). out (B, H, L, Ev); stats
-        the per-row logsumexp of the scaled scores, (B, H, L, 1) float32."""
+    def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):
+        """-> (out, stats, rng) or None. Used only with no attn_mask and q, k, v 4-D with equal
+        (B, H) (no GQA, no batch broadcasting), L, S, E > 0. q (B, H, L, E), k (B, H, S, E),
+        v (B, H, S, Ev): C-contiguous, one float dtype; scale a Python float; is_causal: key j
+        visible to query i iff j <= i (top-left). dropout_p > 0: the attention weights are
+        dropped inside the kernel with numbers drawn from rng_state (a generator's device-side
+        state, which the call advances past them); rng is what the backward needs to drop the
+        same weights (None without dropout). out (B, H, L, Ev); stats the per-row logsumexp
+        of the scaled scores, (B, H, L, 1) float32."""
 
     def fast_scaled_dot_product_attention_backward(self, q, k, v, out, dout, stats, scale,
-                                                   is_causal):
-        """-> (dq, dk, dv) of the inputs' shapes and dtype, or None. stats comes from the fast
-        forward, or from the composite one when the backend has this backward (same layout)."""
+                                                   is_causal, dropout_p=0.0, rng=None):
+        """-> (dq, dk, dv) of the inputs' shapes and dtype, or None. stats (and rng, with
+        dropout) come from the fast forward; without dropout stats may come from the composite
+        forward when the backend has this backward (same layout)."""
 
     # ---- optimizers (optim/adam.py, optim/sgd.py) ------------------------------------------------
     def fast_adam_step(self, ws, gs, ms, vs, vmaxs, steps, *, lr, beta1, beta2, eps, weight_decay,

@@ -3,7 +3,8 @@
 Each iteration draws random windows on the device, runs forward and loss under the run's
 precision, clips the gradient norm and takes an AdamW step, as one CUDA graph (pg.jit) on CUDA.
 Every --eval-interval iterations and at the end: train and val loss, metrics.jsonl, curves.png
-and ckpt.safetensors (the latest state; tokenizer.json beside it).
+and ckpt.safetensors (the latest state, for --resume; tokenizer.json beside it), and, when the val
+loss is the lowest so far, best.safetensors (as nanoGPT keeps its best: these models overfit late).
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ from .precision import describe_precision, forward_autocast, grad_scaler
 from .progress import Progress
 from .run_config import data_folder, recorded_run
 
-CHECKPOINT = "ckpt.safetensors"
-_RUN_FILES = (CHECKPOINT, checkpoint.train_state_path(CHECKPOINT), "metrics.jsonl", "curves.png",
-              "tokenizer.json")
+CHECKPOINT, BEST = "ckpt.safetensors", "best.safetensors"
+_RUN_FILES = (CHECKPOINT, checkpoint.train_state_path(CHECKPOINT), BEST, checkpoint.train_state_path(BEST),
+              "metrics.jsonl", "curves.png", "tokenizer.json")
 
 
 def lr_at(it, args):
@@ -87,9 +88,10 @@ def _tokenizer(args):
 
 
 def _save(out, it, model, opt, scaler, generator, config, run, records):
-    checkpoint.save(out / CHECKPOINT, model, opt, step=it, extra={
-        "config": config, "run": run, "records": records, "grad_scaler": scaler.state_dict()},
-        generators=[generator])
+    extra = {"config": config, "run": run, "records": records, "grad_scaler": scaler.state_dict()}
+    checkpoint.save(out / CHECKPOINT, model, opt, step=it, extra=extra, generators=[generator])
+    if records[-1]["val_loss"] <= min(r["val_loss"] for r in records):
+        checkpoint.save(out / BEST, model, opt, step=it, extra=extra, generators=[generator])
     with open(out / "metrics.jsonl", "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in records)
     return plot_lm_curves(records, out / "curves.png")
@@ -174,6 +176,8 @@ def train_language_model(args):
         bar.close()
     if not plotted:
         print('note: curves.png not written (install matplotlib: pip install "paragrad[plot]")')
-    print(f"done: {args.max_iters} iterations, val loss {records[-1]['val_loss']:.4f}, "
-          f"checkpoint {out / CHECKPOINT}, metrics {out / 'metrics.jsonl'}")
+    best = min(records, key=lambda r: r["val_loss"])
+    print(f"done: {args.max_iters} iterations, val loss {records[-1]['val_loss']:.4f}, checkpoint "
+          f"{out / CHECKPOINT}; best val loss {best['val_loss']:.4f} at iteration {best['iter']}, "
+          f"{out / BEST}; metrics {out / 'metrics.jsonl'}")
     return 0

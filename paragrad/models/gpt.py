@@ -3,7 +3,9 @@ token and learned position embeddings, pre-LayerNorm blocks of causal self-atten
 MLP, a final LayerNorm, and a language-model head that shares the token embedding's weight.
 
 Generation keeps a key/value cache: the prompt runs through the model once, then each new token
-runs alone, attending over the cached keys and values of the tokens before it."""
+runs alone, attending over the cached keys and values of the tokens before it. On a GPU that
+one-token step is captured once as a CUDA graph (pg.jit) over a fixed-size cache and replayed for
+every new token: a launch instead of a few hundred kernel launches from Python."""
 from __future__ import annotations
 
 import math
@@ -13,7 +15,9 @@ from .. import nn, optim
 from ..autograd import no_grad
 from ..dtypes import bool_
 from ..nn import functional as F
-from ..ops import arange, cat, ones, tril
+from ..jit import jit
+from ..ops import arange, cat, ones, tensor, tril
+from .kv_cache import KVCache, StaticKVCache
 from .sampling import check_sampling_args, sample_next_token
 
 
@@ -26,26 +30,6 @@ class GPTConfig:
     n_embd: int = 768
     dropout: float = 0.0
     bias: bool = True           # bias in the Linears and LayerNorms, as GPT-2
-
-
-class KVCache:
-    """One attention layer's keys and values for the tokens seen so far, (B, n_head, S, head
-    size) each. It grows by concatenation: a context is at most block_size tokens long."""
-
-    def __init__(self):
-        self.k = self.v = None
-
-    def __len__(self):
-        return 0 if self.k is None else self.k.shape[2]
-
-    def extend(self, k, v):
-        """Append the new tokens' k, v (B, nh, T, hs); return the keys and values of all
-        tokens so far, (B, nh, S + T, hs) each."""
-        if self.k is None:
-            self.k, self.v = k, v
-        else:
-            self.k, self.v = cat([self.k, k], 2), cat([self.v, v], 2)
-        return self.k, self.v
 
 
 class CausalSelfAttention(nn.Module):
@@ -71,10 +55,16 @@ class CausalSelfAttention(nn.Module):
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        dropout_p = self.dropout if self.training else 0.0
+        if isinstance(cache, StaticKVCache):
+            # one new token at the cache's device-side position: every slot is attended over,
+            # those after the position masked out, so the shapes never change
+            k, v = cache.extend(k, v)                                  # (B, nh, capacity, hs)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=cache.visible, dropout_p=dropout_p)
+            return self.resid_dropout(self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C)))
         past = 0 if cache is None else len(cache)
         if cache is not None:
             k, v = cache.extend(k, v)                                  # (B, nh, past + T, hs)
-        dropout_p = self.dropout if self.training else 0.0
         if past == 0:
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
         elif T == 1:
@@ -182,24 +172,53 @@ class GPT(nn.Module):
         return optim.AdamW(groups, lr=learning_rate, betas=betas,
                            fused=True if device_type == "cuda" else None)
 
+    def decode_step(self, token, position, caches):
+        """One new token per sequence through a fixed-size cache: token (B, 1) ids at `position`
+        (a (1,) int64 tensor on the model's device, the number of tokens already cached) ->
+        the next token's logits (B, 1, vocab). No host reads and no shape that depends on the
+        position, so pg.jit captures it once for a whole generation."""
+        visible = arange(caches[0].capacity, device=token.device) <= position     # (capacity,)
+        for cache in caches:
+            cache.position, cache.visible = position, visible
+        x = self.transformer.wte(token) + self.transformer.wpe(position)         # (B, 1, C)
+        for block, cache in zip(self.transformer.h, caches):
+            x = block(x, cache)
+        return self.lm_head(self.transformer.ln_f(x))                            # (B, 1, vocab)
+
     def generate_tokens(self, idx, max_new_tokens, temperature=1.0, top_k=None, top_p=None,
                         generator=None, use_cache=True):
         """Yield max_new_tokens new token ids, (B, 1) each, continuing idx (B, T); see generate.
         Gradients are off while a token is computed, but not between yields, where the caller's
         code runs."""
         check_sampling_args(temperature, top_k, top_p)
-        block_size = self.config.block_size
-        context, cache = idx, None                                     # (B, T'), the tokens so far
+        block_size, device = self.config.block_size, idx.device
+        # on a GPU the one-token step is one captured graph over fixed-size caches (made at the
+        # first prompt run, refilled in place after each one, so the graph stays valid)
+        graphs = use_cache and device.type != "cpu"
+        context, cache, cached = idx, None, 0          # (B, T'), the tokens so far; cache length
+        static = decode = None
         for _ in range(max_new_tokens):
             with no_grad():
-                if cache is not None and len(cache[0]) < block_size:
+                if use_cache and 0 < cached < block_size:
                     # the cache holds every token but the newest: run that one alone
-                    logits, _ = self(context[:, -1:], cache=cache)
+                    if graphs:
+                        logits = decode(context[:, -1:], tensor([cached], device=device))
+                    else:
+                        logits, _ = self(context[:, -1:], cache=cache)
+                    cached += 1
                 else:
                     # first step, or the context outgrew block_size: the cached keys belong to
                     # positions that cropping has shifted, so recompute them from the cropped context
                     cache = self.new_cache() if use_cache else None
                     logits, _ = self(context[:, -block_size:], cache=cache)
+                    cached = len(cache[0]) if use_cache else 0
+                    if graphs:
+                        if static is None:
+                            static = [StaticKVCache(c, block_size) for c in cache]
+                            decode = jit(lambda token, position: self.decode_step(token, position, static))
+                        else:
+                            for s, c in zip(static, cache):
+                                s.load(c)
                 token = sample_next_token(logits[:, -1, :], temperature, top_k, top_p, generator)
                 context = cat([context, token], 1)
             yield token                                                # (B, 1)

@@ -122,6 +122,7 @@ ROWS = {
     "relu_backward": _op(lambda x: x.relu(), (3, 4)),
     "sigmoid_backward": _op(lambda x: x.sigmoid(), (3, 4)),
     "tanh_backward": _op(lambda x: x.tanh(), (3, 4)),
+    "gelu": _op(lambda x, y: F.gelu(x) + F.gelu(y, approximate="tanh"), (3, 4), (4,)),
     "conv2d": _op(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), (2, 3, 7, 7), (4, 3, 3, 3), (4,)),
     "max_pool2d": _op(lambda x: F.max_pool2d(x, 3, stride=2, padding=1), (2, 3, 7, 7)),
     "batch_norm": _batch_norm,
@@ -138,7 +139,7 @@ ROWS = {
 }
 # the fast paths each row reaches
 PATHS = {row: [row] for row in ROWS}
-for row in ("softmax", "log_softmax", "cross_entropy", "layer_norm", "linear_act", "mlp", "conv2d",
+for row in ("softmax", "log_softmax", "cross_entropy", "layer_norm", "linear_act", "mlp", "gelu", "conv2d",
             "max_pool2d", "batch_norm", "scaled_dot_product_attention"):
     PATHS[row] = [row, row + "_backward"]
 for row in ("lstm_cell", "gru_cell", "rnn_cell"):

@@ -16,6 +16,8 @@ def test_training_lowers_the_loss_and_writes_its_files(shakespeare_run, capsys):
     assert records[-1]["train_loss"] < records[0]["train_loss"] - 0.05, records
     assert (shakespeare_run / "curves.png").stat().st_size > 1000
     assert train_state(shakespeare_run / "ckpt.safetensors")["step"] == 50
+    best = min(records, key=lambda r: r["val_loss"])        # kept apart, as nanoGPT keeps its best
+    assert train_state(shakespeare_run / "best.safetensors")["step"] == best["iter"]
     assert load_tokenizer(shakespeare_run / "tokenizer.json").vocab_size == 65
 
 

@@ -11,6 +11,7 @@ import torch.nn.functional as TF
 
 import paragrad as pg
 from paragrad.models import GPT, GPTConfig
+from paragrad.models.kv_cache import StaticKVCache
 from paragrad.models.sampling import keep_top_k, keep_top_p
 
 TINY = dict(n_layer=2, n_head=2, n_embd=16, block_size=16, vocab_size=37)
@@ -203,6 +204,22 @@ def test_cached_forward_matches_full_forward(device):
     np.testing.assert_allclose(np.concatenate(steps, 1), full[:, 9:], rtol=1e-10)
     assert len(cache[0]) == len(cache[1]) == 12
     assert tuple(cache[0].k.shape) == (2, TINY["n_head"], 12, TINY["n_embd"] // TINY["n_head"])
+
+
+def test_decode_step_over_a_fixed_size_cache_matches_the_full_forward(device):
+    """GPT.decode_step (the step generation captures as a CUDA graph): one token at a device-side
+    position over a StaticKVCache of block_size slots, the slots past the position masked."""
+    _, pm = _pair(device=device)
+    idx = pg.tensor(_tokens((2, 12)), device=device)
+    cache = pm.new_cache()
+    with pg.no_grad():
+        full = pm(idx, idx)[0].cpu().numpy()                                  # (2, 12, V)
+        pm(idx[:, :5], cache=cache)
+        static = [StaticKVCache(c, TINY["block_size"]) for c in cache]
+        steps = [pm.decode_step(idx[:, t:t + 1], pg.tensor([t], device=device), static).cpu().numpy()
+                 for t in range(5, 12)]
+    np.testing.assert_allclose(np.concatenate(steps, 1), full[:, 5:], rtol=1e-10, atol=1e-12)
+    assert tuple(static[0].k.shape) == (2, TINY["n_head"], TINY["block_size"], TINY["n_embd"] // TINY["n_head"])
 
 
 def test_greedy_generation_matches_nanogpt():

@@ -14,6 +14,7 @@ CASES = [
     ("exp", lambda x: x.exp(), [(4, 8)]),
     ("tanh", lambda x: x.tanh(), [(4, 8)]),
     ("relu", lambda x: x.relu(), [(4, 8)]),
+    ("gelu", lambda x: (pg if isinstance(x, pg.Tensor) else torch).nn.functional.gelu(x), [(4, 8)]),
     ("sum", lambda x: x.sum(-1), [(4, 64)]),
     ("mean", lambda x: x.mean(), [(4, 64)]),
     ("amax", lambda x: x.amax(0), [(4, 8)]),

@@ -30,6 +30,9 @@ OPS = {
     "softmax": lambda x: (lib(x).softmax(x / 100, -1) * x.detach()).sum(-1),
     "log_softmax": lambda x: (lib(x).log_softmax(x / 100, -1) * x.detach()).sum(-1),
     "layer_norm": lambda x: _f(x).layer_norm(x, (x.shape[-1],)),
+    # over the leading axes, as a Linear layer's bias gradient (a GEMM with ones on CUDA)
+    "sum dim 0": lambda x: x.sum(0), "sum dim 0 keepdim": lambda x: x.sum(0, keepdim=True),
+    "sum leading 2 of 3": lambda x: x.reshape(2, x.shape[0] // 2, -1).sum((0, 1)),
 }
 
 

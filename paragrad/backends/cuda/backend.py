@@ -6,6 +6,7 @@ primitives CuPy and NumPy share live in ../array.py.
 """
 from __future__ import annotations
 
+import math
 
 import cupy
 import cupyx
@@ -19,8 +20,8 @@ from ...memory_format import runs_channels_last
 from ..array import ArrayBackend, int_pow, plain_basic_key
 from ..quiet_numpy import quiet
 from . import cudnn_frontend
-from .kernels import (batch_norm, cross_entropy, elementwise, indexing, layer_norm, max_pool, optimizer,
-                      random, recurrent, softmax)
+from .kernels import (batch_norm, cross_entropy, elementwise, gelu, indexing, layer_norm, max_pool,
+                      optimizer, random, recurrent, softmax)
 from .matmul import cublas, cublaslt, mlp
 from .runtime import graphs, memory
 from .runtime.compile import c_contiguous
@@ -45,6 +46,12 @@ _BITWISE = {"and": (cupy.logical_and, cupy.bitwise_and), "or": (cupy.logical_or,
 # .name property of a NumPy dtype is slow enough to show in per-op overhead)
 _HALF = tuple(d for d in (np.dtype(np.float16), _bf16.np) if d is not None)
 _PY_NUMBERS = (int, float, bool)
+
+
+def _joined_shape(xs, axis):
+    shape = list(xs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    return tuple(shape)
 
 
 def _runs_nhwc(a):
@@ -250,6 +257,14 @@ class CUDABackend(ArrayBackend):
     # ---- reduce ------------------------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
         if op == "sum" and x.dtype in _HALF:   # accumulate in float32
+            k = len(axes)
+            if axes == tuple(range(k)) and 0 < k < x.ndim and x.size and x._c_contiguous:
+                # over the leading axes (a Linear layer's bias gradient): a product with a ones
+                # vector on the tensor cores, float32 accumulation, one rounding; CuPy's column
+                # reduction of a half buffer ran at a tenth of the memory bandwidth
+                rest = x.shape[k:]
+                sums = cublas.column_sums(x.reshape(-1, math.prod(rest)))
+                return sums.reshape((1,) * k + rest if keepdims else rest)
             return cupy.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
         if (op == "sum" and axes == (0,) and x.ndim == 2 and not keepdims and x.dtype in _GEMM_SUM_DTYPES
                 and 0 < x.shape[0] <= _GEMM_SUM_ROWS and x.shape[1]):
@@ -263,8 +278,21 @@ class CUDABackend(ArrayBackend):
             r = cupy.expand_dims(r, axis)
         return r.astype(np.int64, copy=False)
 
+    def concat(self, xs, axis):
+        if len(xs) > 1 and capture.active():
+            # CuPy joins more than 8 small arrays in one kernel that reads a table of their
+            # addresses uploaded from the host, and a capture forbids uploads (clip_grad_norm_
+            # stacks one norm per parameter): copy each into its slice instead
+            out = cupy.empty(_joined_shape(xs, axis), cupy.result_type(*xs))
+            at = 0
+            for x in xs:
+                out[(slice(None),) * axis + (slice(at, at + x.shape[axis]),)] = x
+                at += x.shape[axis]
+            return out
+        return cupy.concatenate(xs, axis=axis)
+
     def argsort(self, x, axis, descending):
-        if x.dtype == _bf16:    # CuPy sorts no bfloat16; float32 holds every value exactly
+        if x.dtype == _bf16.np:    # CuPy sorts no bfloat16; float32 holds every value exactly
             x = x.astype(np.float32)
         if descending:      # stable descending: ascending over the reversed axis, reversed back
             n = x.shape[axis]
@@ -401,6 +429,12 @@ class CUDABackend(ArrayBackend):
     def fast_tanh_backward(self, g, y):
         return elementwise.activation_grad("tanh", g, y)
 
+    def fast_gelu(self, x, approximate):
+        return gelu.gelu(x, approximate)
+
+    def fast_gelu_backward(self, g, x, approximate):
+        return gelu.gelu_backward(g, x, approximate)
+
     def fast_linear_act(self, x, w, b, act):
         return cublaslt.linear_act(x, w, b, act)
 
@@ -419,11 +453,12 @@ class CUDABackend(ArrayBackend):
     def fast_conv2d_backward(self, g, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db):
         return cudnn_frontend.conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw, need_db)
 
-    def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal):
-        return cudnn_frontend.sdpa(q, k, v, scale, is_causal)
+    def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):
+        return cudnn_frontend.sdpa(q, k, v, scale, is_causal, dropout_p, rng_state)
 
-    def fast_scaled_dot_product_attention_backward(self, q, k, v, out, dout, stats, scale, is_causal):
-        return cudnn_frontend.sdpa_backward(q, k, v, out, dout, stats, scale, is_causal)
+    def fast_scaled_dot_product_attention_backward(self, q, k, v, out, dout, stats, scale, is_causal,
+                                                   dropout_p=0.0, rng=None):
+        return cudnn_frontend.sdpa_backward(q, k, v, out, dout, stats, scale, is_causal, dropout_p, rng)
 
     def step_graph(self, device_index=0):
         return graphs.StepGraph(device_index)

@@ -24,6 +24,7 @@ from .matmul import conv_gemm
 from .runtime import timing
 from ...memory_format import runs_channels_last
 from .runtime import channels_last
+from .kernels import random
 from .runtime.compile import c_contiguous
 
 _graphs: dict = {}
@@ -214,8 +215,8 @@ def conv2d_backward(gy, x, w, stride, padding, dilation, groups, need_dx, need_d
     return dx, dw, db
 
 
-def _sdpa_graph(backward, shapes, dtype, scale, causal):
-    key = ("sdpa_bwd" if backward else "sdpa", shapes, dtype.str, scale, causal)
+def _sdpa_graph(backward, shapes, dtype, scale, causal, dropout_p):
+    key = ("sdpa_bwd" if backward else "sdpa", shapes, dtype.str, scale, causal, dropout_p)
     hit = _graphs.get(key)
     if hit is not None:
         return hit
@@ -227,47 +228,71 @@ def _sdpa_graph(backward, shapes, dtype, scale, causal):
     Q = g.tensor(name="q", dim=list(qs), stride=_strides(qs), data_type=dt)
     K = g.tensor(name="k", dim=list(ks), stride=_strides(ks), data_type=dt)
     V = g.tensor(name="v", dim=list(vs), stride=_strides(vs), data_type=dt)
+    rng, dropout = (), None
+    if dropout_p:   # Philox seed and offset, read from device memory when the graph runs
+        rng = tuple(g.tensor(name=n, dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=cudnn.data_type.INT64)
+                    for n in ("seed", "offset"))
+        dropout = (dropout_p,) + rng
     os_ = qs[:3] + vs[3:]
     stats_shape = qs[:3] + (1,)
     if not backward:
         O, S = g.sdpa(q=Q, k=K, v=V, generate_stats=True, attn_scale=scale, use_causal_mask=causal,
-                      name="sdpa")
+                      dropout=dropout, name="sdpa")
         O.set_output(True).set_dim(list(os_)).set_stride(_strides(os_)).set_data_type(dt)
         S.set_output(True).set_data_type(cudnn.data_type.FLOAT)
         _build(g)
-        hit = _graphs[key] = (g, (Q, K, V), (O, S))
+        hit = _graphs[key] = (g, (Q, K, V), (O, S), rng)
         return hit
     O = g.tensor(name="o", dim=list(os_), stride=_strides(os_), data_type=dt)
     dO = g.tensor(name="dO", dim=list(os_), stride=_strides(os_), data_type=dt)
     S = g.tensor(name="stats", dim=list(stats_shape), stride=_strides(stats_shape),
                  data_type=cudnn.data_type.FLOAT)
     dQ, dK, dV = g.sdpa_backward(q=Q, k=K, v=V, o=O, dO=dO, stats=S, attn_scale=scale,
-                                 use_causal_mask=causal, name="sdpa_backward")
+                                 use_causal_mask=causal, dropout=dropout, name="sdpa_backward")
     for t, shape in ((dQ, qs), (dK, ks), (dV, vs)):
         t.set_output(True).set_dim(list(shape)).set_stride(_strides(shape)).set_data_type(dt)
     _build(g)
-    hit = _graphs[key] = (g, (Q, K, V, O, dO, S), (dQ, dK, dV))
+    hit = _graphs[key] = (g, (Q, K, V, O, dO, S), (dQ, dK, dV), rng)
     return hit
 
 
-def sdpa(q, k, v, scale, is_causal):
-    """-> (out, stats) or None. cuDNN's causal mask is top-left aligned, as PyTorch's."""
-    if q.dtype.name not in _SDPA_DTYPES or q.shape[2] != k.shape[2] or q.shape[3] != v.shape[3]:
-        return None       # (float32, cross-attention and E != Ev compose instead)
-    g, (Q, K, V), (O, S) = _sdpa_graph(False, (q.shape, k.shape, v.shape), q.dtype, float(scale),
-                                       bool(is_causal))
+def _rng_bindings(tensors, rng):
+    """The seed and offset graph tensors bound to the two words of an rng snapshot."""
+    return dict(zip(tensors, (rng[0:1], rng[1:2]))) if tensors else {}
+
+
+def _supported(q, k, v):
+    # (float32, cross-attention and E != Ev compose instead)
+    return q.dtype.name in _SDPA_DTYPES and q.shape[2] == k.shape[2] and q.shape[3] == v.shape[3]
+
+
+def sdpa(q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):
+    """-> (out, stats, rng) or None. cuDNN's causal mask is top-left aligned, as PyTorch's.
+    With dropout, rng is a copy of the generator's (seed, offset) taken before the draw (the
+    backward drops the same weights from it); the generator then moves past every number the
+    kernel may draw, one per attention weight."""
+    if not _supported(q, k, v):
+        return None
+    dropout_p = float(dropout_p)
+    g, (Q, K, V), (O, S), rng_tensors = _sdpa_graph(False, (q.shape, k.shape, v.shape), q.dtype,
+                                                    float(scale), bool(is_causal), dropout_p)
+    rng = None
+    if dropout_p:
+        rng = rng_state.copy()
+        random.advance(rng_state, q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2])
     out = cupy.empty(q.shape[:3] + v.shape[3:], dtype=q.dtype)
     stats = cupy.empty(q.shape[:3] + (1,), dtype=np.float32)
-    _run(g, {Q: q, K: k, V: v, O: out, S: stats})
-    return out, stats
+    _run(g, {Q: q, K: k, V: v, O: out, S: stats, **_rng_bindings(rng_tensors, rng)})
+    return out, stats, rng
 
 
-def sdpa_backward(q, k, v, out, dout, stats, scale, is_causal):
-    if q.dtype.name not in _SDPA_DTYPES or q.shape[2] != k.shape[2] or q.shape[3] != v.shape[3]:
+def sdpa_backward(q, k, v, out, dout, stats, scale, is_causal, dropout_p=0.0, rng=None):
+    if not _supported(q, k, v):
         return None
-    g, (Q, K, V, O, dO, S), (dQ, dK, dV) = _sdpa_graph(True, (q.shape, k.shape, v.shape), q.dtype,
-                                                       float(scale), bool(is_causal))
+    g, (Q, K, V, O, dO, S), (dQ, dK, dV), rng_tensors = _sdpa_graph(
+        True, (q.shape, k.shape, v.shape), q.dtype, float(scale), bool(is_causal), float(dropout_p))
     dq, dk, dv = cupy.empty_like(q), cupy.empty_like(k), cupy.empty_like(v)
     _run(g, {Q: q, K: k, V: v, O: c_contiguous(out), dO: dout,
-             S: c_contiguous(stats.astype(np.float32, copy=False)), dQ: dq, dK: dk, dV: dv})
+             S: c_contiguous(stats.astype(np.float32, copy=False)), dQ: dq, dK: dk, dV: dv,
+             **_rng_bindings(rng_tensors, rng)})
     return dq, dk, dv

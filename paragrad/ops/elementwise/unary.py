@@ -208,11 +208,33 @@ def _gelu_grad(g, x, approximate):
     return g * (cdf + x * pdf)
 
 
+class GeluBackward(Node):
+    """gelu's node when a backend's fused kernel ran the forward: its fused backward, or the
+    composite formula (under create_graph, or when the backward declines)."""
+
+    def backward(self, g):
+        (x,) = self.saved
+        fast = None if autograd.is_grad_enabled() else g._backend.fast("gelu_backward")
+        dx = fast(g._data, x._data, self.approximate) if fast is not None else None
+        if dx is not None:
+            return (_wrap(dx, g.dtype, g._device),)
+        return (_gelu_grad(g, x, self.approximate),)
+
+
 def gelu(x, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"gelu: approximate argument must be either none or tanh, "
                            f"got {approximate!r}")
-    return _activation("gelu", x, _gelu_fwd, _gelu_grad, approximate=approximate)
+    fast = x._backend.fast("gelu") if isinstance(x, Tensor) and x.dtype.is_floating_point else None
+    y = fast(x._data, approximate) if fast is not None else None
+    if y is None:
+        return _activation("gelu", x, _gelu_fwd, _gelu_grad, approximate=approximate)
+    out = _wrap(y, x.dtype, x._device)
+    if x._requires_grad and grad_mode._enabled:
+        node = GeluBackward()
+        node.approximate, node.saved = approximate, (snapshot(x),)
+        record(node, (x,), out)
+    return out
 
 
 def silu(x):

@@ -1,8 +1,9 @@
 """scaled_dot_product_attention as one recorded op: softmax(q k^T * scale + bias) @ v.
 
 A backend may run it as one fused kernel (`fast_scaled_dot_product_attention` and its
-`_backward`, signatures in backends/base.py) when there is no mask, no dropout and q, k, v are
-4-D (B, H, L|S, E) with equal (B, H). Otherwise the op composes primitives on buffers: scores,
+`_backward`, signatures in backends/fast_paths.py) when there is no mask and q, k, v are 4-D
+(B, H, L|S, E) with equal (B, H); dropout then happens inside the kernel, which keeps what the
+backward needs to drop the same weights (no mask is ever written out). Otherwise the op composes primitives on buffers: scores,
 a softmax that is 0 on fully masked rows (as PyTorch's math backend), the product with v, and
 the standard backward summed over broadcast batch dims. Under create_graph the backward is
 written with differentiable Tensor ops, so double backward works.
@@ -108,17 +109,25 @@ class ScaledDotProductAttentionBackward(Node):
     def backward(self, g):
         q, k, v, mask, out, p, keep, stats = self.saved
         need = tuple(e is not None for e in self.next_edges)
+        fused_dropout = self.rng is not None     # the weights were dropped inside the fused kernel
         if autograd.is_grad_enabled():
+            if fused_dropout:
+                raise RuntimeError(f"{OP}: double backward (create_graph=True) through attention whose "
+                                   f"dropout ran inside the fused kernel is not supported, as in PyTorch's "
+                                   f"fused attention; use dropout_p=0 or run it on the CPU")
             return self._differentiable(g, q, k, v, mask, keep, need)
         b = g._backend
-        if self.fast_ok and stats is not None:
+        if self.fast_ok and stats is not None and keep is None:
             fast = b.fast("scaled_dot_product_attention_backward")
             if fast is not None:
                 c = b.contiguous
                 r = fast(c(q._data), c(k._data), c(v._data), out._data, c(g._data), stats,
-                         self.scale, self.is_causal)
+                         self.scale, self.is_causal, self.dropout_p if fused_dropout else 0.0, self.rng)
                 if r is not None:
                     return tuple(_wrap(d, g.dtype, g._device) for d in r) + (None,)
+        if fused_dropout:   # (the fast forward and backward take the same inputs: unreachable)
+            raise RuntimeError(f"{OP}: the fused kernel dropped attention weights, but its backward "
+                               f"refused the inputs {_shapes(q, k, v, None)}")
         return self._composite(b, g, q, k, v, mask, p, keep, need)
 
     def _composite(self, b, g, q, k, v, mask, p, keep, need):
@@ -283,17 +292,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     dev = device.index
     float_mask = mask if mask is not None and mask.dtype is not dt.bool_ else None
     track = autograd.needs_grad(q, k, v, float_mask)
-    fast_ok = (mask is None and dropout_p == 0 and q.ndim == k.ndim == v.ndim == 4
+    fast_ok = (mask is None and dropout_p < 1 and q.ndim == k.ndim == v.ndim == 4
                and q.shape[:2] == k.shape[:2] == v.shape[:2] and L * S * E > 0)
     want_stats = fast_ok and track and b.fast("scaled_dot_product_attention_backward") is not None
 
-    out = stats = p = keep = bias = None
+    out = stats = p = keep = bias = rng = None
     if fast_ok:
         fast = b.fast("scaled_dot_product_attention")
         if fast is not None:
-            r = fast(b.contiguous(q._data), b.contiguous(k._data), b.contiguous(v._data), scale, is_causal)
+            state = default_generator(device)._state if dropout_p > 0 else None
+            r = fast(b.contiguous(q._data), b.contiguous(k._data), b.contiguous(v._data), scale, is_causal,
+                     dropout_p, state)
             if r is not None:
-                out, stats = r
+                out, stats, rng = r
     if is_causal:
         bias = _causal_bias(b, L, S, dtype, device)
     elif mask is not None:
@@ -315,6 +326,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if track:
         node = ScaledDotProductAttentionBackward()
         node.scale, node.is_causal, node.hq, node.fast_ok = scale, is_causal, hq, fast_ok
+        node.dropout_p, node.rng = dropout_p, rng
         node.bias = bias if float_mask is None else None
         node.saved = (snapshot(q), snapshot(k), snapshot(v),
                       snapshot(float_mask) if float_mask is not None else None,

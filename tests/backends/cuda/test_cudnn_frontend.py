@@ -36,6 +36,66 @@ def test_bf16_attention_through_cudnn(causal):
         assert rel(p.grad, t.grad) < 2e-2
 
 
+def _fused_dropout_run(p, v, seed, causal=True, shape=(2, 3, 64, 64)):
+    rng = np.random.default_rng(7)
+    q, k = (pg.tensor(rng.standard_normal(shape), dtype=pg.bfloat16, device="cuda", requires_grad=True)
+            for _ in range(2))
+    v = pg.tensor(v, dtype=pg.bfloat16, device="cuda", requires_grad=True)
+    pg.manual_seed(seed)
+    return q, k, v, pg.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal)
+
+
+def test_bf16_attention_dropout_inside_cudnn():
+    """Dropout inside cuDNN's kernel: with v = I (E = S = 64) the output is the dropped, rescaled
+    weights themselves; the same seed drops the same weights, another seed others, and the
+    generator moves on after each call."""
+    p, eye = 0.3, np.broadcast_to(np.eye(64), (2, 3, 64, 64))
+    out = _fused_dropout_run(p, eye, 5)[3].detach().float().cpu().numpy()
+    ref = _fused_dropout_run(0.0, eye, 5)[3].detach().float().cpu().numpy()
+    live = ref > 0                                          # the causal triangle
+    kept = (out != 0) & live
+    assert abs(1 - kept.sum() / live.sum() - p) < 0.02
+    np.testing.assert_allclose(out[kept], ref[kept] / (1 - p), rtol=2e-2)
+    again = _fused_dropout_run(p, eye, 5)[3].detach().float().cpu().numpy()
+    other = _fused_dropout_run(p, eye, 6)[3].detach().float().cpu().numpy()
+    np.testing.assert_array_equal(out, again)
+    assert (out != other).any()
+    q, k, v, first = _fused_dropout_run(p, eye, 5)
+    second = pg.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+    assert (first.detach().float().cpu().numpy() != second.detach().float().cpu().numpy()).any()
+    # inside pg.jit each replay drops other weights
+    f = pg.jit(lambda q: pg.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True))
+    draws = [f(q.detach()).detach().float().cpu().numpy() for _ in range(4)]
+    assert all((a != b).any() for a, b in zip(draws, draws[1:]))
+
+
+def test_bf16_attention_dropout_gradients_drop_the_forward_weights():
+    """The backward drops the weights the forward dropped: gradients equal torch's float32 math
+    with the keep mask read off a v = I run from the same seed."""
+    p, shape = 0.4, (2, 3, 64, 64)
+    eye = np.broadcast_to(np.eye(64), shape)
+    keep = _fused_dropout_run(p, eye, 11)[3].detach().float().cpu().numpy() != 0
+    vals = np.random.default_rng(8).standard_normal(shape)
+    q, k, v, out = _fused_dropout_run(p, vals, 11)
+    w = np.random.default_rng(9).standard_normal(shape)
+    (out * pg.tensor(w, dtype=pg.bfloat16, device="cuda")).sum().backward()
+    tq, tk, tv = (torch.tensor(x.float().detach().cpu().numpy(), requires_grad=True) for x in (q, k, v))
+    causal = torch.ones(64, 64, dtype=torch.bool).tril()
+    scores = (tq @ tk.mT / 8).masked_fill(~causal, -float("inf"))
+    tout = (torch.softmax(scores, -1) * torch.tensor(keep) / (1 - p)) @ tv
+    (tout * torch.tensor(w, dtype=torch.float32)).sum().backward()
+
+    def rel(a, b):
+        a = a.detach().float().cpu().numpy()
+        return np.linalg.norm(a - b.detach().numpy()) / np.linalg.norm(b.detach().numpy())
+    assert rel(out, tout) < 1e-2
+    for pt, t in ((q.grad, tq.grad), (k.grad, tk.grad), (v.grad, tv.grad)):
+        assert rel(pt, t) < 3e-2
+    with pytest.raises(RuntimeError, match="double backward"):
+        q, k, v, out = _fused_dropout_run(p, vals, 11)
+        pg.autograd.grad(out.float().sum(), [q], create_graph=True)
+
+
 def _act_module(name):
     return {"relu": pg.nn.ReLU(), "gelu": pg.nn.GELU(approximate="tanh"), None: None}[name]
 

@@ -315,7 +315,9 @@ def _ref_fast(b, calls):
             s = b.where(tri, s, b.full((), -np.inf, _dtype(q), None))
         return s
 
-    def fwd(q, k, v, scale, is_causal):
+    def fwd(q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):
+        if dropout_p:       # (this reference drops nothing: it declines, and the op composes)
+            return None
         for x in (q, k, v):
             assert x.ndim == 4 and b.contiguous(x) is x
         s = scores(q, k, scale, is_causal)
@@ -324,9 +326,10 @@ def _ref_fast(b, calls):
         den = b.reduce("sum", e, (3,), True)
         lse = b.cast(b.binary("add", b.unary("log", den), m), pg.float32)
         calls.append("forward")
-        return b.matmul(b.binary("div", e, den), v), lse
+        return b.matmul(b.binary("div", e, den), v), lse, None
 
-    def bwd(q, k, v, out, dout, stats, scale, is_causal):
+    def bwd(q, k, v, out, dout, stats, scale, is_causal, dropout_p=0.0, rng=None):
+        assert dropout_p == 0 and rng is None
         assert stats.shape == q.shape[:3] + (1,) and str(stats.dtype) == "float32"
         assert out.shape == dout.shape == q.shape[:3] + (v.shape[-1],)
         s = scores(q, k, scale, is_causal)
@@ -352,7 +355,10 @@ def test_fast_path_plumbing(device, monkeypatch, which, shapes, kw):
     calls = []
     fwd, bwd = _ref_fast(b, calls)
     if which == "declined":
-        fwd = bwd = lambda *a: calls.append("declined")
+        def fwd(q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):
+            if not dropout_p:       # (dropout: the reference declines without a record)
+                calls.append("declined")
+        bwd = lambda *a: calls.append("declined")  # noqa: E731
     monkeypatch.setattr(b, "fast_scaled_dot_product_attention", fwd if which != "backward_only" else None,
                         raising=False)
     monkeypatch.setattr(b, "fast_scaled_dot_product_attention_backward", bwd if which != "forward_only" else None,
@@ -361,8 +367,8 @@ def test_fast_path_plumbing(device, monkeypatch, which, shapes, kw):
     want = {"both": ["forward", "backward"], "forward_only": ["forward"],
             "backward_only": ["backward"], "declined": ["declined", "declined"]}[which]
     assert calls == want
-    # not eligible: a mask, dropout, GQA, batch broadcasting, 3-D; under create_graph the
-    # backward is the differentiable composite
+    # not eligible: a mask, GQA, batch broadcasting, 3-D; dropout the reference declines; under
+    # create_graph the backward is the differentiable composite
     calls.clear()
     check_op(sdpa(), CASES["bool_mask_full"][0], dtype="float64", device=device,
              inputs=_inputs(*CASES["bool_mask_full"][::2], "float64"))

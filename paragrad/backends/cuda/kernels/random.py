@@ -19,5 +19,12 @@ def draw(name, gen, shape, a, b, wide):
         out = cupy.empty(shape, dtype=np.float64 if wide else np.float32)
         launch(kernel("kernels/random.cu", name + ("64" if wide else "32")), n, out, np.int64(n), gen,
                (np.float64 if wide else np.float32)(a), (np.float64 if wide else np.float32)(b))
-        launch(kernel("kernels/random.cu", "advance"), 1, gen, np.int64(n))
+    advance(gen, n)
     return out
+
+
+def advance(gen, n):
+    """Move generator state gen past n numbers, on the device (a draw made elsewhere, such as
+    cuDNN's attention dropout seeded from gen, must not be repeated by the next draw)."""
+    with cupy.cuda.Device(gen.device.id):
+        launch(kernel("kernels/random.cu", "advance"), 1, gen, np.int64(n))

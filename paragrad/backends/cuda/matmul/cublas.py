@@ -118,8 +118,8 @@ _ones = {}
 
 
 def column_sums(x):
-    """(n, c) float32/float64 -> (c,): x summed over its rows as a product with a ones vector,
-    in full float32 (never TF32). One cuBLAS call costs the host a fraction of a CuPy
+    """(n, c) float -> (c,): x summed over its rows as a product with a ones vector, in full
+    float32 (never TF32; float16/bfloat16 accumulate in float32 and round once). One cuBLAS call costs the host a fraction of a CuPy
     reduction's launch, and a Linear layer's bias gradient is this sum on every step."""
     n = x.shape[0]
     key = (n, x.dtype, cupy.cuda.runtime.getDevice())
