@@ -11,6 +11,7 @@ import sys
 from .. import __version__
 from .arguments import (UsageError, layer_sizes, nonnegative_float, positive_float, positive_int,
                         usable_device)
+from .data_parallel import add_flags as add_data_parallel_flags
 from .lm_arguments import add_generate_command, add_train_flags
 from .precision import PRECISIONS
 
@@ -76,6 +77,7 @@ def build_parser():
     t.add_argument("--test-limit", type=positive_int, default=None,
                    help="test each epoch on the first N test images only (default: all)")
     add_train_flags(t)
+    add_data_parallel_flags(t)
 
     e = sub.add_parser("evaluate", help="test accuracy (images) or val loss (language models) of a "
                                         "saved checkpoint")

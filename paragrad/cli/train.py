@@ -10,12 +10,13 @@ from ..io import checkpoint
 from ..autograd import no_grad
 from ..jit import jit
 from ..ops.creation import tensor
-from ..data import CIFAR10, MNIST, DataLoader
+from ..data import CIFAR10, MNIST, DataLoader, DistributedSampler
 from ..data.transforms import Compose, RandomCrop, RandomHorizontalFlip
 from ..models import MLP, MNISTCNN, resnet18
 from ..random import Generator, manual_seed
 from ..io.safetensors import SafetensorsError
 from . import out_folder
+from .data_parallel import Ranks
 from .arguments import UsageError
 from .lm_config import LM_DATASETS, refuse_foreign_flags
 from .divergence import Diverged, LossWatch, kept, weights_finite
@@ -140,12 +141,22 @@ def _restore(args, model, opt, sched, scaler, generators):
 
 
 def train(args):
-    if args.dataset in LM_DATASETS:
-        from .train_language_model import train_language_model
-        return train_language_model(args)
+    # launched as several ranks (or with --sync-every/--diloco): data parallel, data_parallel.py
+    ranks = Ranks.join(args)
+    try:
+        if args.dataset in LM_DATASETS:
+            from .train_language_model import train_language_model
+            return train_language_model(args, ranks)
+        return _train_images(args, ranks)
+    finally:
+        ranks.close()
+
+
+def _train_images(args, ranks):
     refuse_foreign_flags(args, False)
     # every check that can refuse the command comes before anything is written
     state = resolve(args)
+    ranks.resolve(args, state)
     data_dir = data_folder(args.data_dir, state and recorded_run(state).get("data_dir"))
     if state is not None and state["epoch"] >= args.epochs:
         print(f"nothing left to train: {args.resume} has trained all {args.epochs} epochs of its run "
@@ -163,60 +174,74 @@ def train(args):
     generators, augment = [shuffle_gen], None
     if args.dataset == "cifar10":
         # the usual CIFAR augmentation, drawn on the batch's device from its own seeded generator
-        aug_gen = Generator(args.device).manual_seed(args.seed + 1)
+        aug_gen = Generator(args.device).manual_seed(ranks.seed(args.seed) + 1)
         augment = Compose([RandomCrop(32, padding=4, generator=aug_gen),
                            RandomHorizontalFlip(generator=aug_gen)])
         generators.append(aug_gen)
     # the loader only draws each epoch's order: batches are gathered from tensors on the device
     loader = DataLoader(train_ds, batch_size=args.batch_size, shuffle=True, generator=shuffle_gen)
+    if ranks.world > 1:     # each rank its share of the epoch's order, in batches of its share
+        loader = DataLoader(train_ds, batch_size=args.batch_size // ranks.world, sampler=DistributedSampler(
+            train_ds, ranks.world, ranks.rank, shuffle=True, seed=args.seed))
     total_steps = args.epochs * len(loader)
     # cosine decay to zero over the whole run, stepped every batch
     sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total_steps) \
         if args.schedule == "cosine" else None
     scaler = grad_scaler(args.precision, args.device)
+    train_model = ranks.wrap(model, opt, args)
     records, start_epoch, ckpt = [], 0, None
     if state is not None:
-        start_epoch = _restore(args, model, opt, sched, scaler, generators)["epoch"]
+        restored = _restore(args, model, ranks.checkpointed(opt), sched, scaler, generators)
+        start_epoch = restored["epoch"]
+        ranks.restore(restored["extra"], generators, start_epoch)
         _follow_new_length(sched, total_steps)
         records, ckpt = state["extra"].get("records", [])[:start_epoch], args.resume
         print(f"resumed from {args.resume} at epoch {start_epoch}")
-    out.mkdir(parents=True, exist_ok=True)
-    out_folder.remove(stale)
-    run = run_record(args, data_dir)
+    if ranks.main:
+        out.mkdir(parents=True, exist_ok=True)
+        out_folder.remove(stale)
+    run = ranks.record(run_record(args, data_dir), args)
     n_params = sum(p.numel() for p in model.parameters())
     jitted = args.jit and args.device != "cpu"
     print(f"training {describe(config)} ({n_params:,} parameters) on {len(train_ds):,} "
           f"{DATASET_NAMES[args.dataset]} images, device {args.device}, "
           f"{describe_precision(args.precision)}"
-          f"{', one CUDA graph per step (pg.jit)' if jitted else ''}")
+          f"{', one CUDA graph per step (pg.jit)' if jitted else ''}{ranks.describe(args)}")
     images, labels = on_device(train_ds, args.device)
     test_tensors = on_device(test_ds, args.device)
     watch = LossWatch(args.device)
-    train_step = make_step(model, opt, images, labels, augment, watch, args.precision, scaler)
+    train_step = make_step(train_model, opt, images, labels, augment, watch, args.precision, scaler)
     if jitted:
         train_step = jit(train_step)
+    batch, plotted = loader.batch_size, True
     for epoch in range(start_epoch, args.epochs):
         model.train()
-        bar = Progress(len(loader), desc=f"epoch {epoch + 1}/{args.epochs}")
+        bar = Progress(len(loader), desc=f"epoch {epoch + 1}/{args.epochs}", stream=ranks.progress_stream())
         t0, seen = time.perf_counter(), 0
         watch.new_epoch()
+        if ranks.world > 1:
+            loader.sampler.set_epoch(epoch)
         order = tensor(loader._order(), device=args.device)        # (N,) this epoch's order
         try:
-            for step, start in enumerate(range(0, len(order), args.batch_size), 1):
-                train_step(order[start:start + args.batch_size])
+            for step, start in enumerate(range(0, len(order), batch), 1):
+                train_step(order[start:start + batch])
+                ranks.after_step()
                 if sched is not None:
                     sched.step()
-                seen = min(start + args.batch_size, len(order))
+                seen = min(start + batch, len(order))
                 if bar.due(step):   # the only host reads of the loop: a few per second at most
                     bar.update(step, seen, loss=watch.checked_loss(seen, epoch, len(loader), ckpt))
         finally:    # an error then starts on a line of its own
             bar.close()
+        ranks.synchronize()
         train_seconds = time.perf_counter() - t0
+        seen *= ranks.world                 # every rank saw as many (DistributedSampler pads)
+        ranks.sum_(watch.loss_sum)
         train_loss = watch.checked_loss(seen, epoch, len(loader), ckpt)
         if not weights_finite(model):
             raise Diverged(f"the weights became non-finite in epoch {epoch + 1} (after its last "
                            f"step); stopped without saving it, {kept(ckpt)}")
-        acc = evaluate(model, test_ds, args.device, args.precision, tensors=test_tensors)
+        acc = ranks.accuracy(evaluate, model, test_ds, args.device, args.precision, test_tensors)
         rec = {"epoch": epoch + 1, "train_loss": train_loss, "test_accuracy": acc,
                "seconds": round(time.perf_counter() - t0, 3), "train_seconds": round(train_seconds, 3),
                "samples_per_second": round(seen / train_seconds, 1)}
@@ -224,9 +249,12 @@ def train(args):
         print(f"epoch {epoch + 1}: train loss {rec['train_loss']:.4f}, test accuracy {100 * acc:.2f}%, "
               f"{rec['seconds']:.1f}s")
         ckpt = checkpoint_path(out, epoch + 1)
-        checkpoint.save(ckpt, model, opt, sched, step=(epoch + 1) * len(loader), epoch=epoch + 1,
-                        extra={"config": config, "run": run, "records": records,
-                               "grad_scaler": scaler.state_dict()}, generators=generators)
+        if not ranks.main:
+            continue
+        checkpoint.save(ckpt, model, ranks.checkpointed(opt), sched, step=(epoch + 1) * len(loader),
+                        epoch=epoch + 1, extra={"config": config, "run": run, "records": records,
+                                                "grad_scaler": scaler.state_dict(), **ranks.scheme_state()},
+                        generators=generators)
         with open(out / "metrics.jsonl", "w") as f:
             for r in records:
                 f.write(json.dumps(r) + "\n")

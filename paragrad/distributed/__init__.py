@@ -16,7 +16,7 @@ from .errors import DistBackendError, DistError, DistMismatchError, DistTimeoutE
 from .initialization import (bytes_communicated, destroy_process_group, get_backend, get_rank,
                              get_world_size, init_process_group, is_available, is_initialized,
                              is_mpi_available, is_nccl_available, reset_bytes_communicated, traffic)
-from .launcher_env import get_node_local_rank
+from .launcher_env import get_node_local_rank, launcher_world_size
 from .process_group import ProcessGroup, group
 from .reduce_op import ReduceOp
 from .work import Work
@@ -26,6 +26,6 @@ from .diloco import DiLoCo
 __all__ = ["all_gather", "all_gather_into_tensor", "all_reduce", "barrier", "broadcast",
            "reduce_scatter_tensor", "DistBackendError", "DistError", "DistMismatchError",
            "DistTimeoutError", "bytes_communicated", "destroy_process_group", "get_backend",
-           "get_node_local_rank", "get_rank", "get_world_size", "init_process_group", "is_available", "is_initialized",
+           "get_node_local_rank", "get_rank", "launcher_world_size", "get_world_size", "init_process_group", "is_available", "is_initialized",
            "is_mpi_available", "is_nccl_available", "reset_bytes_communicated", "traffic",
            "ProcessGroup", "group", "ReduceOp", "Work", "LocalSGD", "DiLoCo"]

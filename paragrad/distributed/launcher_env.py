@@ -11,6 +11,9 @@ import sys
 INSTALL_HINT = ('pip install "paragrad[mpi]" (mpi4py and Open MPI wheels), or build mpi4py '
                 'against a system MPI: pip install mpi4py --no-binary mpi4py')
 _LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_NTASKS")
+# where launchers say how many ranks they started: Open MPI, MPICH/Intel MPI (PMI), srun (a job
+# step's count: SLURM_NTASKS alone is also set in the batch script that runs srun), torchrun
+_WORLD_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "WORLD_SIZE")
 
 
 # Open MPI's non-blocking all-reduce (which every all_reduce uses, to stay interruptible) picks
@@ -90,3 +93,15 @@ def get_node_local_rank(fallback_rank=None):
     raise RuntimeError("LOCAL_RANK is not in the environment: no launcher that sets it (paragrad "
                        "launch, mpirun, srun, torchrun) started this process, and no fallback_rank "
                        "was given")
+
+
+def launcher_world_size():
+    """How many ranks the launcher that started this process says it started (1 when no
+    launcher variable is set): read from the environment, without starting MPI, so that a
+    program can decide whether to train data-parallel before init_process_group.
+    init_process_group still checks the number against MPI's own."""
+    for name in _WORLD_SIZE_VARS:
+        value = os.environ.get(name, "")
+        if value.strip().isdigit():
+            return int(value)
+    return 1

@@ -57,10 +57,23 @@ class LocalSGD:
 
     def step(self, closure=None):
         loss = self.optimizer.step(closure)
+        self.count_step()
+        return loss
+
+    def count_step(self):
+        """step()'s bookkeeping without the optimizer step, for a loop whose optimizer steps
+        elsewhere (inside a pg.jit-captured function, whose replays run no Python): count the
+        step and synchronize when one is due."""
         self.step_count += 1
         if self.step_count % self.sync_every == 0:
             self._synchronize()
-        return loss
+
+    def synchronize(self):
+        """Synchronize now, off the schedule, unless the last step just did (before an
+        evaluation or a checkpoint, so that every rank holds the same model). The schedule
+        keeps counting steps: the next synchronization falls where it would have."""
+        if self.step_count % self.sync_every:
+            self._synchronize()
 
     def _synchronize(self):
         self.bytes_communicated += all_reduce_coalesced(self.params + self.buffers)
