@@ -73,11 +73,17 @@ class Ranks:
         if world == 1 and args.sync_every is None and not args.diloco:
             return cls()
         backend = "nccl" if args.device.startswith("cuda") else "mpi"
+        index = args.device.partition(":")[2]
+        if backend == "nccl" and index and world > 1:
+            raise UsageError(f"--device {args.device}: on {world} ranks each rank trains on the GPU "
+                             f"of its local rank (LOCAL_RANK); pass --device cuda")
         try:
-            dist.init_process_group(backend)
+            dist.init_process_group(backend, device_id=int(index) if index else None)
         except (RuntimeError, ValueError) as e:
             raise UsageError(f"data-parallel training on {world} rank(s) could not start the {backend} "
                              f"process group: {e}") from None
+        if backend == "nccl":       # the GPU the nccl backend chose for this rank
+            args.device = f"cuda:{dist.group.WORLD.device_index}"
         ranks = cls(dist.get_rank(), dist.get_world_size(), grouped=True)
         if not ranks.main:
             ranks._devnull = open(os.devnull, "w")

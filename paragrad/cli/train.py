@@ -230,7 +230,7 @@ def _train_images(args, ranks):
                     sched.step()
                 seen = min(start + batch, len(order))
                 if bar.due(step):   # the only host reads of the loop: a few per second at most
-                    bar.update(step, seen, loss=watch.checked_loss(seen, epoch, len(loader), ckpt))
+                    bar.update(step, seen * ranks.world, loss=watch.checked_loss(seen, epoch, len(loader), ckpt))
         finally:    # an error then starts on a line of its own
             bar.close()
         ranks.synchronize()
