@@ -7,7 +7,13 @@ tests, until it completes or the group's timeout passes. So no collective waits 
 """
 from __future__ import annotations
 
+import os
 import time
+
+# while spinning, offer the core to another runnable process: on a machine with more runnable
+# processes than cores, the rank this one waits for may be the one that needs it (a pure spin
+# held two ranks on two busy cores at a third of their speed); free when nothing else runs
+_yield = getattr(os, "sched_yield", lambda: None)
 
 _SPIN_SECONDS = 2e-3    # test without pause this long: most collectives of a step finish by then
 _MAX_SLEEP = 2e-4       # then sleep between tests, at most this long: MPI's non-blocking
@@ -74,3 +80,5 @@ def poll(test, on_timeout, deadline, drain):
         if now - start > _SPIN_SECONDS:
             time.sleep(sleep)
             sleep = min(sleep * 2, _MAX_SLEEP)
+        else:
+            _yield()
