@@ -1,7 +1,7 @@
 """Data-parallel MNIST-MLP training on the CPU: paragrad's DistributedDataParallel, LocalSGD and
 DiLoCo beside PyTorch's DistributedDataParallel (gloo), with 1 and 2 processes, in one run.
 
-    python bench/ddp.py [--steps 1000] [--batch 64] [--nprocs 1,2]
+    python bench/ddp.py [--steps 1000] [--batch 64] [--nprocs 1,2] [--rounds 3]
 
 Every run trains the 784-256-128-10 MLP (paragrad train mnist's default model) with Adam
 (lr 1e-3; LocalSGD's and DiLoCo's inner optimizer too) for --steps steps of the global batch
@@ -9,7 +9,9 @@ Every run trains the 784-256-128-10 MLP (paragrad train mnist's default model) w
 same data order (a NumPy permutation per epoch; rank r takes its slice of each global batch).
 It reports, per scheme and process count:
   samples/s     global samples per second over the steps after a warm-up of 50 (rank 0's clock,
-                between barriers), every synchronization included;
+                between barriers), every synchronization included: the median of --rounds
+                runs, the rounds interleaving every configuration (other work on the machine
+                then hits each alike; its range is printed too);
   accuracy      rank 0's test accuracy on the 10,000 test images after all the steps (--steps a
                 multiple of 50 ends LocalSGD N=10 and DiLoCo H=50 on a synchronization);
   bytes/step    what one rank hands to collectives per step: paragrad's bytes_communicated()
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -204,6 +207,7 @@ def main():
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--batch", type=int, default=64, help="global batch")
     p.add_argument("--nprocs", default="1,2")
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--data", default=None)
     p.add_argument("--worker", choices=["paragrad", "torch"], dest="framework")
     p.add_argument("--scheme", default="ddp", choices=list(SCHEMES))
@@ -225,30 +229,39 @@ def main():
     print(f"run     : MLP {'-'.join(map(str, SIZES))}, Adam lr 1e-3, {args.steps} steps of global batch "
           f"{args.batch} ({args.steps * args.batch:,} samples), one thread per process\n")
     runs = [("torch", "ddp"), ("paragrad", "ddp"), ("paragrad", "localsgd"), ("paragrad", "diloco")]
-    results = {}
+    rounds = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for n in nprocs:
-            for framework, scheme in runs:
-                results[framework, scheme, n] = r = run_one(framework, scheme, n, args, Path(tmp))
-                print(f"  {framework:8s} {SCHEMES[scheme]:14s} {n} proc: {r['samples_per_second']:9,.0f} "
-                      f"samples/s, accuracy {100 * r['accuracy']:.2f}%, {r['bytes_per_step']:,.0f} B/step",
-                      flush=True)
+        for k in range(args.rounds):
+            print(f"round {k + 1}, load {os.getloadavg()[0]:.2f}:")
+            for n in nprocs:
+                for framework, scheme in runs:
+                    r = run_one(framework, scheme, n, args, Path(tmp))
+                    rounds.setdefault((framework, scheme, n), []).append(r)
+                    print(f"  {framework:8s} {SCHEMES[scheme]:14s} {n} proc: {r['samples_per_second']:9,.0f} "
+                          f"samples/s, accuracy {100 * r['accuracy']:.2f}%, {r['bytes_per_step']:,.0f} B/step",
+                          flush=True)
+    results = {}
+    for key, rs in rounds.items():
+        rates = sorted(r["samples_per_second"] for r in rs)
+        results[key] = {**rs[0], "samples_per_second": statistics.median(rates), "range": (rates[0], rates[-1])}
     print()
     print_table(results, nprocs)
 
 
 def print_table(results, nprocs):
     ddp_bytes = {n: results["paragrad", "ddp", n]["bytes_per_step"] for n in nprocs}
-    print("| framework | scheme | processes | samples/s | vs torch DDP | test accuracy | bytes/step | "
+    print("| framework | scheme | processes | samples/s (median) | range | vs torch DDP | test accuracy | bytes/step | "
           "fewer bytes than DDP |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for n in nprocs:
         torch_rate = results["torch", "ddp", n]["samples_per_second"]
         for (framework, scheme, m), r in results.items():
             if m != n:
                 continue
             fewer = f"{ddp_bytes[n] / r['bytes_per_step']:.0f}x" if r["bytes_per_step"] else "-"
+            lo, hi = r["range"]
             print(f"| {framework} | {SCHEMES[scheme]} | {n} | {r['samples_per_second']:,.0f} | "
+                  f"{lo / 1000:,.1f}k-{hi / 1000:,.1f}k | "
                   f"{r['samples_per_second'] / torch_rate:.2f}x | {100 * r['accuracy']:.2f}% | "
                   f"{r['bytes_per_step']:,.0f} | {fewer} |")
     if 1 in nprocs and 2 in nprocs:

@@ -46,8 +46,9 @@ def add_flags(t):
     g = t.add_argument_group(
         "data parallel (under mpirun, srun or paragrad launch)",
         "launched as N ranks, train data-parallel: --batch-size is the global batch, split over "
-        "the ranks; gradients are averaged every step (DistributedDataParallel) unless")
-    g.add_argument("--sync-every", type=positive_int, default=None,
+        "the ranks; gradients are averaged every step (DistributedDataParallel) unless one of "
+        "these picks another scheme")
+    g.add_argument("--sync-every", type=positive_int, default=None, metavar="N",
                    help="LocalSGD: each rank steps on its own, the parameters are averaged every N "
                         "steps (with --diloco: DiLoCo's H, default 50)")
     g.add_argument("--diloco", action="store_true", default=None,

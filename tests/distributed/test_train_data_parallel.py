@@ -132,3 +132,14 @@ def test_sync_every_in_one_process_averages_nothing(tmp_path):
     assert "1 rank(s) of batch 50, LocalSGD every 2 steps" in proc.stdout
     assert train_mnist(tmp_path / "plain", "--epochs", "1", "--test-limit", "500") == 0
     assert without_time(records(tmp_path / "lsgd")) == without_time(records(tmp_path / "plain"))
+
+
+def test_launcher_world_size_reads_the_launchers_variables(monkeypatch):
+    from paragrad.distributed import launcher_world_size
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    assert launcher_world_size() == 1
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "8")
+    assert launcher_world_size() == 8
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "4")     # the MPI launcher's own count first
+    assert launcher_world_size() == 4
