@@ -196,16 +196,18 @@ class FastPaths:
     def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):
         """-> (out, stats, rng) or None. Used only with no attn_mask and q, k, v 4-D with equal
         (B, H) (no GQA, no batch broadcasting), L, S, E > 0. q (B, H, L, E), k (B, H, S, E),
-        v (B, H, S, Ev): C-contiguous, one float dtype; scale a Python float; is_causal: key j
+        v (B, H, S, Ev): one float dtype, any strides (copy what the kernel can't read; the
+        heads of a fused projection usually lie interleaved); scale a Python float; is_causal: key j
         visible to query i iff j <= i (top-left). dropout_p > 0: the attention weights are
         dropped inside the kernel with numbers drawn from rng_state (a generator's device-side
         state, which the call advances past them); rng is what the backward needs to drop the
-        same weights (None without dropout). out (B, H, L, Ev); stats the per-row logsumexp
-        of the scaled scores, (B, H, L, 1) float32."""
+        same weights (None without dropout). out (B, H, L, Ev), any strides; stats the per-row
+        logsumexp of the scaled scores, (B, H, L, 1) float32."""
 
     def fast_scaled_dot_product_attention_backward(self, q, k, v, out, dout, stats, scale,
                                                    is_causal, dropout_p=0.0, rng=None):
-        """-> (dq, dk, dv) of the inputs' shapes and dtype, or None. stats (and rng, with
+        """-> (dq, dk, dv) of the inputs' shapes and dtype, or None; q, k, v, out and dout of
+        any strides. stats (and rng, with
         dropout) come from the fast forward; without dropout stats may come from the composite
         forward when the backend has this backward (same layout)."""
 
