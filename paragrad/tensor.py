@@ -48,7 +48,7 @@ class Tensor:
     (`x.exp()`, `x + y`, `x.add_(y)`, ..., and the legacy constructor `Tensor(data)`) is attached
     from the table in ops/methods.py, so this module imports nothing from ops/."""
     __slots__ = ("_data", "_backend", "_device", "dtype", "_requires_grad", "_grad", "grad_fn",
-                 "_output_nr", "_acc", "_hooks", "__weakref__", "__dict__", "_vc")
+                 "_output_nr", "_acc", "_hooks", "_post_acc_hooks", "__weakref__", "__dict__", "_vc")
 
     # ---- basic properties -----------------------------------------------------------------
     @property
@@ -325,6 +325,22 @@ class Tensor:
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call hook(self) after backward has accumulated a gradient into this leaf's .grad
+        (torch's): the hook reads or updates .grad in place and returns None. DistributedDataParallel
+        uses it to start averaging a parameter's gradient as soon as it is final. Returns a
+        handle with .remove()."""
+        if not self._requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: cannot register a hook on a "
+                               "tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("register_post_accumulate_grad_hook: post accumulate grad hooks "
+                               "cannot be registered on non-leaf tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return _HookHandle(self._post_acc_hooks, hook)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) * gradient into every leaf's .grad (PyTorch semantics)."""
         root = self._root_grad(gradient, "backward")
@@ -400,6 +416,7 @@ def _init(t, data, dtype, device):
     t._output_nr = 0
     t._acc = None
     t._hooks = None
+    t._post_acc_hooks = None
     t._vc = [0]
     return t
 

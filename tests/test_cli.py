@@ -142,4 +142,4 @@ def test_bad_model_dataset_combinations_one_line_error(tmp_path):
 def test_info_lists_backends():
     r = _run("info")
     assert r.returncode == 0 and "paragrad" in r.stdout and "cpu    usable" in r.stdout
-    assert "cuda" in r.stdout
+    assert "cuda" in r.stdout and "distributed launcher: " in r.stdout

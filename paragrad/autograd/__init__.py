@@ -13,7 +13,7 @@ just its slice there. Anomaly mode (`anomaly_mode.py`) adds forward tracebacks a
 
 This package never imports `tensor.py`: it sees tensors only through the attributes
 `grad_fn`, `_output_nr`, `_requires_grad`, `_grad` (`.grad` without the setter's checks),
-`_acc`, `_hooks`, `_vc` and a few methods (`_with_data` wraps a buffer).
+`_acc`, `_hooks`, `_post_acc_hooks`, `_vc` and a few methods (`_with_data` wraps a buffer).
 Gradients themselves are Tensors; backward formulas are written with Tensor ops and run
 with grad mode off.
 
@@ -26,7 +26,7 @@ calls); engine.py (run_backward and its helpers: hooks, accumulation into .grad)
 from . import anomaly_mode, grad_mode
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                            set_detect_anomaly)
-from .engine import run_backward
+from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx, backward, grad
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import RELEASED, AccumulateGrad, Node, accumulator, edge, needs_grad, record

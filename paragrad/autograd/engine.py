@@ -4,12 +4,37 @@ the gradients meeting at one input, runs tensor hooks and writes .grad on leaves
 
 Gradients meeting at one input add into a buffer the engine made itself, in place (`fresh`),
 and a node whose gradient is a slice written into zeros (`add_into`) adds just its slice there.
-Anomaly mode (anomaly_mode.py) adds forward tracebacks and NaN checks."""
+Anomaly mode (anomaly_mode.py) adds forward tracebacks and NaN checks.
+
+Two extension points serve code that acts on finished gradients (DistributedDataParallel):
+a leaf's post-accumulate-grad hooks run right after its .grad is updated, and callbacks queued
+with `queue_callback` during a backward run once that backward has finished."""
 from __future__ import annotations
 
 from .. import autocast_state
 from . import anomaly_mode, grad_mode
 from .graph import RELEASED, AccumulateGrad, _check_versions, edge
+
+
+# one list of queued callbacks per backward in progress (a hook may run a backward of its own)
+_final_callbacks = []
+
+
+def queue_callback(callback):
+    """Run callback() when the backward pass in progress finishes, after every gradient has
+    been accumulated (torch's `Variable._execution_engine.queue_callback`). Only valid during a
+    backward (from a hook); callbacks run in the order queued, and one may queue another. A
+    backward that raises runs none of them."""
+    if not _final_callbacks:
+        raise RuntimeError("queue_callback: final callbacks can only be installed during backward pass.")
+    _final_callbacks[-1].append(callback)
+
+
+def _run_callbacks(callbacks):
+    i = 0
+    while i < len(callbacks):       # (a callback may queue more)
+        callbacks[i]()
+        i += 1
 
 
 def _freed_error(node):
@@ -66,17 +91,24 @@ def run_backward(roots, retain_graph=False, capture=None, create_graph=False, in
     # saw, what user code returned) or that a .grad already owns: a leaf must copy these
     # before adopting them, since its .grad is later updated in place
     claimed = set()
+    callbacks = []
+    _final_callbacks.append(callbacks)
     try:
         if inputs is None:
-            return _run(roots, retain_graph, capture, create_graph, claimed)
-        inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-        if not inputs:
-            raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
-        grads = _run(roots, retain_graph, [edge(t) for t in inputs], create_graph, claimed)
-        for t, g in zip(inputs, grads):
-            if g is not None:
-                _accumulate(t, g, claimed, create_graph)
+            result = _run(roots, retain_graph, capture, create_graph, claimed)
+        else:
+            inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+            if not inputs:
+                raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+            grads = _run(roots, retain_graph, [edge(t) for t in inputs], create_graph, claimed)
+            for t, g in zip(inputs, grads):
+                if g is not None:
+                    _accumulate(t, g, claimed, create_graph)
+            result = None
+        _run_callbacks(callbacks)
+        return result
     finally:
+        _final_callbacks.pop()
         grad_mode._enabled = prev_mode
         autocast_state.resume(autocast_was)
 
@@ -235,6 +267,13 @@ def _accumulate(t, g, claimed, create_graph):
         # and captured CUDA graphs rely on the buffer staying the same)
         old._backend.binary("add", old._data, g._data, out=old._data)
     claimed.add(id(t._grad))
+    if t._post_acc_hooks:
+        for hook in tuple(t._post_acc_hooks):       # (a hook may remove itself)
+            r = hook(t)
+            if r is not None:       # (torch's two errors: a tensor, and anything else)
+                if hasattr(r, "grad_fn"):
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
 
 
 def _owned(g, claimed):

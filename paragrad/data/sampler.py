@@ -146,12 +146,16 @@ class DistributedSampler(Sampler):
     from `rank`, after an optional shuffle seeded by seed + epoch (call set_epoch each epoch so
     the replicas shuffle alike and differently per epoch). Without drop_last the order is
     padded by repeating its start so every replica gets the same count. num_replicas and rank
-    must be given (paragrad has no process-group default to read them from)."""
+    default to the process group's world size and rank (paragrad.distributed; ValueError, as
+    torch, when neither is given nor a group initialized)."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         if num_replicas is None or rank is None:
-            raise RuntimeError("DistributedSampler: pass num_replicas and rank (paragrad has no default "
-                               "process group to take them from)")
+            from .. import distributed
+            if num_replicas is None:
+                num_replicas = distributed.get_world_size()
+            if rank is None:
+                rank = distributed.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank

@@ -1,0 +1,47 @@
+"""`paragrad launch -n N -- COMMAND`: N ranks run; without an MPI launcher, the message says
+what to install."""
+import subprocess
+import sys
+
+from paragrad.cli import main
+from paragrad.cli import launch as launch_module
+from tests.distributed.launch_ranks import REPO
+
+
+def test_launch_runs_every_rank():
+    code = ("import paragrad.distributed as d; d.init_process_group(); "
+            "print('rank', d.get_rank(), 'of', d.get_world_size(), flush=True)")
+    out = subprocess.run([sys.executable, "-m", "paragrad", "launch", "-n", "2", "--", sys.executable,
+                          "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "rank 0 of 2" in out.stdout and "rank 1 of 2" in out.stdout, out.stdout + out.stderr
+
+
+def test_launch_without_a_launcher_says_what_to_install(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(launch_module.sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["launch", "-n", "2", "--", "python", "-c", "pass"]) == 2
+    err = capsys.readouterr().err
+    assert "no MPI launcher (mpirun or mpiexec)" in err and 'pip install "paragrad[mpi]"' in err, err
+
+
+def test_launch_needs_a_command(capsys):
+    assert main(["launch", "-n", "2"]) == 2
+    assert "paragrad launch -n 4 -- python train.py" in capsys.readouterr().err
+
+
+def test_launcher_flags(monkeypatch):
+    monkeypatch.setattr(launch_module, "is_open_mpi", lambda launcher: True)
+    monkeypatch.setattr(launch_module, "physical_cores", lambda: 2)
+    argv = launch_module.launcher_command(3, ["python", "x.py"], "/opt/mpi/bin/mpirun")
+    assert argv[:3] == ["/opt/mpi/bin/mpirun", "-n", "3"] and argv[-2:] == ["python", "x.py"]
+    assert "--oversubscribe" in argv and ["-x", "NCCL_NVLS_ENABLE=0"] == argv[-4:-2]
+    assert "--oversubscribe" not in launch_module.launcher_command(2, ["python"], "/opt/mpi/bin/mpirun")
+    monkeypatch.setattr(launch_module, "is_open_mpi", lambda launcher: False)
+    assert launch_module.launcher_command(2, ["python"], "/usr/bin/mpiexec") == \
+        ["/usr/bin/mpiexec", "-n", "2", "-genv", "NCCL_NVLS_ENABLE", "0", "python"]
+
+
+def test_physical_cores_counts_each_core_once():
+    import os
+    assert 1 <= launch_module.physical_cores() <= (os.cpu_count() or 1)

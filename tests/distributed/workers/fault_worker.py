@@ -1,0 +1,50 @@
+"""A rank that fails in the middle of a job: `fault_worker.py hang|hang-caught|kill|raise SECONDS`.
+
+Every rank runs one all_reduce, then the last rank (hang) sleeps instead of joining the second
+all_reduce, (kill) SIGKILLs itself, or (raise) raises; the others call the second all_reduce
+(async in hang mode) with a timeout of SECONDS and must end with an error naming the
+collective and that rank."""
+import datetime
+import os
+import signal
+import sys
+import time
+
+from mpi4py import MPI
+
+import paragrad as pg
+import paragrad.distributed as dist
+
+mode, seconds = sys.argv[1], float(sys.argv[2])
+# all ranks first meet without a deadline: on a loaded machine the ranks' imports can finish
+# seconds apart, which init_process_group's short timeout would take for a missing rank
+MPI.COMM_WORLD.Barrier()
+dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=seconds))
+rank, world = dist.get_rank(), dist.get_world_size()
+dist.all_reduce(pg.ones(4))
+if rank == world - 1:
+    if mode in ("hang", "hang-caught"):
+        time.sleep(120)
+    elif mode == "kill":
+        time.sleep(1.0)     # the others are waiting in the second all_reduce by then
+        os.kill(os.getpid(), signal.SIGKILL)
+    else:
+        time.sleep(1.0)
+        raise RuntimeError("this rank fails before the second all_reduce")
+print(f"rank {rank}: entering the second all_reduce", flush=True)
+if mode == "hang-caught":   # the error is caught and the script ends "normally"
+    try:
+        dist.all_reduce(pg.ones(4))
+    except dist.DistTimeoutError as e:
+        print(f"rank {rank} caught: {e}", flush=True)
+    try:
+        dist.broadcast(pg.ones(4), src=0)
+    except dist.DistBackendError as e:
+        print(f"rank {rank} then: {e}", flush=True)
+    raise SystemExit(0)     # yet the process exits 1, skipping MPI_Finalize
+if mode == "hang":      # through an async handle: not completed, then wait() times out
+    work = dist.all_reduce(pg.ones(4), async_op=True)
+    assert not work.is_completed()
+    work.wait()
+dist.all_reduce(pg.ones(4))
+print(f"rank {rank}: the second all_reduce completed, which it must not", flush=True)
