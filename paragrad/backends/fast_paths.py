@@ -18,6 +18,7 @@ FAST_PATHS = (
     "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll",
     "layer_norm", "layer_norm_backward", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
     "relu_backward", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
+    "dropout", "dropout_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step", "unscale_grads",
@@ -183,6 +184,17 @@ class FastPaths:
 
     def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
         """-> dx (N, C, H, W) or None."""
+
+    # ---- dropout (nn/functional/dropout.py) --------------------------------------------------------
+    def fast_dropout(self, x, p, rng_state):
+        """-> (y, mask) or None, for 0 < p < 1: each element kept with probability 1 - p and
+        scaled by 1 / (1 - p), drawn from rng_state (a generator's device-side state, which the
+        call advances past its draws) as the backend's bernoulli draw of x's shape would be, so
+        the kept elements are those the composition keeps; mask (x's shape, any integer or
+        bool dtype) marks them for the backward."""
+
+    def fast_dropout_backward(self, g, mask, p):
+        """-> dx = g * mask / (1 - p) of g's shape and dtype, or None."""
 
     # ---- gelu (ops/elementwise/unary.py) ---------------------------------------------------------
     def fast_gelu(self, x, approximate):
