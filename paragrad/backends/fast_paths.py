@@ -18,6 +18,7 @@ FAST_PATHS = (
     "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll",
     "layer_norm", "layer_norm_backward", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
     "relu_backward", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
+    "dropout", "dropout_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step", "unscale_grads",
@@ -184,6 +185,17 @@ class FastPaths:
     def fast_max_pool2d_backward(self, gy, idx, h, w, k, s, p, d):
         """-> dx (N, C, H, W) or None."""
 
+    # ---- dropout (nn/functional/dropout.py) --------------------------------------------------------
+    def fast_dropout(self, x, p, rng_state):
+        """-> (y, mask) or None, for 0 < p < 1: each element kept with probability 1 - p and
+        scaled by 1 / (1 - p), drawn from rng_state (a generator's device-side state, which the
+        call advances past its draws) as the backend's bernoulli draw of x's shape would be, so
+        the kept elements are those the composition keeps; mask (x's shape, any integer or
+        bool dtype) marks them for the backward."""
+
+    def fast_dropout_backward(self, g, mask, p):
+        """-> dx = g * mask / (1 - p) of g's shape and dtype, or None."""
+
     # ---- gelu (ops/elementwise/unary.py) ---------------------------------------------------------
     def fast_gelu(self, x, approximate):
         """-> gelu(x) of x's shape and dtype, or None. approximate "none" (erf) or "tanh"; a
@@ -196,16 +208,18 @@ class FastPaths:
     def fast_scaled_dot_product_attention(self, q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):
         """-> (out, stats, rng) or None. Used only with no attn_mask and q, k, v 4-D with equal
         (B, H) (no GQA, no batch broadcasting), L, S, E > 0. q (B, H, L, E), k (B, H, S, E),
-        v (B, H, S, Ev): C-contiguous, one float dtype; scale a Python float; is_causal: key j
+        v (B, H, S, Ev): one float dtype, any strides (copy what the kernel can't read; the
+        heads of a fused projection usually lie interleaved); scale a Python float; is_causal: key j
         visible to query i iff j <= i (top-left). dropout_p > 0: the attention weights are
         dropped inside the kernel with numbers drawn from rng_state (a generator's device-side
         state, which the call advances past them); rng is what the backward needs to drop the
-        same weights (None without dropout). out (B, H, L, Ev); stats the per-row logsumexp
-        of the scaled scores, (B, H, L, 1) float32."""
+        same weights (None without dropout). out (B, H, L, Ev), any strides; stats the per-row
+        logsumexp of the scaled scores, (B, H, L, 1) float32."""
 
     def fast_scaled_dot_product_attention_backward(self, q, k, v, out, dout, stats, scale,
                                                    is_causal, dropout_p=0.0, rng=None):
-        """-> (dq, dk, dv) of the inputs' shapes and dtype, or None. stats (and rng, with
+        """-> (dq, dk, dv) of the inputs' shapes and dtype, or None; q, k, v, out and dout of
+        any strides. stats (and rng, with
         dropout) come from the fast forward; without dropout stats may come from the composite
         forward when the backend has this backward (same layout)."""
 

@@ -75,9 +75,11 @@ class NCCLBackend:
         cupy.cuda.Device(self.device_index).use()
         uid = np.zeros(_UNIQUE_ID_BYTES, np.int8)     # NCCL's id is 128 C chars, signed here
         if rank == 0:
-            uid[:] = np.array(nccl.get_unique_id(), np.int64).astype(np.int8)
+            ident = nccl.get_unique_id()       # a tuple of C chars in older CuPy, bytes in CuPy 14
+            uid[:] = (np.frombuffer(bytes(ident), np.int8) if isinstance(ident, (bytes, bytearray))
+                      else np.array(ident, np.int64).astype(np.int8))
         world.Bcast(uid, root=0)
-        self.comm = nccl.NcclCommunicator(size, tuple(int(c) for c in uid), rank)
+        self.comm = _communicator(nccl, size, uid, rank)
         self.size = size
         self.has_avg = nccl.get_version() >= _NCCL_AVG_SINCE
         self.watchdog = None
@@ -187,3 +189,12 @@ def _device_index(device_id, local_rank, count, rank):
         raise ValueError(f"init_process_group('nccl'): device_id must be a CUDA device index in "
                          f"[0, {count - 1}] (or a cuda:N device), got {device_id!r} on rank {rank}")
     return index
+
+
+def _communicator(nccl, size, uid, rank):
+    """NCCL's communicator from the broadcast id: CuPy takes the id as the tuple of chars its
+    get_unique_id gave in older releases, as bytes where that returns bytes."""
+    try:
+        return nccl.NcclCommunicator(size, tuple(int(c) for c in uid), rank)
+    except TypeError:
+        return nccl.NcclCommunicator(size, uid.tobytes(), rank)

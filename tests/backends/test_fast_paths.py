@@ -107,6 +107,11 @@ _IDX = np.array([[1, 3, 1], [0, 4, 1]])
 _TARGET = np.array([2, 0, 4, -100, 1])
 _GELU_TANH = lambda: pg.nn.GELU(approximate="tanh")  # noqa: E731
 
+
+def _seeded_dropout(x, p):
+    pg.manual_seed(3)           # the same draws with the fast path and without it
+    return F.dropout(x, p)
+
 # fast path -> the row that reaches it (forward and backward pairs share a row)
 ROWS = {
     "softmax": _op(lambda x: x.softmax(-1), (4, 7)),
@@ -123,6 +128,7 @@ ROWS = {
     "sigmoid_backward": _op(lambda x: x.sigmoid(), (3, 4)),
     "tanh_backward": _op(lambda x: x.tanh(), (3, 4)),
     "gelu": _op(lambda x, y: F.gelu(x) + F.gelu(y, approximate="tanh"), (3, 4), (4,)),
+    "dropout": _op(lambda x: _seeded_dropout(x, 0.3), (40, 50)),
     "conv2d": _op(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), (2, 3, 7, 7), (4, 3, 3, 3), (4,)),
     "max_pool2d": _op(lambda x: F.max_pool2d(x, 3, stride=2, padding=1), (2, 3, 7, 7)),
     "batch_norm": _batch_norm,
@@ -139,7 +145,7 @@ ROWS = {
 }
 # the fast paths each row reaches
 PATHS = {row: [row] for row in ROWS}
-for row in ("softmax", "log_softmax", "cross_entropy", "layer_norm", "linear_act", "mlp", "gelu", "conv2d",
+for row in ("softmax", "log_softmax", "cross_entropy", "layer_norm", "linear_act", "mlp", "gelu", "dropout", "conv2d",
             "max_pool2d", "batch_norm", "scaled_dot_product_attention"):
     PATHS[row] = [row, row + "_backward"]
 for row in ("lstm_cell", "gru_cell", "rnn_cell"):

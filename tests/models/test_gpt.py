@@ -190,6 +190,27 @@ def test_too_long_sequence_raises():
     assert len(cache[0]) == 10              # the refused call left the cache as it was
 
 
+@pytest.mark.gpu
+def test_bf16_autocast_on_cuda_matches_nanogpt_in_float32():
+    """Under bf16 autocast on CUDA, attention runs in cuDNN's fused kernel on the heads where the
+    fused c_attn projection left them (strided, no copies) and gelu in its fused kernel: loss and
+    every gradient stay within bfloat16's rounding of nanoGPT's float32 ones."""
+    config = dict(TINY, n_embd=64, n_head=2, block_size=32)
+    tm, pm = _pair(np.float32, "cuda", **config)
+    idx, targets = _tokens((4, 32)), _tokens((4, 32), seed=1)
+    t_loss = tm(torch.tensor(idx), torch.tensor(targets))[1]
+    with pg.autocast("cuda", dtype=pg.bfloat16):
+        p_loss = pm(pg.tensor(idx, device="cuda"), pg.tensor(targets, device="cuda"))[1]
+    t_loss.backward()
+    p_loss.backward()
+    assert p_loss.item() == pytest.approx(t_loss.item(), rel=1e-2)
+    t_params = dict(tm.named_parameters())
+    for name, p in pm.named_parameters():
+        got, want = p.grad.float().cpu().numpy(), t_params[name].grad.numpy()
+        assert p.grad.dtype is pg.float32, name
+        assert np.linalg.norm(got - want) <= 5e-2 * np.linalg.norm(want) + 1e-6, name
+
+
 # ---- key/value cache -----------------------------------------------------------------------------
 def test_cached_forward_matches_full_forward(device):
     _, pm = _pair(device=device)

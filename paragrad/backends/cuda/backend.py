@@ -429,6 +429,12 @@ class CUDABackend(ArrayBackend):
     def fast_tanh_backward(self, g, y):
         return elementwise.activation_grad("tanh", g, y)
 
+    def fast_dropout(self, x, p, rng_state):
+        return random.dropout(x, p, rng_state)
+
+    def fast_dropout_backward(self, g, mask, p):
+        return random.dropout_backward(g, mask, p)
+
     def fast_gelu(self, x, approximate):
         return gelu.gelu(x, approximate)
 

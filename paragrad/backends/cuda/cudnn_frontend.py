@@ -215,19 +215,20 @@ def conv2d_backward(gy, x, w, stride, padding, dilation, groups, need_dx, need_d
     return dx, dw, db
 
 
-def _sdpa_graph(backward, shapes, dtype, scale, causal, dropout_p):
-    key = ("sdpa_bwd" if backward else "sdpa", shapes, dtype.str, scale, causal, dropout_p)
+def _sdpa_graph(backward, layouts, dtype, scale, causal, dropout_p):
+    """layouts: ((shape, strides in elements), ...) of q, k, v (and o, dO backward): cuDNN reads
+    them where they lie, so the heads of a (B, T, 3, H, E) projection need no copies."""
+    key = ("sdpa_bwd" if backward else "sdpa", layouts, dtype.str, scale, causal, dropout_p)
     hit = _graphs.get(key)
     if hit is not None:
         return hit
     cudnn = _cudnn()
     dt = _dt(dtype)
-    qs, ks, vs = shapes
+    (qs, _), (ks, _), (vs, _) = layouts[:3]
     g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
                       compute_data_type=cudnn.data_type.FLOAT, handle=_handle())
-    Q = g.tensor(name="q", dim=list(qs), stride=_strides(qs), data_type=dt)
-    K = g.tensor(name="k", dim=list(ks), stride=_strides(ks), data_type=dt)
-    V = g.tensor(name="v", dim=list(vs), stride=_strides(vs), data_type=dt)
+    Q, K, V = (g.tensor(name=n, dim=list(shape), stride=list(st), data_type=dt)
+               for n, (shape, st) in zip("qkv", layouts[:3]))
     rng, dropout = (), None
     if dropout_p:   # Philox seed and offset, read from device memory when the graph runs
         rng = tuple(g.tensor(name=n, dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=cudnn.data_type.INT64)
@@ -238,13 +239,13 @@ def _sdpa_graph(backward, shapes, dtype, scale, causal, dropout_p):
     if not backward:
         O, S = g.sdpa(q=Q, k=K, v=V, generate_stats=True, attn_scale=scale, use_causal_mask=causal,
                       dropout=dropout, name="sdpa")
-        O.set_output(True).set_dim(list(os_)).set_stride(_strides(os_)).set_data_type(dt)
+        O.set_output(True).set_dim(list(os_)).set_stride(list(_heads_inner(os_))).set_data_type(dt)
         S.set_output(True).set_data_type(cudnn.data_type.FLOAT)
         _build(g)
         hit = _graphs[key] = (g, (Q, K, V), (O, S), rng)
         return hit
-    O = g.tensor(name="o", dim=list(os_), stride=_strides(os_), data_type=dt)
-    dO = g.tensor(name="dO", dim=list(os_), stride=_strides(os_), data_type=dt)
+    O, dO = (g.tensor(name=n, dim=list(shape), stride=list(st), data_type=dt)
+             for n, (shape, st) in zip(("o", "dO"), layouts[3:]))
     S = g.tensor(name="stats", dim=list(stats_shape), stride=_strides(stats_shape),
                  data_type=cudnn.data_type.FLOAT)
     dQ, dK, dV = g.sdpa_backward(q=Q, k=K, v=V, o=O, dO=dO, stats=S, attn_scale=scale,
@@ -254,6 +255,21 @@ def _sdpa_graph(backward, shapes, dtype, scale, causal, dropout_p):
     _build(g)
     hit = _graphs[key] = (g, (Q, K, V, O, dO, S), (dQ, dK, dV), rng)
     return hit
+
+
+def _heads_inner(shape):
+    """Strides of a (B, H, L, E) tensor stored as (B, L, H, E): the attention output laid out so
+    that out.transpose(1, 2).reshape(B, L, H * E), how models merge the heads, needs no copy."""
+    B, H, L, E = shape
+    return (L * H * E, E, H * E, 1)
+
+
+def _layout(x):
+    """x readable by cuDNN as it lies (unit-stride last dim, positive strides), else a copy;
+    with its (shape, strides in elements)."""
+    if x.strides[-1] != x.itemsize or min(x.strides) <= 0:
+        x = cupy.ascontiguousarray(x)
+    return x, (x.shape, tuple(st // x.itemsize for st in x.strides))
 
 
 def _rng_bindings(tensors, rng):
@@ -274,14 +290,16 @@ def sdpa(q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):
     if not _supported(q, k, v):
         return None
     dropout_p = float(dropout_p)
-    g, (Q, K, V), (O, S), rng_tensors = _sdpa_graph(False, (q.shape, k.shape, v.shape), q.dtype,
-                                                    float(scale), bool(is_causal), dropout_p)
+    (q, lq), (k, lk), (v, lv) = _layout(q), _layout(k), _layout(v)
+    g, (Q, K, V), (O, S), rng_tensors = _sdpa_graph(False, (lq, lk, lv), q.dtype, float(scale),
+                                                    bool(is_causal), dropout_p)
     rng = None
     if dropout_p:
         rng = rng_state.copy()
         random.advance(rng_state, q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2])
-    out = cupy.empty(q.shape[:3] + v.shape[3:], dtype=q.dtype)
-    stats = cupy.empty(q.shape[:3] + (1,), dtype=np.float32)
+    B, H, L, Ev = q.shape[:3] + v.shape[3:]
+    out = cupy.empty((B, L, H, Ev), dtype=q.dtype).transpose(0, 2, 1, 3)    # (B, H, L, Ev)
+    stats = cupy.empty((B, H, L, 1), dtype=np.float32)
     _run(g, {Q: q, K: k, V: v, O: out, S: stats, **_rng_bindings(rng_tensors, rng)})
     return out, stats, rng
 
@@ -289,10 +307,11 @@ def sdpa(q, k, v, scale, is_causal, dropout_p=0.0, rng_state=None):
 def sdpa_backward(q, k, v, out, dout, stats, scale, is_causal, dropout_p=0.0, rng=None):
     if not _supported(q, k, v):
         return None
+    (q, lq), (k, lk), (v, lv), (out, lo), (dout, ldo) = (_layout(x) for x in (q, k, v, out, dout))
     g, (Q, K, V, O, dO, S), (dQ, dK, dV), rng_tensors = _sdpa_graph(
-        True, (q.shape, k.shape, v.shape), q.dtype, float(scale), bool(is_causal), float(dropout_p))
-    dq, dk, dv = cupy.empty_like(q), cupy.empty_like(k), cupy.empty_like(v)
-    _run(g, {Q: q, K: k, V: v, O: c_contiguous(out), dO: dout,
+        True, (lq, lk, lv, lo, ldo), q.dtype, float(scale), bool(is_causal), float(dropout_p))
+    dq, dk, dv = cupy.empty(q.shape, q.dtype), cupy.empty(k.shape, k.dtype), cupy.empty(v.shape, v.dtype)
+    _run(g, {Q: q, K: k, V: v, O: out, dO: dout,
              S: c_contiguous(stats.astype(np.float32, copy=False)), dQ: dq, dK: dk, dV: dv,
              **_rng_bindings(rng_tensors, rng)})
     return dq, dk, dv

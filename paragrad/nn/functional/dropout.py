@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import warnings
 
+from ... import autograd
+from ...autograd import Node, grad_mode, record
 from ...random import default_generator
 from ...tensor import _wrap
 
@@ -15,6 +17,18 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     return _masked_dropout(input, p, training, inplace, tuple(input.shape), generator)
 
 
+class DropoutBackward(Node):
+    """dx = g * mask / (1 - p), mask saved by a backend's one-pass dropout."""
+
+    def backward(self, g):
+        fast = None if autograd.is_grad_enabled() else g._backend.fast("dropout_backward")
+        dx = fast(g._data, self.mask, self.p) if fast is not None else None
+        if dx is not None:
+            return (_wrap(dx, g.dtype, g._device),)
+        keep = _wrap(g._backend.cast(self.mask, g.dtype), g.dtype, g._device)
+        return (g * keep * (1.0 / (1.0 - self.p)),)
+
+
 def _masked_dropout(input, p, training, inplace, mask_shape, generator=None):
     """input * keep / (1 - p), keep ~ Bernoulli(1 - p) of mask_shape (broadcast over input)."""
     if not 0.0 <= p <= 1.0:
@@ -22,7 +36,18 @@ def _masked_dropout(input, p, training, inplace, mask_shape, generator=None):
     if not training or p == 0.0:
         return input
     g = generator or default_generator(input.device)
-    keep = input._backend.bernoulli(g._state, 1.0 - p, mask_shape, input.dtype, input.device.index)
+    b = input._backend
+    fast = b.fast("dropout") if not inplace and p < 1.0 and mask_shape == tuple(input.shape) else None
+    r = fast(input._data, p, g._state) if fast is not None and input.dtype.is_floating_point else None
+    if r is not None:       # drawn, masked and scaled in one pass
+        y, mask = r
+        out = _wrap(y, input.dtype, input.device)
+        if input._requires_grad and grad_mode._enabled:
+            node = DropoutBackward()
+            node.mask, node.p = mask, p
+            record(node, (input,), out)
+        return out
+    keep = b.bernoulli(g._state, 1.0 - p, mask_shape, input.dtype, input.device.index)
     scale = _wrap(keep, input.dtype, input.device) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
     return input.mul_(scale) if inplace else input * scale
 

@@ -209,15 +209,21 @@ def _gelu_grad(g, x, approximate):
 
 
 class GeluBackward(Node):
-    """gelu's node when a backend's fused kernel ran the forward: its fused backward, or the
-    composite formula (under create_graph, or when the backward declines)."""
+    """saved: x, and Phi(x) where the composite forward computed it (exact gelu). The backward:
+    a backend's fused kernel, else g * (Phi + x * phi) from the saved Phi (erf is the costly
+    part on the CPU), else the full formula (and always under create_graph, differentiably)."""
 
     def backward(self, g):
-        (x,) = self.saved
-        fast = None if autograd.is_grad_enabled() else g._backend.fast("gelu_backward")
+        x, cdf = self.saved
+        if autograd.is_grad_enabled():
+            return (_gelu_grad(g, x, self.approximate),)
+        fast = g._backend.fast("gelu_backward")
         dx = fast(g._data, x._data, self.approximate) if fast is not None else None
         if dx is not None:
             return (_wrap(dx, g.dtype, g._device),)
+        if cdf is not None:
+            pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+            return (g * (cdf + x * pdf),)
         return (_gelu_grad(g, x, self.approximate),)
 
 
@@ -225,14 +231,24 @@ def gelu(x, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"gelu: approximate argument must be either none or tanh, "
                            f"got {approximate!r}")
-    fast = x._backend.fast("gelu") if isinstance(x, Tensor) and x.dtype.is_floating_point else None
+    check_tensor(x, "gelu")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"gelu: expected a floating-point tensor, got {x.dtype}")
+    fast = x._backend.fast("gelu")
     y = fast(x._data, approximate) if fast is not None else None
-    if y is None:
-        return _activation("gelu", x, _gelu_fwd, _gelu_grad, approximate=approximate)
-    out = _wrap(y, x.dtype, x._device)
+    cdf = None
+    if y is not None:
+        out = _wrap(y, x.dtype, x._device)
+    else:
+        with autograd.no_grad():
+            if approximate == "none":
+                cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+                out = x * cdf
+            else:
+                out = _gelu_fwd(x, approximate)
     if x._requires_grad and grad_mode._enabled:
         node = GeluBackward()
-        node.approximate, node.saved = approximate, (snapshot(x),)
+        node.approximate, node.saved = approximate, (snapshot(x), cdf)
         record(node, (x,), out)
     return out
 

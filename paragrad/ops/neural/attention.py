@@ -120,9 +120,8 @@ class ScaledDotProductAttentionBackward(Node):
         if self.fast_ok and stats is not None and keep is None:
             fast = b.fast("scaled_dot_product_attention_backward")
             if fast is not None:
-                c = b.contiguous
-                r = fast(c(q._data), c(k._data), c(v._data), out._data, c(g._data), stats,
-                         self.scale, self.is_causal, self.dropout_p if fused_dropout else 0.0, self.rng)
+                r = fast(q._data, k._data, v._data, out._data, g._data, stats, self.scale, self.is_causal,
+                         self.dropout_p if fused_dropout else 0.0, self.rng)
                 if r is not None:
                     return tuple(_wrap(d, g.dtype, g._device) for d in r) + (None,)
         if fused_dropout:   # (the fast forward and backward take the same inputs: unreachable)
@@ -301,8 +300,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         fast = b.fast("scaled_dot_product_attention")
         if fast is not None:
             state = default_generator(device)._state if dropout_p > 0 else None
-            r = fast(b.contiguous(q._data), b.contiguous(k._data), b.contiguous(v._data), scale, is_causal,
-                     dropout_p, state)
+            r = fast(q._data, k._data, v._data, scale, is_causal, dropout_p, state)
             if r is not None:
                 out, stats, rng = r
     if is_causal:

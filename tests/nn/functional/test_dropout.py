@@ -27,6 +27,21 @@ def test_dropout_functional(device):
         F.dropout(x, 1.2)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_dropout_gradient_drops_the_forward_elements(dtype, device):
+    """The gradient is zero where the forward dropped and 1/(1-p) of the upstream where it kept
+    (on CUDA one kernel draws, masks and scales, and the backward reads its mask)."""
+    x = pg.tensor(make_input((300, 40)) + 3, dtype=getattr(pg, dtype), device=device, requires_grad=True)
+    y = F.dropout(x, 0.25)
+    w = pg.tensor(make_input((300, 40), rng=np.random.default_rng(1)), dtype=x.dtype, device=device)
+    (y * w).sum().backward()
+    kept = _np(y.detach()) != 0                     # x > 0: a kept element is never 0
+    assert abs(1 - kept.mean() - 0.25) < 0.02
+    rtol = 1e-2 if dtype == "bfloat16" else 1e-6
+    np.testing.assert_allclose(_np(x.grad), np.where(kept, _np(w) / 0.75, 0), rtol=rtol, atol=1e-6)
+    np.testing.assert_allclose(_np(y.detach())[kept], _np(x.detach())[kept] / 0.75, rtol=rtol)
+
+
 # (function, module, input shape, dims of one mask value: PyTorch's reading of each rank —
 # dropout2d takes a 3-D input as (N, C, L); dropout1d/3d take (C, *) as unbatched)
 CASES = [("dropout1d", "Dropout1d", (8, 6, 5), 2), ("dropout1d", "Dropout1d", (16, 5), 1),

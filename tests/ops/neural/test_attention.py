@@ -319,7 +319,7 @@ def _ref_fast(b, calls):
         if dropout_p:       # (this reference drops nothing: it declines, and the op composes)
             return None
         for x in (q, k, v):
-            assert x.ndim == 4 and b.contiguous(x) is x
+            assert x.ndim == 4     # (any strides: the reference reads them as they lie)
         s = scores(q, k, scale, is_causal)
         m = b.reduce("max", s, (3,), True)
         e = b.unary("exp", b.binary("sub", s, m))

@@ -1,9 +1,13 @@
-// Elementwise arithmetic on contiguous float/double buffers, launched straight from Python:
+// Elementwise arithmetic on contiguous float/double buffers (and half ones for binary), launched
+// straight from Python:
 // the common shapes of eager code (same shape, a row broadcast such as a bias, one element)
 // without the general broadcasting and type dispatch of a CuPy ufunc call, which costs about
 // twice the host time of a raw launch. Results are bit-identical to the ufuncs they replace:
 // one IEEE operation per element, no fused multiply-add.
 //
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
 // Operand layouts (template parameters LA, LB): 0 = full (n elements), 1 = a row repeated
 // (index i % row), 2 = one element (index 0).
 
@@ -16,11 +20,17 @@ template <int L> __device__ __forceinline__ long long at(long long i, long long 
     return L == 0 ? i : (L == 1 ? i % row : 0);
 }
 
+// float16/bfloat16 operands compute in float32 and round once, as NumPy's ml_dtypes and CuPy do
+template <typename T> struct Compute { typedef T type; };
+template <> struct Compute<__half> { typedef float type; };
+template <> struct Compute<__nv_bfloat16> { typedef float type; };
+
 template <typename T, typename Op, int LA, int LB>
 __global__ void binary(const T* a, const T* b, T* c, long long n, long long row) {
+    typedef typename Compute<T>::type C;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x)
-        c[i] = Op::f(a[at<LA>(i, row)], b[at<LB>(i, row)]);
+        c[i] = T(Op::f(C(a[at<LA>(i, row)]), C(b[at<LB>(i, row)])));
 }
 
 // a op s, the scalar s passed by value (already rounded to T, as the ufunc's weak scalar)

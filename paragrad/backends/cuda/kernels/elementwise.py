@@ -1,6 +1,6 @@
 """Raw launches of kernels/elementwise.cu for the elementwise calls eager code makes most:
-float32/float64 contiguous operands of the same shape, a row broadcast (x + bias) or one
-element, and the common unary functions. A CuPy ufunc call spends about 11 us of host time
+float32/float64 contiguous operands (float16/bfloat16 too between two tensors) of the same
+shape, a row broadcast (x + bias) or one element, and the common unary functions. A CuPy ufunc call spends about 11 us of host time
 on general broadcasting and type dispatch, a raw launch about 6 (measured on an H100 host);
 everything else returns None and takes the ufunc path.
 """
@@ -11,9 +11,14 @@ import math
 import cupy
 import numpy as np
 
+from ....dtypes import bfloat16
 from ..runtime.compile import GRID_BLOCK, compiled, grid_stride
 
 _FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+# binary also takes the half types between two tensors, computed in float32: CuPy's bfloat16
+# ufuncs ran at under half the memory bandwidth (a GPT's bias adds and dropout products)
+_BINARY_TYPES = {**_FLOATS, np.dtype(np.float16): "__half",
+                 **({np.dtype(bfloat16.np): "__nv_bfloat16"} if bfloat16.np is not None else {})}
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
 _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "tanh": "Tanh",
           "abs": "Abs", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "relu": "Relu"}
@@ -52,11 +57,11 @@ def binary(op, a, b, out):
     name = _BINARY.get(op)
     if name is None or type(a) is not cupy.ndarray:
         return None
-    ctype = _FLOATS.get(a.dtype)
+    ctype = _BINARY_TYPES.get(a.dtype)
     if ctype is None or not a._c_contiguous:
         return None
     if type(b) is float or type(b) is int:
-        if not _fits(out, a.shape, a.dtype):
+        if a.dtype not in _FLOATS or not _fits(out, a.shape, a.dtype):     # (half: the ufunc's scalar rules)
             return None
         c = cupy.empty(a.shape, a.dtype) if out is None else out
         if a.size:

@@ -56,3 +56,39 @@ extern "C" __global__ void normal32(float* out, long long n, const unsigned long
 extern "C" __global__ void advance(unsigned long long* state, long long n) {
     state[1] += (unsigned long long)n;
 }
+
+// dropout in one pass: element i is kept where its uniform32 draw u (the same number a separate
+// uniform draw would give it) is below `keep` = 1 - p, and scaled by 1 / keep; mask[i] records
+// it for the backward. The half types compute in float32 and round once, as PyTorch's kernel.
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+template <typename X, typename T>
+__device__ void dropout_fwd(const X* x, X* y, unsigned char* mask, long long n,
+                            const unsigned long long* state, float keep, T scale) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)blockDim.x * gridDim.x) {
+        float u = (float)(draw(state, i) >> 40) * (1.0f / 16777216.0f);
+        bool kept = u < keep;
+        mask[i] = kept;
+        y[i] = X(kept ? T(x[i]) * scale : T(0));
+    }
+}
+
+template <typename X, typename T>
+__device__ void dropout_bwd(const X* g, const unsigned char* mask, X* dx, long long n, T scale) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)blockDim.x * gridDim.x)
+        dx[i] = X(mask[i] ? T(g[i]) * scale : T(0));
+}
+
+#define DROPOUT(X, T, S) \
+extern "C" __global__ void dropout_fwd_##S(const X* x, X* y, unsigned char* mask, long long n, \
+        const unsigned long long* state, float keep, T scale) { dropout_fwd<X, T>(x, y, mask, n, state, keep, scale); } \
+extern "C" __global__ void dropout_bwd_##S(const X* g, const unsigned char* mask, X* dx, long long n, T scale) { \
+    dropout_bwd<X, T>(g, mask, dx, n, scale); }
+
+DROPOUT(float, float, f32)
+DROPOUT(double, double, f64)
+DROPOUT(__half, float, f16)
+DROPOUT(__nv_bfloat16, float, bf16)

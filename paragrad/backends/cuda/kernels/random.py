@@ -1,6 +1,7 @@
 """Counter-based random numbers (random.cu): a draw of uniform or normal float32/float64
 values from a device-side (seed, offset) state, and the launch that advances the offset, so a
-captured draw gives new numbers on every replay."""
+captured draw gives new numbers on every replay; and dropout drawn, masked and scaled in one
+pass (the fast path of F.dropout)."""
 from __future__ import annotations
 
 import math
@@ -8,7 +9,7 @@ import math
 import cupy
 import numpy as np
 
-from ..runtime.compile import kernel, launch
+from ..runtime.compile import GRID_BLOCK, c_contiguous, grid_stride, kernel, launch
 
 
 def draw(name, gen, shape, a, b, wide):
@@ -28,3 +29,38 @@ def advance(gen, n):
     cuDNN's attention dropout seeded from gen, must not be repeated by the next draw)."""
     with cupy.cuda.Device(gen.device.id):
         launch(kernel("kernels/random.cu", "advance"), 1, gen, np.int64(n))
+
+
+_SUFFIX = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
+
+
+def dropout(x, p, gen):
+    """-> (y, mask) for 0 < p < 1: x's elements kept with probability 1 - p (the draws a
+    uniform draw from gen would give, gen then advanced past them) and scaled by 1 / (1 - p);
+    mask (uint8, x's shape) marks the kept ones. None for a dtype the kernel doesn't take."""
+    suffix = _SUFFIX.get(x.dtype.name)
+    if suffix is None:
+        return None
+    x = c_contiguous(x)
+    y, mask, n = cupy.empty(x.shape, x.dtype), cupy.empty(x.shape, np.uint8), x.size
+    scale = (np.float64 if suffix == "f64" else np.float32)(1.0 / (1.0 - p))
+    with cupy.cuda.Device(gen.device.id):
+        if n:
+            kernel("kernels/random.cu", "dropout_fwd_" + suffix)(
+                grid_stride(n), (GRID_BLOCK,), (x, y, mask, np.int64(n), gen, np.float32(1.0 - p), scale))
+    advance(gen, n)
+    return y, mask
+
+
+def dropout_backward(g, mask, p):
+    """-> dx = g * mask / (1 - p), or None."""
+    suffix = _SUFFIX.get(g.dtype.name)
+    if suffix is None or g.shape != mask.shape:
+        return None
+    g = c_contiguous(g)
+    dx, n = cupy.empty(g.shape, g.dtype), g.size
+    if n:
+        kernel("kernels/random.cu", "dropout_bwd_" + suffix)(
+            grid_stride(n), (GRID_BLOCK,), (g, mask, dx, np.int64(n),
+                                            (np.float64 if suffix == "f64" else np.float32)(1.0 / (1.0 - p))))
+    return dx
