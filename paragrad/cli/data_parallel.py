@@ -35,7 +35,7 @@ from copy import copy
 
 from .. import distributed as dist
 from .arguments import UsageError, positive_int
-from .run_config import contradiction
+from .run_config import contradiction, read_train_state
 
 DILOCO_SYNC_EVERY = 50      # DiLoCo's H when --diloco comes without --sync-every
 RANK_SEED_STRIDE = 1000     # rank r draws its windows and dropout from seed + r * stride
@@ -71,7 +71,7 @@ class Ranks:
         """Join the process group when launched as several ranks, or for --sync-every/--diloco
         in a single process; the other ranks' stdout goes to devnull (rank 0 reports)."""
         world = dist.launcher_world_size()
-        if world == 1 and args.sync_every is None and not args.diloco:
+        if world == 1 and args.sync_every is None and not args.diloco and not _resumes_a_scheme(args):
             return cls()
         backend = "nccl" if args.device.startswith("cuda") else "mpi"
         index = args.device.partition(":")[2]
@@ -225,6 +225,13 @@ class Ranks:
     def progress_stream(self):
         """Where the progress bar draws: stderr (the default) on rank 0, nowhere elsewhere."""
         return None if self.main else self._devnull
+
+
+def _resumes_a_scheme(args):
+    """Whether --resume continues a LocalSGD or DiLoCo run (its flags come from the checkpoint)."""
+    if not args.resume:
+        return False
+    return bool(read_train_state(args.resume, "--resume")["extra"].get("run", {}).get("sync_every"))
 
 
 class JoinedOptimizers:

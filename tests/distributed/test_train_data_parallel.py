@@ -143,3 +143,18 @@ def test_launcher_world_size_reads_the_launchers_variables(monkeypatch):
     assert launcher_world_size() == 8
     monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "4")     # the MPI launcher's own count first
     assert launcher_world_size() == 4
+
+
+def test_diloco_in_one_process_trains_and_resumes(tmp_path):
+    """DiLoCo on a world of one: its outer step still acts; --resume without the flag takes
+    the scheme from the checkpoint and joins the one-rank group again."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    out = tmp_path / "diloco"
+    for argv in (mnist_flags(out, "--epochs", "1", "--diloco"),
+                 ["mnist", "--resume", out / "epoch1.safetensors", "--epochs", "2"]):
+        proc = subprocess.run([sys.executable, str(WORKERS / "train_worker.py"), "train", *map(str, argv)],
+                              capture_output=True, text=True, timeout=90, env=env, cwd=REPO)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "1 rank(s) of batch 50, DiLoCo every 50 steps" in proc.stdout, proc.stdout
+    rows = records(out)
+    assert [r["epoch"] for r in rows] == [1, 2] and rows[1]["train_loss"] < rows[0]["train_loss"]
