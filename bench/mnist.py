@@ -34,8 +34,9 @@ the static input buffer. tinygrad counts the kernels in its captured JIT (its gr
 into a few CUDA graphs). paragrad eager: n/a.
 
 Table 2 (skip with --skip-throughput) is training throughput in samples/s on random data already
-on the GPU, Adam lr 1e-3, for 784-256-128-10 (ReLU, 10 classes) and 512-2048-2048-512 (GELU with
-the tanh approximation, cross-entropy over 512 classes), batch 32..512: paragrad jit vs PyTorch
+on the GPU, Adam lr 1e-3, for 784-256-128-10 (ReLU, 10 classes), 512-2048-2048-512 (GELU with
+the tanh approximation, cross-entropy over 512 classes) and nanoGPT's shakespeare-char GPT with a
+64-token context (float32, dropout off; its rows count tokens/s: batch * 64 a step), batch 32..512: paragrad jit vs PyTorch
 eager vs PyTorch with the whole step in one CUDA graph (fused capturable Adam). Each number: 20
 warm-up steps, then the median of 5 windows of --tp-steps steps, each timed between two
 synchronizations.
@@ -70,7 +71,11 @@ LABELS = {"paragrad-eager": "paragrad eager", "paragrad-jit": "paragrad jit", "t
           "torch-compile": "torch.compile", "torch-graph": "torch CUDA graph", "tinygrad": "tinygrad TinyJit",
           "paragrad-jit-bf16": "paragrad jit bf16", "torch-graph-bf16": "torch graph bf16"}
 TP_MODELS = {"784-256-128-10 relu": ((784, 256, 128, 10), "relu"),
-             "512-2048-2048-512 gelu": ((512, 2048, 2048, 512), "gelu")}
+             "512-2048-2048-512 gelu": ((512, 2048, 2048, 512), "gelu"),
+             "gpt 6x384, 64 tokens": "gpt"}
+# the GPT rows: nanoGPT's shakespeare-char model with a 64-token context (bench/gpt.py has the
+# same model at 256), float32, dropout off; a sample is one token (batch * 64 a step)
+TP_GPT = dict(n_layer=6, n_head=6, n_embd=384, block_size=64, vocab_size=65, dropout=0.0, bias=True)
 TP_BATCHES = (32, 64, 128, 256, 512)
 TP_WARMUP = 20            # untimed steps before each throughput measurement
 
@@ -399,41 +404,55 @@ def random_batches(sizes, batch, k=4):
             [rng.integers(0, sizes[-1], batch).astype(np.int64) for _ in range(k)])
 
 
-def tp_paragrad_jit(sizes, act, batch, steps, device):
-    import paragrad as pg
-    import paragrad.nn.functional as F
-    model = build_mlp(pg, init_weights(sizes), act, device)
-    opt = pg.optim.Adam(model.parameters(), lr=LR)
+def tp_setup(lib, spec, batch, device):
+    """(model, loss(x, y), xs, ys, samples a step) for a Table 2 row, in paragrad or torch (the
+    same initial weights in both): an MLP of (sizes, act), or "gpt" (TP_GPT, random tokens)."""
+    if spec == "gpt":
+        from gpt import load_paragrad_weights, paragrad_gpt, torch_gpt
+        model = (paragrad_gpt(TP_GPT, device) if lib.__name__ == "paragrad" else
+                 load_paragrad_weights(torch_gpt(TP_GPT), TP_GPT, device))
+        rng = np.random.default_rng(SEED)
+        shape = (batch, TP_GPT["block_size"])
+        xs = [rng.integers(0, TP_GPT["vocab_size"], shape) for _ in range(4)]
+        ys = [rng.integers(0, TP_GPT["vocab_size"], shape) for _ in range(4)]
+        return model, lambda x, y: model(x, y)[1], xs, ys, batch * TP_GPT["block_size"]
+    sizes, act = spec
+    model = build_mlp(lib, init_weights(sizes), act, device)
     xs, ys = random_batches(sizes, batch)
+    return model, lambda x, y: lib.nn.functional.cross_entropy(model(x), y), xs, ys, batch
+
+
+def tp_paragrad_jit(spec, batch, steps, device):
+    import paragrad as pg
+    model, loss_of, xs, ys, per_step = tp_setup(pg, spec, batch, device)
+    opt = pg.optim.Adam(model.parameters(), lr=LR)
     xs, ys = [pg.tensor(x, device=device) for x in xs], [pg.tensor(y, device=device) for y in ys]
 
     def train_step(x, y):
-        loss = F.cross_entropy(model(x), y)
+        loss = loss_of(x, y)
         opt.zero_grad()
         loss.backward()
         opt.step()
         return loss
     step = pg.jit(train_step)
     sync = pg.cuda.synchronize if device == "cuda" else (lambda: None)
-    return per_second(lambda i: step(xs[i % len(xs)], ys[i % len(ys)]), sync, batch, steps, TP_WARMUP)
+    return per_second(lambda i: step(xs[i % len(xs)], ys[i % len(ys)]), sync, per_step, steps, TP_WARMUP)
 
 
-def tp_torch(sizes, act, batch, steps, device, graph):
+def tp_torch(spec, batch, steps, device, graph):
     import torch
-    import torch.nn.functional as F
-    model = build_mlp(torch, init_weights(sizes), act, device)
-    xs, ys = random_batches(sizes, batch)
+    model, loss_of, xs, ys, per_step = tp_setup(torch, spec, batch, device)
     xs, ys = [torch.tensor(x, device=device) for x in xs], [torch.tensor(y, device=device) for y in ys]
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     if not graph:
         opt = torch.optim.Adam(model.parameters(), lr=LR)
 
         def step(i):
-            loss = F.cross_entropy(model(xs[i % len(xs)]), ys[i % len(ys)])
+            loss = loss_of(xs[i % len(xs)], ys[i % len(ys)])
             opt.zero_grad()
             loss.backward()
             opt.step()
-        return per_second(step, sync, batch, steps, TP_WARMUP)
+        return per_second(step, sync, per_step, steps, TP_WARMUP)
     if device != "cuda":
         raise RuntimeError("CUDA graphs need --device cuda")
     opt, _ = capturable_adam(model.parameters(), LR)
@@ -444,27 +463,28 @@ def tp_torch(sizes, act, batch, steps, device, graph):
         sy.copy_(ys[i % len(ys)])
 
     def body():
-        F.cross_entropy(model(sx), sy).backward()
+        loss_of(sx, sy).backward()
         opt.step()
     g, _ = capture_torch_step(body, opt, feed, WARMUP_STEPS)
 
     def step(i):
         feed(i)
         g.replay()
-    return per_second(step, sync, batch, steps, TP_WARMUP)
+    return per_second(step, sync, per_step, steps, TP_WARMUP)
 
 
 def throughput(device, steps):
-    print(f"\nTable 2: training throughput, samples/s (Adam lr {LR:g}, random data on the device, "
-          f"{steps} timed steps); ratio = paragrad jit / torch CUDA graph samples/s (>1 = paragrad faster)")
+    print(f"\nTable 2: training throughput, samples/s (GPT rows: tokens/s) (Adam lr {LR:g}, random data "
+          f"on the device, {steps} timed steps); ratio = paragrad jit / torch CUDA graph samples/s "
+          f"(>1 = paragrad faster)")
     print(f"{'model':24s} {'batch':>5s} {'paragrad jit':>13s} {'torch eager':>12s} {'torch graph':>12s} {'ratio':>6s}")
     errors, results = [], []
-    for name, (sizes, act) in TP_MODELS.items():
+    for name, spec in TP_MODELS.items():
         for batch in TP_BATCHES:
             cells = []
-            for label, fn in (("paragrad jit", lambda: tp_paragrad_jit(sizes, act, batch, steps, device)),
-                              ("torch eager", lambda: tp_torch(sizes, act, batch, steps, device, graph=False)),
-                              ("torch graph", lambda: tp_torch(sizes, act, batch, steps, device, graph=True))):
+            for label, fn in (("paragrad jit", lambda: tp_paragrad_jit(spec, batch, steps, device)),
+                              ("torch eager", lambda: tp_torch(spec, batch, steps, device, graph=False)),
+                              ("torch graph", lambda: tp_torch(spec, batch, steps, device, graph=True))):
                 try:
                     cells.append(fn())
                 except Exception as e:  # noqa: BLE001 - reported under the table
