@@ -32,6 +32,8 @@ def flag(name):
 def _show(value):
     if value is None:
         return "all"
+    if isinstance(value, bool):         # a switch: --diloco on / off
+        return "on" if value else "off"
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
 

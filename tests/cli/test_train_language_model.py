@@ -50,6 +50,9 @@ def test_resume_refuses_a_flag_that_contradicts_the_run(shakespeare_run, tmp_pat
     refused(capsys, "train", "shakespeare", "--resume", shakespeare_run / "ckpt.safetensors",
             "--n-embd", "32", "--out", tmp_path / "x", naming=["--n-embd 32", "--n-embd 16"])
     assert not (tmp_path / "x").exists()
+    # a switch reads on / off
+    refused(capsys, "train", "shakespeare", "--resume", shakespeare_run / "ckpt.safetensors",
+            "--bias", "--out", tmp_path / "x", naming=["--bias on differs", "--bias off"])
 
 
 def test_an_out_folder_holding_another_run_is_refused(shakespeare_run, capsys):
