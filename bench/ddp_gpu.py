@@ -355,6 +355,12 @@ def print_targets(rows, models, counts, frameworks):
             print(f"target {model}: paragrad >= torch DDP eager at every count: {shown} -> {'met' if met else 'missed'}")
 
 
+def nccl_version(torch):
+    """torch's NCCL version: a tuple in recent torch, an int (2.21.5 -> 22105) in older ones."""
+    v = torch.cuda.nccl.version()
+    return ".".join(map(str, v)) if isinstance(v, tuple) else f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+
+
 def check_same_start(rows, cpu):
     """Same weights and batch in both frameworks -> the same loss before training: equal to
     float32 rounding on the CPU, within bf16 autocast's error on the GPU."""
@@ -410,7 +416,7 @@ def main():
     print_header(a.device)
     if not cpu:
         print(f"gpus    : {available} ({torch.cuda.get_device_name(0)}), counts run: {counts}; "
-              f"torch NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}; NCCL_NVLS_ENABLE=0")
+              f"torch NCCL {nccl_version(torch)}; NCCL_NVLS_ENABLE=0")
     print(f"run     : {a.windows} window(s) of {a.steps} steps after the warm-up "
           f"({', '.join(f'{m} {WARMUP[m]}' for m in models)} steps; torch.compile 3x), median window; "
           f"per GPU: resnet batch {RESNET[a.device]['batch']}, gpt batch {GPT[a.device]['batch']} x "
