@@ -3,6 +3,7 @@ with its gradient all-reduces captured in the graph) beside PyTorch's Distribute
 (NCCL, eager, optionally torch.compile), on 1, 2, 4 and 8 GPUs, in one run.
 
     python bench/ddp_gpu.py [--gpus 1,2,4,8] [--models resnet,gpt] [--torch-compile] [--json PATH]
+    python bench/ddp_gpu.py --models gpt --frameworks torch.compile     # paragrad and torch.compile only
     python bench/ddp_gpu.py --device cpu          # CPU smoke test: mpi / gloo, tiny models
 
 Models (per GPU, the single-GPU benches' builders and settings, bench/resnet.py and bench/gpt.py):
@@ -380,6 +381,8 @@ def main():
                    "machine's GPU count are left out")
     p.add_argument("--models", default="resnet,gpt", help="comma separated, of resnet, gpt")
     p.add_argument("--torch-compile", action="store_true", help="also PyTorch DDP with torch.compile")
+    p.add_argument("--frameworks", default="paragrad,torch",
+                   help="the rows beside paragrad's, of torch (eager), torch.compile; paragrad always runs")
     p.add_argument("--steps", type=int, default=None, help="steps per timed window (default 50; CPU: 2)")
     p.add_argument("--windows", type=int, default=None, help="timed windows, median taken (default 3; CPU: 1)")
     p.add_argument("--timeout", type=float, default=540, help="seconds per configuration before it is killed")
@@ -411,7 +414,11 @@ def main():
     counts = [n for n in wanted if n <= available] if not cpu else [1, 2]
     if not counts:
         sys.exit(f"none of --gpus {a.gpus} fits this machine's {available} GPU(s)")
-    frameworks = ["paragrad", "torch"] + (["torch.compile"] if a.torch_compile else [])
+    frameworks = ["paragrad"] + [f for f in a.frameworks.split(",") if f and f != "paragrad"]
+    if a.torch_compile and "torch.compile" not in frameworks:
+        frameworks.append("torch.compile")
+    if bad := [f for f in frameworks if f not in ("paragrad", "torch", "torch.compile")]:
+        p.error(f"unknown framework: {', '.join(bad)} (of paragrad, torch, torch.compile)")
     from common import print_header
     print_header(a.device)
     if not cpu:
@@ -432,19 +439,28 @@ def main():
                              if "rate" in r else f"failed: {r['error'][:300]}")
                     print(f"  {model:6s} {f:13s} {n} rank(s): {shown} ({time.monotonic() - t0:.0f} s wall)",
                           flush=True)
+                    save(a, rows, counts)
     for model in models:
         print_model_table(rows, model, counts, frameworks)
     print()
     print_targets(rows, models, counts, frameworks)
     check_same_start(rows, cpu)
-    if a.json:
-        with open(a.json, "w") as out:
-            json.dump({"command": " ".join(sys.argv), "device": a.device,
-                       "device_name": torch.cuda.get_device_name(0) if not cpu else "cpu", "counts": counts,
-                       "steps": a.steps, "windows": a.windows,
-                       "rows": [{"model": m, "framework": f, "gpus": n, **r,
-                                 "efficiency": efficiency(rows, m, f, n)} for (m, f, n), r in rows.items()]},
-                      out, indent=1)
+    save(a, rows, counts)
+
+
+def save(a, rows, counts):
+    """--json: written after every configuration too, so that a run cut short keeps its rows."""
+    if not a.json:
+        return
+    import torch
+    cpu = a.device == "cpu"
+    with open(a.json, "w") as out:
+        json.dump({"command": " ".join(sys.argv), "device": a.device,
+                   "device_name": torch.cuda.get_device_name(0) if not cpu else "cpu", "counts": counts,
+                   "steps": a.steps, "windows": a.windows,
+                   "rows": [{"model": m, "framework": f, "gpus": n, **r,
+                             "efficiency": efficiency(rows, m, f, n)} for (m, f, n), r in rows.items()]},
+                  out, indent=1)
 
 
 if __name__ == "__main__":
