@@ -1,5 +1,6 @@
 """Running a worker script on K ranks with the MPI launcher, as `paragrad launch` would, with
-a wall-clock limit; tests assert on its output, exit status and duration."""
+a wall-clock limit; tests assert on its output, exit status and duration. Also the rank counts
+the multi-GPU tests run at (gpu_rank_counts)."""
 from __future__ import annotations
 
 import os
@@ -45,3 +46,22 @@ def run_ranks(nproc, worker, *args, limit=60, env=None):
         out = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace")
         pytest.fail(f"{worker} on {nproc} ranks still ran after {limit} s:\n{out[-6000:]}")
     return Ranks(proc, time.monotonic() - start)
+
+
+def gpu_rank_counts(env=None):
+    """The rank counts (one GPU per rank) of the multi-GPU tests: 2, and $PARAGRAD_TEST_NPROC
+    when set (scripts/multi-gpu-check sets it to the machine's GPU count, so that NCCL's
+    rings and trees over 4 or 8 GPUs are exercised, not only the 2-GPU path). A test skips a
+    count the machine has too few GPUs for."""
+    value = (os.environ if env is None else env).get("PARAGRAD_TEST_NPROC", "").strip()
+    if not value:
+        return [2]
+    if not value.isdigit() or int(value) < 2:
+        raise ValueError(f"PARAGRAD_TEST_NPROC must be an integer >= 2 (ranks, one GPU each), got {value!r}")
+    return sorted({2, int(value)})
+
+
+def need_gpus(n):
+    import paragrad as pg
+    if pg.cuda.device_count() < n:
+        pytest.skip(f"needs {n} GPUs, this machine has {pg.cuda.device_count()}")

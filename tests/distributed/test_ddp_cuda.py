@@ -1,24 +1,26 @@
 """DistributedDataParallel with nccl, the training step captured by pg.jit: one rank per GPU
-(two where the machine has them, else one, started without a launcher). Marked `gpu`
-(scripts/gpu-check); the worker is workers/ddp_cuda_worker.py."""
+(one, started without a launcher; 2; and $PARAGRAD_TEST_NPROC where set, each where the
+machine has the GPUs). Each rank's parameters must match one process trained on the whole
+(concatenated) batch. Marked `gpu` (scripts/gpu-check, scripts/multi-gpu-check); the worker is
+workers/ddp_cuda_worker.py."""
 import os
 import subprocess
 import sys
 
 import pytest
 
-import paragrad as pg
-from tests.distributed.launch_ranks import REPO, WORKERS, run_ranks
+from tests.distributed.launch_ranks import REPO, WORKERS, gpu_rank_counts, need_gpus, run_ranks
 
 pytestmark = pytest.mark.gpu
 
 
-def test_jitted_ddp_step_captures_the_all_reduces():
-    nproc = min(2, pg.cuda.device_count())
+@pytest.mark.parametrize("nproc", [1] + gpu_rank_counts())
+def test_jitted_ddp_step_captures_the_all_reduces(nproc):
+    need_gpus(nproc)
     if nproc > 1:
         ranks = run_ranks(nproc, "ddp_cuda_worker.py", limit=300)
         returncode, output = ranks.returncode, ranks.output
-    else:
+    else:   # one rank, started without a launcher
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
         proc = subprocess.run([sys.executable, str(WORKERS / "ddp_cuda_worker.py")], capture_output=True,
                               text=True, timeout=300, env=env, cwd=REPO)

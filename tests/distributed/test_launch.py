@@ -3,6 +3,8 @@ what to install."""
 import subprocess
 import sys
 
+import pytest
+
 from paragrad.cli import main
 from paragrad.cli import launch as launch_module
 from tests.distributed.launch_ranks import REPO
@@ -45,3 +47,13 @@ def test_launcher_flags(monkeypatch):
 def test_physical_cores_counts_each_core_once():
     import os
     assert 1 <= launch_module.physical_cores() <= (os.cpu_count() or 1)
+
+
+def test_gpu_rank_counts_follow_paragrad_test_nproc():
+    from tests.distributed.launch_ranks import gpu_rank_counts
+    assert gpu_rank_counts({}) == [2]
+    assert gpu_rank_counts({"PARAGRAD_TEST_NPROC": "8"}) == [2, 8]
+    assert gpu_rank_counts({"PARAGRAD_TEST_NPROC": " 2 "}) == [2]
+    for bad in ("1", "two", "-4"):
+        with pytest.raises(ValueError, match="PARAGRAD_TEST_NPROC must be an integer >= 2"):
+            gpu_rank_counts({"PARAGRAD_TEST_NPROC": bad})

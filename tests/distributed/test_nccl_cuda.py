@@ -1,13 +1,15 @@
 """The nccl backend on one GPU, world size 1 without a launcher: every collective against
 NumPy, async handles, argument errors, and an all_reduce inside a pg.jit step, captured and
-replayed; and, on a machine with two GPUs, every collective on two ranks (the CPU suite's
-worker with CUDA tensors). Marked `gpu` (scripts/gpu-check)."""
+replayed; and, on a machine with several GPUs, every collective on 2 ranks and on
+$PARAGRAD_TEST_NPROC ranks (the CPU suite's worker with CUDA tensors). Marked `gpu`
+(scripts/gpu-check, scripts/multi-gpu-check)."""
 import numpy as np
 import pytest
 
 import paragrad as pg
 import paragrad.distributed as dist
 from paragrad.distributed import ReduceOp
+from tests.distributed.launch_ranks import gpu_rank_counts, need_gpus, run_ranks
 
 pytestmark = pytest.mark.gpu
 
@@ -110,11 +112,11 @@ def test_barrier_inside_a_capture_is_refused(group):
         step(x)
 
 
-def test_every_collective_on_two_gpus():
-    """Two ranks, one GPU each, through the MPI launcher (a separate job: this process's own
-    world-size-1 group is not involved)."""
-    if pg.cuda.device_count() < 2:
-        pytest.skip("needs two GPUs")
-    from tests.distributed.launch_ranks import run_ranks
-    ranks = run_ranks(2, "collectives_worker.py", "nccl", limit=180)
-    assert ranks.returncode == 0 and ranks.stdout.count("checks ok") == 2, ranks
+@pytest.mark.parametrize("nproc", gpu_rank_counts())
+def test_every_collective_on_several_gpus(nproc):
+    """nproc ranks, one GPU each, through the MPI launcher (a separate job: this process's own
+    world-size-1 group is not involved): 2, and the machine's GPU count under
+    scripts/multi-gpu-check (PARAGRAD_TEST_NPROC)."""
+    need_gpus(nproc)
+    ranks = run_ranks(nproc, "collectives_worker.py", "nccl", limit=180 + 20 * nproc)
+    assert ranks.returncode == 0 and ranks.stdout.count("checks ok") == nproc, ranks
