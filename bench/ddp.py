@@ -40,6 +40,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
+from mnist import build_mlp, init_weights  # noqa: E402  (the MLP and weights of bench/mnist.py's Table 2)
 
 SIZES = (784, 256, 128, 10)
 WARMUP = 50
@@ -48,16 +49,6 @@ ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", 
 
 
 # ---- the worker: one rank of one run -------------------------------------------------------------
-def initial_weights(seed=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    for a, b in zip(SIZES, SIZES[1:]):
-        bound = 1 / np.sqrt(a)
-        out.append((rng.uniform(-bound, bound, (b, a)).astype(np.float32),
-                    rng.uniform(-bound, bound, (b,)).astype(np.float32)))
-    return out
-
-
 def batches(n, global_batch, steps, rank, world, seed=0):
     """The indices rank `rank` trains on at each step: its slice of each global batch of a new
     permutation per epoch (the same for every framework)."""
@@ -74,15 +65,9 @@ def batches(n, global_batch, steps, rank, world, seed=0):
 def paragrad_worker(scheme, steps, global_batch, data):
     import paragrad as pg
     import paragrad.distributed as dist
-    from paragrad.models import MLP
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
-    model = MLP(784, SIZES[1:-1], 10)
-    with pg.no_grad():
-        for lin, (w, b) in zip([m for m in model.modules() if isinstance(m, pg.nn.Linear)],
-                               initial_weights()):
-            lin.weight.copy_(pg.tensor(w))
-            lin.bias.copy_(pg.tensor(b))
+    model = build_mlp(pg, init_weights(SIZES), "relu", "cpu")
     opt = pg.optim.Adam(model.parameters(), lr=1e-3)
     net, stepper = model, opt
     if scheme == "ddp":
@@ -118,14 +103,7 @@ def torch_worker(steps, global_batch, data, rank, world, port):
     import torch.distributed as tdist
     torch.set_num_threads(1)
     tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
-    layers = []
-    for w, b in initial_weights():
-        lin = torch.nn.Linear(w.shape[1], w.shape[0])
-        with torch.no_grad():
-            lin.weight.copy_(torch.from_numpy(w))
-            lin.bias.copy_(torch.from_numpy(b))
-        layers += [lin, torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers[:-1])
+    model = build_mlp(torch, init_weights(SIZES), "relu", "cpu")
     net = torch.nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     X, Y = torch.from_numpy(data["xtrain"]), torch.from_numpy(data["ytrain"])
