@@ -191,27 +191,27 @@ _SQRT1_2 = 1 / math.sqrt(2)
 _SQRT2_PI = math.sqrt(2 / math.pi)
 
 
-def _gelu_fwd(x, approximate):
-    if approximate == "tanh":
-        return 0.5 * x * (1 + (_SQRT2_PI * (x + 0.044715 * x * x * x)).tanh())
-    return 0.5 * x * (1 + (x * _SQRT1_2).erf())
+def _gelu_cdf(x):
+    """Phi(x), the standard normal CDF: exact gelu is x * Phi(x)."""
+    return 0.5 * (1 + (x * _SQRT1_2).erf())
 
 
-def _gelu_grad(g, x, approximate):
+def _gelu_grad(g, x, approximate, cdf=None):
+    """g * gelu'(x); cdf: Phi(x) already computed (exact gelu), else computed here."""
     if approximate == "tanh":
         inner = _SQRT2_PI * (x + 0.044715 * x * x * x)
         t = inner.tanh()
         dinner = _SQRT2_PI * (1 + 3 * 0.044715 * x * x)
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner)
-    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+    cdf = _gelu_cdf(x) if cdf is None else cdf
     pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
     return g * (cdf + x * pdf)
 
 
 class GeluBackward(Node):
     """saved: x, and Phi(x) where the composite forward computed it (exact gelu). The backward:
-    a backend's fused kernel, else g * (Phi + x * phi) from the saved Phi (erf is the costly
-    part on the CPU), else the full formula (and always under create_graph, differentiably)."""
+    a backend's fused kernel, else the formula with the saved Phi (erf is the costly part on the
+    CPU); under create_graph the formula recomputes Phi, so that it is differentiable."""
 
     def backward(self, g):
         x, cdf = self.saved
@@ -221,10 +221,7 @@ class GeluBackward(Node):
         dx = fast(g._data, x._data, self.approximate) if fast is not None else None
         if dx is not None:
             return (_wrap(dx, g.dtype, g._device),)
-        if cdf is not None:
-            pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
-            return (g * (cdf + x * pdf),)
-        return (_gelu_grad(g, x, self.approximate),)
+        return (_gelu_grad(g, x, self.approximate, cdf),)
 
 
 def gelu(x, approximate="none"):
@@ -242,10 +239,10 @@ def gelu(x, approximate="none"):
     else:
         with autograd.no_grad():
             if approximate == "none":
-                cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+                cdf = _gelu_cdf(x)
                 out = x * cdf
             else:
-                out = _gelu_fwd(x, approximate)
+                out = 0.5 * x * (1 + (_SQRT2_PI * (x + 0.044715 * x * x * x)).tanh())
     if x._requires_grad and grad_mode._enabled:
         node = GeluBackward()
         node.approximate, node.saved = approximate, (snapshot(x), cdf)

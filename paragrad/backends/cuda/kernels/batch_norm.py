@@ -19,14 +19,13 @@ import numpy as np
 from ..runtime import memory
 from ....memory_format import runs_channels_last
 from ..runtime import channels_last
-from ..runtime.compile import c_contiguous, kernel
+from ..runtime.compile import KERNEL_SUFFIX as _SUFFIX, c_contiguous, kernel
 
 _BLOCK = 256
 _MIN_SHARE = 4096        # fewest elements a reduction block takes (16 a thread); fewer is overhead
 _MAX_SPLITS = 1024
 _LIMIT = 2 ** 31         # the kernels index with 32-bit unsigned ints (and divide below 2^31)
 _MAX_C = 65535           # channels run along gridDim.y
-_SUFFIX = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
 _HALF = ("float16", "bfloat16")
 _NULL = np.uint64(0)
 

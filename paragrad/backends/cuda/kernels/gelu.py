@@ -6,9 +6,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from ..runtime.compile import GRID_BLOCK, c_contiguous, grid_stride, kernel
-
-_SUFFIX = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
+from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, c_contiguous, grid_stride, kernel
 
 
 def gelu(x, approximate):

@@ -9,7 +9,7 @@ import math
 import cupy
 import numpy as np
 
-from ..runtime.compile import GRID_BLOCK, c_contiguous, grid_stride, kernel, launch
+from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, c_contiguous, grid_stride, kernel, launch
 
 
 def draw(name, gen, shape, a, b, wide):
@@ -29,9 +29,6 @@ def advance(gen, n):
     cuDNN's attention dropout seeded from gen, must not be repeated by the next draw)."""
     with cupy.cuda.Device(gen.device.id):
         launch(kernel("kernels/random.cu", "advance"), 1, gen, np.int64(n))
-
-
-_SUFFIX = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
 
 
 def dropout(x, p, gen):

@@ -142,6 +142,9 @@ def variant(source: str, name: str, options: tuple):
     return fn
 
 
+# the name suffix of a kernel's variant per float dtype (batch_norm_f32, gelu_fwd_bf16, ...)
+KERNEL_SUFFIX = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
+
 GRID_BLOCK, _MAX_BLOCKS = 256, 8192
 
 
