@@ -23,6 +23,7 @@ import os
 import numpy as np
 
 from .reduce_op import ReduceOp
+from .work import Work
 
 _NCCL_TYPES = {"float16": "NCCL_FLOAT16", "bfloat16": "NCCL_BFLOAT16", "float32": "NCCL_FLOAT32",
                "float64": "NCCL_FLOAT64", "int8": "NCCL_INT8", "uint8": "NCCL_UINT8",
@@ -31,9 +32,10 @@ _UNIQUE_ID_BYTES = 128
 _NCCL_AVG_SINCE = 21000         # NCCL 2.10.0 introduced ncclAvg
 
 
-class NCCLWork:
-    """An enqueued NCCL collective (torch's Work for NCCL): wait() orders nothing more, since
-    the collective already runs on the caller's current stream; is_completed() asks its event."""
+class NCCLWork(Work):
+    """An enqueued NCCL collective (torch's Work for NCCL, a dist.Work as every handle):
+    wait() orders nothing more, since the collective already runs on the caller's current
+    stream; is_completed() asks its event. Work's MPI request and deadline don't apply."""
 
     def __init__(self, collective, seq, event):
         self._collective, self._seq, self._event = collective, seq, event

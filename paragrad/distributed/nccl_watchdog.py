@@ -1,11 +1,21 @@
-"""The nccl backend's timeout: a daemon thread follows the event recorded after each eager
-NCCL collective. If one is not done when the group's timeout has passed since it was enqueued,
-the rank waited for a peer that never joined (dead, hung, or calling something else): the
-thread prints the DistTimeoutError naming the collective and the missing ranks (from the
-arrival messages), aborts the NCCL communicator (so the stuck kernels end and nothing else
-waits on them) and ends the process with status 1 — the main thread may be blocked in a CUDA
-synchronization and could not raise. This is torch's NCCL watchdog behaviour (it tears the
-process down too). Collectives replayed from a captured CUDA graph are not followed.
+"""The nccl backend's timeout: after each eager NCCL collective the backend records an event,
+and the watchdog gives up when one is not done within the group's timeout of its enqueue. The
+rank then waited for a peer that never joined (dead, hung, or calling something else): the
+watchdog prints the DistTimeoutError naming the collective and the missing ranks (from the
+arrival messages), aborts the NCCL communicator (so the stuck kernels end) and ends the process
+with status 1 — the main thread is blocked in a CUDA synchronization and could not raise. This
+is torch's NCCL watchdog behaviour (it tears the process down too). Collectives replayed from a
+captured CUDA graph are not followed.
+
+Two threads, because a CUDA call can block here: while the main thread waits in a synchronous
+device-to-host copy (`.cpu()`, `.item()`) behind a collective that never ends, the driver also
+blocks cudaEventQuery from other threads (seen on H200, driver 580). So `follower` asks the
+events and may block there, and `timer` only reads the clock and what the follower saw: a
+collective is late when its deadline passed and the follower has not seen it done. Giving up
+tries ncclCommAbort on a third thread and exits after ABORT_GRACE seconds whether or not that
+returned. The one false alarm: a collective that did finish, when the follower is blocked for a
+whole timeout behind a longer GPU job the main thread waits for (torch's default timeout, which
+paragrad's nccl groups share, is 10 minutes).
 """
 from __future__ import annotations
 
@@ -18,6 +28,7 @@ import time
 from .errors import DistTimeoutError
 
 _POLL_SECONDS = 0.1
+_ABORT_GRACE = 5.0      # seconds ncclCommAbort may take before the process exits regardless
 
 
 class Watchdog:
@@ -26,8 +37,10 @@ class Watchdog:
         self._pending = collections.deque()     # (collective, seq, event, deadline), in order
         self._lock = threading.Lock()
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="paragrad-nccl-watchdog", daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=target, name=f"paragrad-nccl-{target.__name__[1:]}",
+                                          daemon=True) for target in (self._follower, self._timer)]
+        for thread in self._threads:
+            thread.start()
 
     def watch(self, collective, seq, event):
         deadline = time.monotonic() + self._pg.timeout.total_seconds()
@@ -36,15 +49,26 @@ class Watchdog:
 
     def stop(self):
         self._stopped.set()
-        self._thread.join()
+        for thread in self._threads:
+            thread.join(timeout=2 * _POLL_SECONDS + 1.0)  # a follower stuck in CUDA stays behind
 
-    def _run(self):
+    def _follower(self):
+        """Drops the collectives whose events completed, oldest first (events complete in order
+        on the one stream the collectives go to)."""
         import cupy
         cupy.cuda.Device(self._device_index).use()     # the events' device, in this thread too
         while not self._stopped.wait(_POLL_SECONDS):
-            with self._lock:
-                while self._pending and self._pending[0][2].done:
+            while True:
+                with self._lock:
+                    oldest = self._pending[0] if self._pending else None
+                if oldest is None or not oldest[2].done:     # .done may block (module docstring)
+                    break
+                with self._lock:
                     self._pending.popleft()
+
+    def _timer(self):
+        while not self._stopped.wait(_POLL_SECONDS):
+            with self._lock:
                 late = self._pending[0] if self._pending and time.monotonic() > self._pending[0][3] else None
             if late is not None:
                 self._give_up(*late[:2])
@@ -58,8 +82,8 @@ class Watchdog:
             f"{collective} timed out after {pg.timeout.total_seconds():.1f} s {who} (nccl, "
             f"collective #{seq} on rank {pg.rank}); aborting the NCCL communicator and exiting"))
         print(f"paragrad.distributed: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
-        try:
-            self._comm.abort()
-        finally:
-            sys.stdout.flush()
-            os._exit(1)
+        abort = threading.Thread(target=self._comm.abort, name="paragrad-nccl-abort", daemon=True)
+        abort.start()
+        abort.join(_ABORT_GRACE)
+        sys.stdout.flush()
+        os._exit(1)

@@ -38,6 +38,15 @@ def test_reduce_op_names_match_torch():
     assert repr(dist.ReduceOp.SUM) == repr(td.ReduceOp.SUM)
 
 
+def test_every_backend_hands_back_a_dist_work():
+    # isinstance(work, dist.Work) holds for any async_op=True handle in torch; the nccl
+    # backend's event-backed handle is one too (its module imports CuPy only when a group starts)
+    from paragrad.distributed.nccl_backend import NCCLWork
+    work = NCCLWork("all_reduce", 3, None)
+    assert isinstance(work, dist.Work) and work.wait() is True
+    assert repr(work) == "Work(all_reduce #3, nccl)"
+
+
 def test_world_size_one_without_a_launcher():
     env = dict(os.environ, PYTHONPATH=str(REPO))
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
