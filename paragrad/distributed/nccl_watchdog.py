@@ -9,9 +9,11 @@ captured CUDA graph are not followed.
 
 Two threads, because a CUDA call can block here: while the main thread waits in a synchronous
 device-to-host copy (`.cpu()`, `.item()`) behind a collective that never ends, the driver also
-blocks cudaEventQuery from other threads (seen on H200, driver 580). So `follower` asks the
-events and may block there, and `timer` only reads the clock and what the follower saw: a
-collective is late when its deadline passed and the follower has not seen it done. Giving up
+blocks cudaEventQuery from other threads (seen on H200, driver 580), and CuPy's Event.done
+holds the GIL through that call, which froze every Python thread. So `follower` asks the
+events through the driver's cuEventQuery called by ctypes, which lets the GIL go, and may
+block there; `timer` only reads the clock and what the follower saw: a collective is late when
+its deadline passed and the follower has not seen it done. Giving up
 tries ncclCommAbort on a third thread and exits after ABORT_GRACE seconds whether or not that
 returned. The one false alarm: a collective that did finish, when the follower is blocked for a
 whole timeout behind a longer GPU job the main thread waits for (torch's default timeout, which
@@ -20,6 +22,7 @@ paragrad's nccl groups share, is 10 minutes).
 from __future__ import annotations
 
 import collections
+import ctypes
 import os
 import sys
 import threading
@@ -29,6 +32,15 @@ from .errors import DistTimeoutError
 
 _POLL_SECONDS = 0.1
 _ABORT_GRACE = 5.0      # seconds ncclCommAbort may take before the process exits regardless
+_CUDA_ERROR_NOT_READY = 600
+
+
+def _event_query():
+    """The driver's cuEventQuery (a runtime event is a driver event) as a ctypes function:
+    ctypes releases the GIL around the call, CuPy's runtime.eventQuery does not."""
+    query = ctypes.CDLL("libcuda.so.1").cuEventQuery
+    query.argtypes, query.restype = [ctypes.c_void_p], ctypes.c_int
+    return query
 
 
 class Watchdog:
@@ -57,11 +69,14 @@ class Watchdog:
         on the one stream the collectives go to)."""
         import cupy
         cupy.cuda.Device(self._device_index).use()     # the events' device, in this thread too
+        query = _event_query()
         while not self._stopped.wait(_POLL_SECONDS):
             while True:
                 with self._lock:
                     oldest = self._pending[0] if self._pending else None
-                if oldest is None or not oldest[2].done:     # .done may block (module docstring)
+                # may block (module docstring); an error other than "not ready" counts as ended:
+                # the main thread's next CUDA call reports it
+                if oldest is None or query(oldest[2].ptr) == _CUDA_ERROR_NOT_READY:
                     break
                 with self._lock:
                     self._pending.popleft()
