@@ -9,15 +9,15 @@ captured CUDA graph are not followed.
 
 Two threads, because a CUDA call can block here: while the main thread waits in a synchronous
 device-to-host copy (`.cpu()`, `.item()`) behind a collective that never ends, the driver also
-blocks cudaEventQuery from other threads (seen on H200, driver 580), and CuPy's Event.done
-holds the GIL through that call, which froze every Python thread. So `follower` asks the
-events through the driver's cuEventQuery called by ctypes, which lets the GIL go, and may
-block there; `timer` only reads the clock and what the follower saw: a collective is late when
-its deadline passed and the follower has not seen it done. Giving up
-tries ncclCommAbort on a third thread and exits after ABORT_GRACE seconds whether or not that
-returned. The one false alarm: a collective that did finish, when the follower is blocked for a
-whole timeout behind a longer GPU job the main thread waits for (torch's default timeout, which
-paragrad's nccl groups share, is 10 minutes).
+blocks other threads' event calls on a lock of its own (cuEventDestroy was seen waiting there on
+H200, driver 580), and CuPy's Event.done holds the GIL through cudaEventQuery. So `follower`
+asks the events through the driver's cuEventQuery called by ctypes, which lets the GIL go, and
+may block there; `timer` only reads the clock and what the follower saw: a collective is late
+when its deadline passed and the follower has not seen it done. Giving up tries ncclCommAbort on
+a third thread and exits after ABORT_GRACE seconds whether or not that returned. The one false
+alarm: a collective that did finish, when the follower is blocked for a whole timeout behind a
+longer GPU job the main thread waits for (torch's default timeout, which paragrad's nccl groups
+share, is 10 minutes).
 """
 from __future__ import annotations
 
@@ -80,6 +80,9 @@ class Watchdog:
                     break
                 with self._lock:
                     self._pending.popleft()
+                # the event's last reference dies here, outside the lock: cudaEventDestroy
+                # blocks too (a follower that held the lock through it froze the timer)
+                del oldest
 
     def _timer(self):
         while not self._stopped.wait(_POLL_SECONDS):
