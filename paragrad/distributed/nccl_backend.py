@@ -12,7 +12,7 @@
   tensors SUM then a division truncating toward zero. bool reduces as uint8 (SUM/MAX: max,
   PRODUCT/MIN: min). bfloat16 is ncclBfloat16. Broadcast and all-gather move raw bytes.
 - Timeouts: each eager collective records an event; a watchdog thread (nccl_watchdog.py)
-  aborts the communicator and ends the process when one is not done within the timeout.
+  ends the process when one is not done within the timeout.
   Collectives inside a captured graph are not watched (replays run no Python).
 - NCCL_NVLS_ENABLE defaults to 0 in the process (NVLink SHARP stalled NCCL on our machines).
 """
@@ -88,7 +88,7 @@ class NCCLBackend:
 
     def start_watchdog(self, pg):
         from .nccl_watchdog import Watchdog
-        self.watchdog = Watchdog(pg, self.comm, self.device_index)
+        self.watchdog = Watchdog(pg, self.device_index)
 
     def _stream(self):
         return self.cupy.cuda.get_current_stream()

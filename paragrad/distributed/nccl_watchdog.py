@@ -1,11 +1,13 @@
-"""The nccl backend's timeout: after each eager NCCL collective the backend records an event,
-and the watchdog gives up when one is not done within the group's timeout of its enqueue. The
-rank then waited for a peer that never joined (dead, hung, or calling something else): the
-watchdog prints the DistTimeoutError naming the collective and the missing ranks (from the
-arrival messages), aborts the NCCL communicator (so the stuck kernels end) and ends the process
-with status 1 — the main thread is blocked in a CUDA synchronization and could not raise. This
-is torch's NCCL watchdog behaviour (it tears the process down too). Collectives replayed from a
-captured CUDA graph are not followed.
+"""The nccl backend's timeout: after each eager NCCL collective the backend records an event, and
+the watchdog gives up when one is not done within the group's timeout of its enqueue. The rank
+then waited for a peer that never joined (dead, hung, or calling something else): the watchdog
+prints the DistTimeoutError naming the collective and the missing ranks (from the arrival
+messages) and ends the process with status 1 at once — the main thread is blocked in a CUDA
+synchronization and could not raise; the driver ends the stuck kernels with the process. Not
+ncclCommAbort first: it ends the kernels while the process lives, and the main thread then went
+on with a result that was never reduced (seen on 2 H200s). This is torch's NCCL watchdog
+behaviour (it tears the process down too). Collectives replayed from a captured CUDA graph are
+not followed.
 
 Two threads, because a CUDA call can block here: while the main thread waits in a synchronous
 device-to-host copy (`.cpu()`, `.item()`) behind a collective that never ends, the driver also
@@ -13,11 +15,10 @@ blocks other threads' event calls on a lock of its own (cuEventDestroy was seen 
 H200, driver 580), and CuPy's Event.done holds the GIL through cudaEventQuery. So `follower`
 asks the events through the driver's cuEventQuery called by ctypes, which lets the GIL go, and
 may block there; `timer` only reads the clock and what the follower saw: a collective is late
-when its deadline passed and the follower has not seen it done. Giving up tries ncclCommAbort on
-a third thread and exits after ABORT_GRACE seconds whether or not that returned. The one false
-alarm: a collective that did finish, when the follower is blocked for a whole timeout behind a
-longer GPU job the main thread waits for (torch's default timeout, which paragrad's nccl groups
-share, is 10 minutes).
+when its deadline passed and the follower has not seen it done. The one false alarm: a
+collective that did finish, when the follower is blocked for a whole timeout behind a longer GPU
+job the main thread waits for (torch's default timeout, which paragrad's nccl groups share, is
+10 minutes).
 """
 from __future__ import annotations
 
@@ -31,7 +32,6 @@ import time
 from .errors import DistTimeoutError
 
 _POLL_SECONDS = 0.1
-_ABORT_GRACE = 5.0      # seconds ncclCommAbort may take before the process exits regardless
 _CUDA_ERROR_NOT_READY = 600
 
 
@@ -44,8 +44,8 @@ def _event_query():
 
 
 class Watchdog:
-    def __init__(self, pg, comm, device_index):
-        self._pg, self._comm, self._device_index = pg, comm, device_index
+    def __init__(self, pg, device_index):
+        self._pg, self._device_index = pg, device_index
         self._pending = collections.deque()     # (collective, seq, event, deadline), in order
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -98,10 +98,7 @@ class Watchdog:
                if missing else "(every rank arrived at it; a rank may have died inside it)")
         error = pg.fail(DistTimeoutError(
             f"{collective} timed out after {pg.timeout.total_seconds():.1f} s {who} (nccl, "
-            f"collective #{seq} on rank {pg.rank}); aborting the NCCL communicator and exiting"))
+            f"collective #{seq} on rank {pg.rank}); ending this process"))
         print(f"paragrad.distributed: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
-        abort = threading.Thread(target=self._comm.abort, name="paragrad-nccl-abort", daemon=True)
-        abort.start()
-        abort.join(_ABORT_GRACE)
         sys.stdout.flush()
         os._exit(1)
