@@ -24,7 +24,7 @@ from .kernels import (batch_norm, cross_entropy, elementwise, gelu, indexing, la
                       optimizer, random, recurrent, softmax)
 from .matmul import cublas, cublaslt, mlp
 from .runtime import graphs, memory
-from .runtime.compile import c_contiguous
+from .kernels.row_views import c_contiguous, copy_rows
 
 _UNARY = {
     "neg": cupy.negative, "exp": cupy.exp, "log": cupy.log, "sqrt": cupy.sqrt, "abs": cupy.abs,
@@ -147,6 +147,8 @@ class CUDABackend(ArrayBackend):
             if s + n <= d or d + n <= s:    # (not overlapping) a memcpy: a third of copyto's host time
                 dst.data.copy_from_device_async(src.data, n)
                 return dst
+        if type(src) is cupy.ndarray and copy_rows(dst, src):
+            return dst
         cupy.copyto(dst, src, casting="unsafe")
         return dst
 
@@ -228,6 +230,8 @@ class CUDABackend(ArrayBackend):
                             or (type(a) is not cupy.ndarray and _runs_nhwc(b))):
             return _in_memory_order(self.binary, op, a, b)
         c = elementwise.binary(op, a, b, out)
+        if c is None:
+            c = elementwise.binary_strided(op, a, b, out)
         if c is not None:
             return c
         if out is None and type(b) in _PY_NUMBERS and getattr(a, "dtype", None) in _HALF:
@@ -250,6 +254,9 @@ class CUDABackend(ArrayBackend):
 
     def cast(self, x, dtype):
         target = _dt(dtype)
+        y = elementwise.cast(x, target)
+        if y is not None:
+            return y
         if x.dtype.kind == "f" and target.kind == "u":   # wrap around like the CPU, not saturate
             x = x.astype(np.int64)
         return x.astype(target)

@@ -25,7 +25,7 @@ from .runtime import timing
 from ...memory_format import runs_channels_last
 from .runtime import channels_last
 from .kernels import random
-from .runtime.compile import c_contiguous
+from .kernels.row_views import c_contiguous
 
 _graphs: dict = {}
 _handles: dict = {}

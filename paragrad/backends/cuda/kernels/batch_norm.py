@@ -19,7 +19,8 @@ import numpy as np
 from ..runtime import memory
 from ....memory_format import runs_channels_last
 from ..runtime import channels_last
-from ..runtime.compile import KERNEL_SUFFIX as _SUFFIX, c_contiguous, kernel
+from ..runtime.compile import KERNEL_SUFFIX as _SUFFIX, kernel
+from .row_views import c_contiguous
 
 _BLOCK = 256
 _MIN_SHARE = 4096        # fewest elements a reduction block takes (16 a thread); fewer is overhead

@@ -5,7 +5,8 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from ..runtime.compile import c_contiguous, kernel
+from ..runtime.compile import kernel
+from .row_views import c_contiguous
 from .rows import BLOCK, SUFFIX, kernel_dtype, ticket
 
 

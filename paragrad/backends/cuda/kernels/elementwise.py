@@ -13,6 +13,7 @@ import numpy as np
 
 from ....dtypes import bfloat16
 from ..runtime.compile import GRID_BLOCK, compiled, grid_stride
+from .row_views import binary_rows
 
 _FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 # binary also takes the half types between two tensors, computed in float32: CuPy's bfloat16
@@ -80,8 +81,55 @@ def binary(op, a, b, out):
     row = (b if la == _FULL else a).size        # (the repeated row's length, where there is one)
     c = cupy.empty(shape, a.dtype) if out is None else out
     if n:
-        _kernel(f"binary<{ctype}, {name}, {la}, {lb}>")(grid_stride(n), (GRID_BLOCK,), (a, b, c, np.int64(n), np.int64(row)))
+        v = _HALF_PACK if a.itemsize == 2 and _packs(n, row, (a, la), (b, lb), (c, _FULL)) else 1
+        kernel = f"binary_vec<{ctype}, {name}, {la}, {lb}, {v}>" if v > 1 else f"binary<{ctype}, {name}, {la}, {lb}>"
+        _kernel(kernel)(grid_stride(n // v), (GRID_BLOCK,), (a, b, c, np.int64(n), np.int64(row)))
     return c
+
+
+_HALF_PACK = 8      # half-type elements per 16-byte access of binary_vec
+
+
+def _packs(n, row, *operands):
+    """binary_vec may take these: n and a repeated row whole packs, full and row operands
+    16-byte aligned (one element is read alone)."""
+    return n % _HALF_PACK == 0 and row % _HALF_PACK == 0 and all(
+        layout == _ONE or x.data.ptr % 16 == 0 for x, layout in operands)
+
+
+def binary_strided(op, a, b, out):
+    """a op b (in place where out is a) as one launch where a, b and out are views of rows of
+    one shape and dtype, not all contiguous (row_views.py); None otherwise."""
+    name = _BINARY.get(op)
+    if (name is None or type(a) is not cupy.ndarray or type(b) is not cupy.ndarray or b.dtype != a.dtype
+            or b.shape != a.shape or (out is not None and (out.shape != a.shape or out.dtype != a.dtype))):
+        return None
+    ctype = _BINARY_TYPES.get(a.dtype)
+    if ctype is None or not a.size:
+        return None
+    c = cupy.empty(a.shape, a.dtype) if out is None else out
+    return c if binary_rows(ctype, name, a, b, c) else None
+
+
+_CASTS = {(np.dtype(np.float32), np.dtype(np.float16)): ("float", "__half")}
+if bfloat16.np is not None:
+    _CASTS[np.dtype(np.float32), np.dtype(bfloat16.np)] = ("float", "__nv_bfloat16")
+_CASTS.update({(t, s): (ct, cs) for (s, t), (cs, ct) in list(_CASTS.items())})
+_CAST_PACK = 4      # elements a thread: 16 bytes of float32, 8 of the half type
+
+
+def cast(x, dtype):
+    """x as `dtype` by one launch between float32 and float16/bfloat16 (x contiguous, whole
+    packs, aligned): round to nearest even as CuPy's astype, which moved one element a thread
+    (the autocast casts of a bf16 step); None for the rest."""
+    types = _CASTS.get((x.dtype, dtype))
+    if types is None or not x._c_contiguous or x.size % _CAST_PACK or x.data.ptr % 16:
+        return None
+    y = cupy.empty(x.shape, dtype)
+    if x.size:
+        _kernel(f"cast_vec<{types[0]}, {types[1]}, {_CAST_PACK}>")(
+            grid_stride(x.size // _CAST_PACK), (GRID_BLOCK,), (x, y, np.int64(x.size)))
+    return y
 
 
 def activation_grad(op, g, y):

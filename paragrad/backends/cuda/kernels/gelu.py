@@ -6,7 +6,8 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, c_contiguous, grid_stride, kernel
+from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, grid_stride, kernel
+from .row_views import c_contiguous
 
 
 def gelu(x, approximate):

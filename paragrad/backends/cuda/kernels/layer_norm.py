@@ -7,7 +7,8 @@ import math
 import cupy
 import numpy as np
 
-from ..runtime.compile import c_contiguous, kernel
+from ..runtime.compile import kernel
+from .row_views import c_contiguous
 from .rows import BLOCK, NULL, SUFFIX, kernel_dtype, ticket
 
 

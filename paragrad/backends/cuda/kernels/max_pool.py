@@ -14,7 +14,7 @@ import cupy
 
 from ....memory_format import runs_channels_last
 from ..runtime.channels_last import as_nhwc
-from ..runtime.compile import c_contiguous
+from .row_views import c_contiguous
 
 # C: the channels of a channels-last buffer, whose pixels are C elements apart (a pixel's
 # channels lie together); 1 for a row-major one, where each (n, c) plane is one "batch row".

@@ -9,7 +9,8 @@ import math
 import cupy
 import numpy as np
 
-from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, c_contiguous, grid_stride, kernel, launch
+from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, grid_stride, kernel, launch
+from .row_views import c_contiguous
 
 
 def draw(name, gen, shape, a, b, wide):

@@ -8,7 +8,7 @@ import math
 import cupy
 import numpy as np
 
-from ..runtime.compile import c_contiguous
+from .row_views import c_contiguous
 
 BLOCK = 256
 SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}

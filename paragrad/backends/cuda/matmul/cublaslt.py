@@ -15,7 +15,7 @@ from nvmath.linalg.advanced import Matmul, MatmulEpilog as E
 
 from .... import capture
 from ..runtime import machine_cache, timing
-from ..runtime.compile import c_contiguous
+from ..kernels.row_views import c_contiguous
 from . import cublas
 
 _plans = {}

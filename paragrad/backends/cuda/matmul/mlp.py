@@ -13,7 +13,7 @@ from nvmath.linalg.advanced import MatmulEpilog as E
 
 from .... import capture
 from ..runtime import machine_cache, timing
-from ..runtime.compile import c_contiguous
+from ..kernels.row_views import c_contiguous
 from . import cublas, small_gemm
 from .cublaslt import gelu_tanh_grad, owned, relu_grad, run, supported, zeros
 

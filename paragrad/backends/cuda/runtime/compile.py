@@ -158,10 +158,3 @@ def launch(fn, n, *args, block=256):
     """One thread per element for n elements."""
     if n:
         fn(((n + block - 1) // block,), (block,), args)
-
-
-def c_contiguous(x):
-    """x itself where it is C-contiguous (an attribute test), else a C-ordered copy: what a raw
-    launch reads. cupy.ascontiguousarray spends microseconds of host time even when it returns
-    its input."""
-    return x if x._c_contiguous else cupy.ascontiguousarray(x)

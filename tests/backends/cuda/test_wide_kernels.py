@@ -1,0 +1,118 @@
+"""The CUDA backend's 16-byte-access kernels (kernels/elementwise.cu: cast_vec, binary_vec,
+binary_rows, copy_rows; kernels/row_views.py) give bit for bit what CuPy's element-by-element
+kernels give, on the shapes they take (a GPT's autocast casts, bias adds, split pieces) and at
+their edges (specials, misaligned views, sizes that are no whole pack, which take the old
+path). Marked `gpu`."""
+import numpy as np
+import pytest
+
+import paragrad as pg
+
+pytestmark = pytest.mark.gpu
+
+cupy = pytest.importorskip("cupy")
+BF16 = np.dtype(pg.bfloat16.np)
+
+
+def _backend():
+    return pg.ones(1, device="cuda")._backend
+
+
+def _same_bits(x, y):
+    assert x.dtype == y.dtype and x.shape == y.shape, (x.dtype, y.dtype, x.shape, y.shape)
+    a, b = cupy.asnumpy(x), cupy.asnumpy(y)
+    assert a.tobytes() == b.tobytes(), np.flatnonzero(a.view(np.uint8) != b.view(np.uint8))[:10]
+
+
+def _specials(n, dtype=np.float32):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n).astype(dtype) * 100
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3.4e38, 65504.0, 65520.0,
+                        1.00390625, 1.01171875, 6e-8, 1 + 2**-9], dtype)     # ties, subnormals, overflow
+    x[:len(special)] = special
+    return x
+
+
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+@pytest.mark.parametrize("n", [4096, 6, 4100])
+def test_cast_between_float32_and_half_equals_cupys(half, n):
+    from paragrad.backends.cuda.kernels import elementwise
+    dt = BF16 if half == "bfloat16" else np.dtype(np.float16)
+    x = cupy.asarray(_specials(n))
+    y = _backend().cast(x, dt)
+    _same_bits(y, x.astype(dt))
+    _same_bits(_backend().cast(y, np.float32), y.astype(np.float32))
+    assert (elementwise.cast(x, dt) is None) == (n % 4 != 0)      # whole packs take the wide kernel
+    misaligned = x[1:4097] if n > 4097 else x[1:]
+    _same_bits(_backend().cast(misaligned, dt), misaligned.astype(dt))
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+def test_half_binary_in_packs_equals_float32_math_rounded_once(op, half):
+    dt = BF16 if half == "bfloat16" else np.dtype(np.float16)
+    rng = np.random.default_rng(1)
+    a = cupy.asarray(rng.standard_normal((64, 24)).astype(dt))
+    bias = cupy.asarray(rng.standard_normal(24).astype(dt))
+    one = cupy.asarray(np.array([1.5], dt))
+    f = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op]
+    for x, y in ((a, a[::-1].copy()), (a, bias), (bias, a), (a, one), (one, a),
+                 (a[:, :20].copy(), a[:, 4:].copy()), (a.reshape(-1)[3:1531], a.reshape(-1)[1:1529])):
+        want = f(cupy.asnumpy(x).astype(np.float32), cupy.asnumpy(y).astype(np.float32)).astype(dt)
+        got = _backend().binary(op, x, y)
+        assert cupy.asnumpy(got).tobytes() == want.tobytes(), (op, x.shape, y.shape)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64", "int64"])
+def test_slices_copy_and_add_in_place_through_row_views(dtype):
+    from paragrad.backends.cuda.kernels.row_views import row_view
+    dt = BF16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(2)
+    whole = cupy.asarray((rng.standard_normal((4, 8, 48)) * 10).astype(dt))   # (B, T, 3C)
+    piece = cupy.asarray((rng.standard_normal((4, 8, 16)) * 10).astype(dt))
+    b = _backend()
+    for start in (0, 16, 32, 3):
+        view = whole[..., start:start + 16]
+        assert row_view(view) == (32, 16, 48)
+        ref = cupy.asnumpy(whole).copy()
+        b.copy_(view, piece)
+        ref[..., start:start + 16] = cupy.asnumpy(piece)
+        assert cupy.asnumpy(whole).tobytes() == ref.tobytes()
+        if dtype != "int64":
+            b.binary("add", view, piece, out=view)      # the engine's add_into
+            ref[..., start:start + 16] = (ref[..., start:start + 16].astype(np.float64) +
+                                          cupy.asnumpy(piece).astype(np.float64)).astype(dt)
+            assert cupy.asnumpy(whole).tobytes() == ref.tobytes()
+        c = b.contiguous(view)
+        assert c.flags.c_contiguous and cupy.asnumpy(c).tobytes() == ref[..., start:start + 16].tobytes()
+
+
+def test_row_views_refuse_what_they_cannot_take():
+    from paragrad.backends.cuda.kernels.row_views import copy_rows, row_view
+    x = cupy.arange(24, dtype=cupy.float32).reshape(2, 3, 4)
+    assert row_view(x) == (6, 4, 4)
+    assert row_view(x.transpose(0, 2, 1)) is None          # last dim strided
+    assert row_view(x[:, ::2]) is None                     # every other row: no one stride
+    assert row_view(x[:, 1:]) is None                      # leading dims no longer one stride
+    assert row_view(cupy.broadcast_to(x[:1], (2, 3, 4))) is None
+    assert row_view(x[:, :1, :]) == (2, 4, 12)
+    # overlapping source and destination: left to CuPy, which copies through a temporary
+    y = cupy.arange(20, dtype=cupy.float32).reshape(2, 10)
+    assert not copy_rows(y[:, 1:9], y[:, 0:8])
+    _backend().copy_(y[:, 1:9], y[:, 0:8])
+    want = np.arange(20, dtype=np.float32).reshape(2, 10)
+    want[:, 1:9] = np.arange(20, dtype=np.float32).reshape(2, 10)[:, 0:8]
+    assert cupy.asnumpy(y).tolist() == want.tolist()
+
+
+def test_split_pieces_gradient_through_the_row_kernels_matches_cpu():
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((2, 5, 24)).astype(np.float32)
+    grads = []
+    for device in ("cpu", "cuda"):
+        x = pg.tensor(data, device=device, requires_grad=True)
+        q, k, v = x.to(pg.bfloat16).split(8, dim=2)       # bf16 views of rows, gradients too
+        loss = (q.float() * 1 + k.float() * 2 + v.float() * 3).sum()
+        loss.backward()
+        grads.append(x.grad.cpu().numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
