@@ -32,7 +32,7 @@ def _specials(n, dtype=np.float32):
     x = rng.standard_normal(n).astype(dtype) * 100
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3.4e38, 65504.0, 65520.0,
                         1.00390625, 1.01171875, 6e-8, 1 + 2**-9], dtype)     # ties, subnormals, overflow
-    x[:len(special)] = special
+    x[:min(n, len(special))] = special[:n]
     return x
 
 
