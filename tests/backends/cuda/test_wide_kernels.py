@@ -162,3 +162,24 @@ def test_layer_norm_rows_of_any_width_match_torch(cols):
         out.append([t.detach().cpu().numpy() for t in (y, *(v.grad for v in xs))])
     for mine, theirs in zip(*out):
         np.testing.assert_allclose(mine, theirs, rtol=2e-5, atol=2e-5)
+
+
+def test_bf16_linear_adds_its_bias_inside_the_gemm():
+    """The bias epilogue rounds once (product plus bias in float32), the composition twice; both
+    stay within bf16 rounding of the float32 result, and the gradients are the composition's."""
+    from paragrad.backends.base import fast_paths
+    rng = np.random.default_rng(8)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((4, 16, 64), (96, 64), (96,)))
+    want = x @ w.T + b
+    results = []
+    for fast in (True, False):
+        ts = [pg.tensor(a, device="cuda", dtype=pg.bfloat16, requires_grad=True) for a in (x, w, b)]
+        with fast_paths(fast):
+            y = pg.nn.functional.linear(*ts)
+            y.float().sum().backward()
+        assert y.shape == (4, 16, 96) and y.dtype is pg.bfloat16
+        results.append([y.float().cpu().numpy()] + [t.grad.float().cpu().numpy() for t in ts])
+    for got in results:
+        np.testing.assert_allclose(got[0], want, rtol=3e-2, atol=0.3)
+    for a, c in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_array_equal(a, c)
