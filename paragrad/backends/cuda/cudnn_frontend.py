@@ -314,7 +314,8 @@ def sdpa_backward(q, k, v, out, dout, stats, scale, is_causal, dropout_p=0.0, rn
     # and merge of the heads' backward then view instead of copying (18 bf16 copies a GPT step)
     dq, dk, dv = cupy.empty_like(q), cupy.empty_like(k), cupy.empty_like(v)
     g, (Q, K, V, O, dO, S), (dQ, dK, dV), rng_tensors = _sdpa_graph(
-        True, (lq, lk, lv, lo, ldo) + tuple(_layout(d)[1] for d in (dq, dk, dv)), q.dtype,
+        True, (lq, lk, lv, lo, ldo) + tuple((d.shape, tuple(st // d.itemsize for st in d.strides))
+                                            for d in (dq, dk, dv)), q.dtype,
         float(scale), bool(is_causal), float(dropout_p))
     _run(g, {Q: q, K: k, V: v, O: out, dO: dout,
              S: c_contiguous(stats.astype(np.float32, copy=False)), dQ: dq, dK: dk, dV: dv,
