@@ -16,7 +16,7 @@ from __future__ import annotations
 FAST_PATHS = (
     "softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
     "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll",
-    "layer_norm", "layer_norm_backward", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
+    "layer_norm", "layer_norm_backward", "linear_bias", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
     "relu_backward", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
     "dropout", "dropout_backward",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
@@ -143,6 +143,10 @@ class FastPaths:
         them to the parameters' dtype)."""
 
     # ---- linear layers (ops/neural/linear.py; act 'relu' or 'gelu_tanh') -------------------------
+    def fast_linear_bias(self, x, w, b):
+        """-> y = x @ w.T + b with the bias added inside the GEMM, x (..., in), w (out, in),
+        b (out,); or None to decline (linear then adds the bias after its product)."""
+
     def fast_linear_act(self, x, w, b, act):
         """-> (y, aux): y = act(x @ w.T + b), x (..., in), w (out, in), b (out,) or None; aux
         is what the backward reads (y for relu, the pre-activation for gelu)."""

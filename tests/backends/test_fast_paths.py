@@ -121,6 +121,7 @@ ROWS = {
     "pow_scalar": _op(lambda x: x ** 3, (3, 4)),
     "roll": _op(lambda x: x.roll(2, 0), (5, 3)),
     "layer_norm": _op(lambda x, w, b: F.layer_norm(x, (6,), w, b), (3, 4, 6), (6,), (6,)),
+    "linear_bias": _op(lambda x, w, b: F.linear(x, w, b), (2, 3, 8), (4, 8), (4,)),
     "linear_act": _module(lambda: pg.nn.Sequential(pg.nn.Linear(5, 4), _GELU_TANH()), (3, 5)),
     "mlp": _module(lambda: pg.nn.Sequential(pg.nn.Linear(5, 6), pg.nn.ReLU(), pg.nn.Linear(6, 4),
                                             _GELU_TANH(), pg.nn.Linear(4, 3)), (8, 5)),

@@ -448,6 +448,9 @@ class CUDABackend(ArrayBackend):
     def fast_gelu_backward(self, g, x, approximate):
         return gelu.gelu_backward(g, x, approximate)
 
+    def fast_linear_bias(self, x, w, b):
+        return cublaslt.linear_bias(x, w, b)
+
     def fast_linear_act(self, x, w, b, act):
         return cublaslt.linear_act(x, w, b, act)
 

@@ -84,9 +84,12 @@ def linear(x, weight, bias=None):
     if len(xs) == 1:
         return linear(x.unsqueeze(0), weight, bias).squeeze(0)
     b = x._backend
-    data = b.matmul(x._data, b.permute(weight._data, (1, 0)))
-    if bias is not None:
-        b.binary("add", data, bias._data, out=data)
+    fast = b.fast("linear_bias") if bias is not None and bias._data.shape == (ws[0],) else None
+    data = fast(x._data, weight._data, bias._data) if fast is not None else None
+    if data is None:
+        data = b.matmul(x._data, b.permute(weight._data, (1, 0)))
+        if bias is not None:
+            b.binary("add", data, bias._data, out=data)
     out = _wrap(data, x.dtype, x._device)
     if autograd.needs_grad(x, weight, bias):
         node = LinearBackward()

@@ -119,3 +119,67 @@ def test_split_pieces_gradient_through_the_row_kernels_matches_cpu():
         loss.backward()
         grads.append(x.grad.cpu().numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+def test_gelu_and_dropout_in_packs_equal_one_element_a_thread(half):
+    F = pg.nn.functional
+    dt = getattr(pg, half)
+    x = pg.tensor(np.random.default_rng(4).standard_normal(1024).astype(np.float32), device="cuda").to(dt)
+    g = pg.ones(1024, device="cuda", dtype=dt) * 0.5
+    # 1024 elements go 8 a thread; 1023, or one element off the aligned start, one a thread
+    for approximate in ("none", "tanh"):
+        whole = F.gelu(x, approximate=approximate)
+        assert whole[:1023].cpu().numpy().tobytes() == F.gelu(x[:1023], approximate=approximate).cpu().numpy().tobytes()
+        assert whole[1:].cpu().numpy().tobytes() == F.gelu(x[1:], approximate=approximate).cpu().numpy().tobytes()
+    pg.manual_seed(5)
+    whole = F.dropout(x, 0.3)
+    pg.manual_seed(5)
+    short = F.dropout(x[:1023], 0.3)        # element i draws the same number in both
+    assert whole[:1023].cpu().numpy().tobytes() == short.cpu().numpy().tobytes()
+    xs = [x.detach().clone().requires_grad_(), x[:1023].detach().clone().requires_grad_()]
+    grads = []
+    for t in xs:
+        pg.manual_seed(6)
+        F.dropout(t, 0.3).backward(g[:t.shape[0]])
+        grads.append(t.grad.cpu().numpy())
+    assert grads[0][:1023].tobytes() == grads[1].tobytes()
+
+
+@pytest.mark.parametrize("cols", [1, 31, 33, 384, 1024, 1025])
+def test_layer_norm_rows_of_any_width_match_torch(cols):
+    """Up to 1024 columns a warp holds a row (ln_*_warp); wider rows take a block each."""
+    import torch
+    rng = np.random.default_rng(cols)
+    x = (rng.standard_normal((37, cols)) * 3 + 1).astype(np.float32)
+    w, b = rng.standard_normal(cols).astype(np.float32), rng.standard_normal(cols).astype(np.float32)
+    g = rng.standard_normal((37, cols)).astype(np.float32)
+    out = []
+    for lib, dev in ((pg, "cuda"), (torch, "cpu")):
+        xs = [lib.tensor(a, device=dev, requires_grad=True) for a in (x, w, b)]
+        y = lib.nn.functional.layer_norm(xs[0], (cols,), xs[1], xs[2], 1e-5)
+        y.backward(lib.tensor(g, device=dev))
+        out.append([t.detach().cpu().numpy() for t in (y, *(v.grad for v in xs))])
+    for mine, theirs in zip(*out):
+        np.testing.assert_allclose(mine, theirs, rtol=2e-5, atol=2e-5)
+
+
+def test_bf16_linear_adds_its_bias_inside_the_gemm():
+    """The bias epilogue rounds once (product plus bias in float32), the composition twice; both
+    stay within bf16 rounding of the float32 result, and the gradients are the composition's."""
+    from paragrad.backends.base import fast_paths
+    rng = np.random.default_rng(8)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((4, 16, 64), (96, 64), (96,)))
+    want = x @ w.T + b
+    results = []
+    for fast in (True, False):
+        ts = [pg.tensor(a, device="cuda", dtype=pg.bfloat16, requires_grad=True) for a in (x, w, b)]
+        with fast_paths(fast):
+            y = pg.nn.functional.linear(*ts)
+            y.float().sum().backward()
+        assert y.shape == (4, 16, 96) and y.dtype is pg.bfloat16
+        results.append([y.float().cpu().numpy()] + [t.grad.float().cpu().numpy() for t in ts])
+    for got in results:
+        np.testing.assert_allclose(got[0], want, rtol=3e-2, atol=0.3)
+    for a, c in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_array_equal(a, c)

@@ -7,6 +7,7 @@
 //
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include "pack.cuh"
 
 // Operand layouts (template parameters LA, LB): 0 = full (n elements), 1 = a row repeated
 // (index i % row), 2 = one element (index 0).
@@ -37,8 +38,6 @@ __global__ void binary(const T* a, const T* b, T* c, long long n, long long row)
 // V = 8): CuPy's and the one-element kernels ran bf16 operands at about half the memory
 // bandwidth. The caller ensures n and row are multiples of V and the pointers 16-byte aligned,
 // so a repeated row's V elements never wrap.
-template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
-
 template <typename T, int L, int V>
 __device__ __forceinline__ Pack<T, V> load_pack(const T* x, long long i, long long row) {
     if (L == 2) {
@@ -46,7 +45,7 @@ __device__ __forceinline__ Pack<T, V> load_pack(const T* x, long long i, long lo
         for (int k = 0; k < V; k++) p.v[k] = x[0];
         return p;
     }
-    return *reinterpret_cast<const Pack<T, V>*>(x + at<L>(i, row));
+    return load<T, V>(x + at<L>(i, row));
 }
 
 template <typename T, typename Op, int LA, int LB, int V>
@@ -57,7 +56,7 @@ __global__ void binary_vec(const T* a, const T* b, T* c, long long n, long long 
         long long i = p * V;
         Pack<T, V> x = load_pack<T, LA, V>(a, i, row), y = load_pack<T, LB, V>(b, i, row), z;
         for (int k = 0; k < V; k++) z.v[k] = T(Op::f(C(x.v[k]), C(y.v[k])));
-        *reinterpret_cast<Pack<T, V>*>(c + i) = z;
+        store<T, V>(c + i, z);
     }
 }
 
@@ -72,10 +71,9 @@ __global__ void binary_rows(const T* a, long long lda, const T* b, long long ldb
     for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < rows * per_row;
          p += (long long)gridDim.x * blockDim.x) {
         long long r = p / per_row, j = (p - r * per_row) * V;
-        Pack<T, V> x = *reinterpret_cast<const Pack<T, V>*>(a + r * lda + j);
-        Pack<T, V> y = *reinterpret_cast<const Pack<T, V>*>(b + r * ldb + j), z;
+        Pack<T, V> x = load<T, V>(a + r * lda + j), y = load<T, V>(b + r * ldb + j), z;
         for (int k = 0; k < V; k++) z.v[k] = T(Op::f(C(x.v[k]), C(y.v[k])));
-        *reinterpret_cast<Pack<T, V>*>(c + r * ldc + j) = z;
+        store<T, V>(c + r * ldc + j, z);
     }
 }
 
@@ -87,7 +85,7 @@ __global__ void copy_rows(const T* x, long long ldx, T* y, long long ldy, long l
     for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < rows * per_row;
          p += (long long)gridDim.x * blockDim.x) {
         long long r = p / per_row, j = (p - r * per_row) * V;
-        *reinterpret_cast<Pack<T, V>*>(y + r * ldy + j) = *reinterpret_cast<const Pack<T, V>*>(x + r * ldx + j);
+        store<T, V>(y + r * ldy + j, load<T, V>(x + r * ldx + j));
     }
 }
 
@@ -104,10 +102,10 @@ template <typename S, typename D, int V>
 __global__ void cast_vec(const S* x, D* y, long long n) {
     for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < n / V;
          p += (long long)gridDim.x * blockDim.x) {
-        Pack<S, V> a = *reinterpret_cast<const Pack<S, V>*>(x + p * V);
+        Pack<S, V> a = load<S, V>(x + p * V);
         Pack<D, V> b;
         for (int k = 0; k < V; k++) b.v[k] = convert<S, D>(a.v[k]);
-        *reinterpret_cast<Pack<D, V>*>(y + p * V) = b;
+        store<D, V>(y + p * V, b);
     }
 }
 

@@ -15,7 +15,7 @@ import cupy
 import numpy as np
 
 from ....dtypes import bfloat16
-from ..runtime.compile import GRID_BLOCK, compiled, grid_stride
+from ..runtime.compile import GRID_BLOCK, compiled, grid_stride, whole_packs
 from .row_views import binary_rows
 
 _FLOATS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
@@ -95,9 +95,8 @@ _HALF_PACK = 8      # half-type elements per 16-byte access of binary_vec
 
 def _packs(n, row, *operands):
     """binary_vec may take these: n and a repeated row whole packs, full and row operands
-    16-byte aligned (one element is read alone)."""
-    return n % _HALF_PACK == 0 and row % _HALF_PACK == 0 and all(
-        layout == _ONE or x.data.ptr % 16 == 0 for x, layout in operands)
+    aligned (one element is read alone)."""
+    return row % _HALF_PACK == 0 and whole_packs(n, _HALF_PACK, *(x for x, layout in operands if layout != _ONE))
 
 
 def binary_strided(op, a, b, out):
@@ -126,7 +125,7 @@ def cast(x, dtype):
     packs, aligned): round to nearest even as CuPy's astype, which moved one element a thread
     (the autocast casts of a bf16 step); None for the rest."""
     types = _CASTS.get((x.dtype, dtype))
-    if types is None or not x._c_contiguous or x.size % _CAST_PACK or x.data.ptr % 16:
+    if types is None or not x._c_contiguous or not whole_packs(x.size, _CAST_PACK, x):
         return None
     y = cupy.empty(x.shape, dtype)
     if x.size:

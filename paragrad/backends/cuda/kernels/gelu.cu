@@ -9,6 +9,7 @@
 
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include "pack.cuh"
 
 #define GRID_STRIDE(i, n) \
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); i += (long long)blockDim.x * gridDim.x)
@@ -42,6 +43,31 @@ __device__ void gelu_bwd(const X* g, const X* x, X* dx, long long n, int tanh_fo
     GRID_STRIDE(i, n) dx[i] = X(T(g[i]) * Gelu<T>::slope(T(x[i]), tanh_form));
 }
 
+// the same per element, V a thread through 16-byte accesses (the half types: n a multiple of 8,
+// addresses aligned), as the bf16 forward and backward of a GPT's MLP went at under half the
+// memory bandwidth one element a thread
+template <typename X, typename T, int V>
+__device__ void gelu_fwd_vec(const X* x, X* y, long long n, int tanh_form) {
+    GRID_STRIDE(p, n / V) {
+        Pack<X, V> a = load<X, V>(x + p * V), b;
+        for (int k = 0; k < V; k++) b.v[k] = X(Gelu<T>::value(T(a.v[k]), tanh_form));
+        store<X, V>(y + p * V, b);
+    }
+}
+
+template <typename X, typename T, int V>
+__device__ void gelu_bwd_vec(const X* g, const X* x, X* dx, long long n, int tanh_form) {
+    GRID_STRIDE(p, n / V) {
+        Pack<X, V> a = load<X, V>(g + p * V), b = load<X, V>(x + p * V), c;
+        for (int k = 0; k < V; k++) c.v[k] = X(T(a.v[k]) * Gelu<T>::slope(T(b.v[k]), tanh_form));
+        store<X, V>(dx + p * V, c);
+    }
+}
+
+#define GELU_VEC(X, T, S) \
+extern "C" __global__ void gelu_fwd_vec_##S(const X* x, X* y, long long n, int tanh_form) { gelu_fwd_vec<X, T, 8>(x, y, n, tanh_form); } \
+extern "C" __global__ void gelu_bwd_vec_##S(const X* g, const X* x, X* dx, long long n, int tanh_form) { gelu_bwd_vec<X, T, 8>(g, x, dx, n, tanh_form); }
+
 #define GELU(X, T, S) \
 extern "C" __global__ void gelu_fwd_##S(const X* x, X* y, long long n, int tanh_form) { gelu_fwd<X, T>(x, y, n, tanh_form); } \
 extern "C" __global__ void gelu_bwd_##S(const X* g, const X* x, X* dx, long long n, int tanh_form) { gelu_bwd<X, T>(g, x, dx, n, tanh_form); }
@@ -50,3 +76,5 @@ GELU(float, float, f32)
 GELU(double, double, f64)
 GELU(__half, float, f16)
 GELU(__nv_bfloat16, float, bf16)
+GELU_VEC(__half, float, f16)
+GELU_VEC(__nv_bfloat16, float, bf16)

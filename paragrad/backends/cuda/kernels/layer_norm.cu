@@ -1,5 +1,5 @@
 // layer_norm forward and backward over the rows of a (rows, cols) contiguous matrix: one
-// block per row for the per-row part, and the weight and bias gradients as column sums
+// block per row for the per-row part (one warp per row up to 1024 columns), and the weight and bias gradients as column sums
 // (blocks over strips of 32 columns and chunks of rows).
 // T is float or double; accumulation is in the same type (float32 rows are short enough).
 
@@ -43,6 +43,63 @@ template <typename T> __device__ void ln_bwd(const T* g, const T* x, const T* w,
     for (long long j = threadIdx.x; j < cols; j += blockDim.x) {
         T gw = gr[j] * (w ? w[j] : T(1));
         dr[j] = r * (gw - a - (xr[j] - mu) * r * c);
+    }
+}
+
+// The same for rows of up to 32 * N columns, one warp a row: the row stays in registers, and
+// the sums are warp shuffles with no block barrier (the block form spent most of its time in
+// its barriers on a GPT's 384-wide rows). Element j of a row is lane j % 32's slot j / 32.
+template <typename T> __device__ __forceinline__ T warp_sum(T v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+    return v;
+}
+
+template <typename T, int N> __device__ void ln_fwd_warp(const T* x, const T* w, const T* b, T* y, T* mean_out,
+                                                       T* rstd_out, long long rows, long long cols, T eps) {
+    int lane = threadIdx.x & 31;
+    long long row = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= rows) return;                // (the same for the whole warp)
+    const T* xr = x + row * cols;
+    T* yr = y + row * cols;
+    T v[N], s = T(0);
+    for (int k = 0; k < N; k++) {
+        long long j = lane + 32LL * k;
+        v[k] = j < cols ? xr[j] : T(0);
+        s += v[k];
+    }
+    T mean = warp_sum(s) / T(cols), q = T(0);
+    for (int k = 0; k < N; k++)
+        if (lane + 32LL * k < cols) { T d = v[k] - mean; q += d * d; }
+    T rstd = T(1) / sqrt(warp_sum(q) / T(cols) + eps);
+    for (int k = 0; k < N; k++) {
+        long long j = lane + 32LL * k;
+        if (j < cols) yr[j] = (v[k] - mean) * rstd * (w ? w[j] : T(1)) + (b ? b[j] : T(0));
+    }
+    if (lane == 0) { mean_out[row] = mean; rstd_out[row] = rstd; }
+}
+
+template <typename T, int N> __device__ void ln_bwd_warp(const T* g, const T* x, const T* w, const T* mean,
+                                                       const T* rstd, T* dx, long long rows, long long cols) {
+    int lane = threadIdx.x & 31;
+    long long row = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= rows) return;
+    const T* gr = g + row * cols;
+    const T* xr = x + row * cols;
+    T* dr = dx + row * cols;
+    T mu = mean[row], r = rstd[row];
+    T gw[N], xh[N], a = T(0), c = T(0);
+    for (int k = 0; k < N; k++) {
+        long long j = lane + 32LL * k;
+        gw[k] = j < cols ? gr[j] * (w ? w[j] : T(1)) : T(0);
+        xh[k] = j < cols ? (xr[j] - mu) * r : T(0);
+        a += gw[k];
+        c += gw[k] * xh[k];
+    }
+    a = warp_sum(a) / T(cols);
+    c = warp_sum(c) / T(cols);
+    for (int k = 0; k < N; k++) {
+        long long j = lane + 32LL * k;
+        if (j < cols) dr[j] = r * (gw[k] - a - xh[k] * c);
     }
 }
 
@@ -98,5 +155,15 @@ extern "C" __global__ void ln_fwd_##S(const T* x, const T* w, const T* b, T* y, 
 extern "C" __global__ void ln_bwd_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, long long cols) { ln_bwd<T>(g, x, w, mean, rstd, dx, cols); } \
 extern "C" __global__ void ln_bwd_params_##S(const T* g, const T* x, const T* mean, const T* rstd, T* part, T* dw, T* db, unsigned int* ticket, long long rows, long long cols, long long chunk) { ln_bwd_params<T>(g, x, mean, rstd, part, dw, db, ticket, rows, cols, chunk); }
 
+#define LAYER_NORM_WARP(T, S, N) \
+extern "C" __global__ void ln_fwd_warp##N##_##S(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, long long rows, long long cols, T eps) { ln_fwd_warp<T, N>(x, w, b, y, mean, rstd, rows, cols, eps); } \
+extern "C" __global__ void ln_bwd_warp##N##_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, long long rows, long long cols) { ln_bwd_warp<T, N>(g, x, w, mean, rstd, dx, rows, cols); }
+
+#define LAYER_NORM_WARPS(T, S) \
+LAYER_NORM_WARP(T, S, 1) LAYER_NORM_WARP(T, S, 2) LAYER_NORM_WARP(T, S, 4) LAYER_NORM_WARP(T, S, 8) \
+LAYER_NORM_WARP(T, S, 16) LAYER_NORM_WARP(T, S, 32)
+
 LAYER_NORM(float, f32)
 LAYER_NORM(double, f64)
+LAYER_NORM_WARPS(float, f32)
+LAYER_NORM_WARPS(double, f64)

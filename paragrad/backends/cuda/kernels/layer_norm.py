@@ -12,6 +12,18 @@ from .row_views import c_contiguous
 from .rows import BLOCK, NULL, SUFFIX, kernel_dtype, ticket
 
 
+_WARP_COLS = 1024      # rows up to this wide go one warp a row (ln_*_warp), 32 slots a lane at most
+_WARPS = 8             # rows a block in the warp kernels
+
+
+def _per_lane(cols):
+    """The warp kernels' elements a lane: the power of two that holds a row of `cols`."""
+    n = 1
+    while 32 * n < cols:
+        n *= 2
+    return n
+
+
 def layer_norm(x, w, b, n_norm_dims, eps):
     kd = kernel_dtype(x)
     cols = math.prod(x.shape[x.ndim - n_norm_dims:])
@@ -22,7 +34,12 @@ def layer_norm(x, w, b, n_norm_dims, eps):
     rstd = cupy.empty(rows, dtype=kd)
     wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
     bk = c_contiguous(b.astype(kd, copy=False)).reshape(-1) if b is not None else None
-    if rows:
+    if rows and cols <= _WARP_COLS:
+        kernel("kernels/layer_norm.cu", f"ln_fwd_warp{_per_lane(cols)}_{SUFFIX[kd]}")(
+            ((rows + _WARPS - 1) // _WARPS,), (32 * _WARPS,), (
+                x2, wk if wk is not None else NULL, bk if bk is not None else NULL, y, mean, rstd,
+                np.int64(rows), np.int64(cols), kd.type(eps)))
+    elif rows:
         kernel("kernels/layer_norm.cu", f"ln_fwd_{SUFFIX[kd]}")((rows,), (BLOCK,), (
             x2, wk if wk is not None else NULL, bk if bk is not None else NULL, y, mean, rstd,
             np.int64(cols), kd.type(eps)))
@@ -39,7 +56,11 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
     wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
     m1, r1 = mean.astype(kd, copy=False).reshape(-1), rstd.astype(kd, copy=False).reshape(-1)
     dx = cupy.empty_like(x2)
-    if rows:
+    if rows and cols <= _WARP_COLS:
+        kernel("kernels/layer_norm.cu", f"ln_bwd_warp{_per_lane(cols)}_{SUFFIX[kd]}")(
+            ((rows + _WARPS - 1) // _WARPS,), (32 * _WARPS,), (
+                g2, x2, wk if wk is not None else NULL, m1, r1, dx, np.int64(rows), np.int64(cols)))
+    elif rows:
         kernel("kernels/layer_norm.cu", f"ln_bwd_{SUFFIX[kd]}")((rows,), (BLOCK,), (
             g2, x2, wk if wk is not None else NULL, m1, r1, dx, np.int64(cols)))
     norm_shape = x.shape[x.ndim - n_norm_dims:]

@@ -9,8 +9,10 @@ import math
 import cupy
 import numpy as np
 
-from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, grid_stride, kernel, launch
+from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, grid_stride, kernel, launch, whole_packs
 from .row_views import c_contiguous
+
+_PACK = 8       # half-type elements a thread in dropout_*_vec (16 bytes of x, 8 of the mask)
 
 
 def draw(name, gen, shape, a, b, wide):
@@ -44,8 +46,9 @@ def dropout(x, p, gen):
     scale = (np.float64 if suffix == "f64" else np.float32)(1.0 / (1.0 - p))
     with cupy.cuda.Device(gen.device.id):
         if n:
-            kernel("kernels/random.cu", "dropout_fwd_" + suffix)(
-                grid_stride(n), (GRID_BLOCK,), (x, y, mask, np.int64(n), gen, np.float32(1.0 - p), scale))
+            v = _PACK if x.itemsize == 2 and whole_packs(n, _PACK, x, y, mask) else 1
+            kernel("kernels/random.cu", ("dropout_fwd_vec_" if v > 1 else "dropout_fwd_") + suffix)(
+                grid_stride(n // v), (GRID_BLOCK,), (x, y, mask, np.int64(n), gen, np.float32(1.0 - p), scale))
     advance(gen, n)
     return y, mask
 
@@ -58,7 +61,8 @@ def dropout_backward(g, mask, p):
     g = c_contiguous(g)
     dx, n = cupy.empty(g.shape, g.dtype), g.size
     if n:
-        kernel("kernels/random.cu", "dropout_bwd_" + suffix)(
-            grid_stride(n), (GRID_BLOCK,), (g, mask, dx, np.int64(n),
-                                            (np.float64 if suffix == "f64" else np.float32)(1.0 / (1.0 - p))))
+        v = _PACK if g.itemsize == 2 and mask._c_contiguous and whole_packs(n, _PACK, g, mask, dx) else 1
+        kernel("kernels/random.cu", ("dropout_bwd_vec_" if v > 1 else "dropout_bwd_") + suffix)(
+            grid_stride(n // v), (GRID_BLOCK,), (g, mask, dx, np.int64(n),
+                                                 (np.float64 if suffix == "f64" else np.float32)(1.0 / (1.0 - p))))
     return dx

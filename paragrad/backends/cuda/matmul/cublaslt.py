@@ -81,6 +81,17 @@ def _fastest_algorithm(mm, key, stream):
     return algorithms[best]
 
 
+def linear_bias(x, w, b):
+    """y = x @ w.T + b, the bias in the GEMM's epilogue, for float16/bfloat16 x (a separate
+    bias add rereads and rewrites the whole output: 0.29 ms of a GPT step's 9.2); None for
+    float32, whose small-batch GEMMs have kernels of their own, and float64."""
+    if x.dtype.itemsize != 2 or not supported(x):
+        return None
+    out_f = w.shape[0]
+    x2 = c_contiguous(x).reshape(-1, x.shape[-1])
+    return run(E.BIAS, w, x2.T, {"bias": b}).T.reshape(x.shape[:-1] + (out_f,))
+
+
 def linear_act(x, w, b, act):
     """-> (y, aux): y = act(x @ w.T + b) over x's last dim; aux is y (relu) or the
     pre-activation (gelu), as the backward needs. float64 (no cuBLASLt epilogue here) runs

@@ -46,7 +46,7 @@ _modules = {}
 _instances = {}       # (source, kernel name or template instantiation, device) -> Kernel
 _device = cupy.cuda.runtime.getDevice       # (a loaded function belongs to one device)
 _DIR = Path(__file__).parent.parent             # backends/cuda/: sources are named from here
-_HEADER = _DIR / "kernels" / "block_reduce.cuh"
+_HEADERS = ("block_reduce.cuh", "pack.cuh")     # in kernels/, pasted where a source includes them
 # optimizer updates, batch norm and the elementwise kernels must round like the composed
 # primitives (or ufuncs) they replace: no fused multiply-add
 _OPTIONS = {"kernels/optimizer.cu": ("--fmad=false",), "kernels/batch_norm.cu": ("--fmad=false",),
@@ -54,10 +54,12 @@ _OPTIONS = {"kernels/optimizer.cu": ("--fmad=false",), "kernels/batch_norm.cu": 
 
 
 def _code(source):
-    # the header pasted in: CuPy's on-disk kernel cache is keyed by the source text, which
-    # must then change when the header does
-    return (_DIR / source).read_text().replace(
-        '#include "block_reduce.cuh"', _HEADER.read_text().replace("#pragma once", ""))
+    # the headers pasted in: CuPy's on-disk kernel cache is keyed by the source text, which
+    # must then change when a header does
+    text = (_DIR / source).read_text()
+    for name in _HEADERS:
+        text = text.replace(f'#include "{name}"', (_DIR / "kernels" / name).read_text().replace("#pragma once", ""))
+    return text
 
 
 _C_TYPES = {cupy.ndarray: ctypes.c_void_p, np.int64: ctypes.c_int64, np.int32: ctypes.c_int32,
@@ -152,6 +154,12 @@ def grid_stride(n):
     """The grid of a grid-stride kernel over n elements in blocks of GRID_BLOCK threads: one
     thread per element up to 8192 blocks (plenty to fill the GPU), then each thread strides."""
     return (min((n + GRID_BLOCK - 1) // GRID_BLOCK, _MAX_BLOCKS),)
+
+
+def whole_packs(n, v, *arrays):
+    """Whether n elements can go v an access (pack.cuh): n a multiple of v, and every array's
+    address aligned to v of its elements."""
+    return n % v == 0 and all(a.data.ptr % (v * a.itemsize) == 0 for a in arrays)
 
 
 def launch(fn, n, *args, block=256):
