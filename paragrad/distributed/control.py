@@ -29,23 +29,33 @@ class ControlChannel:
         self._sends = []                    # (request, buffer): buffers stay alive until sent
         self._inbox = np.zeros(1, np.int64)
         self._status = MPI.Status()
-        self._drain_lock = threading.Lock()     # the nccl watchdog thread drains too
+        self._lock = threading.Lock()     # the nccl watchdog thread moves messages too
 
     def announce(self, seq):
         """Tell every other rank this one entered collective `seq` (and read what they said
         so far: unread messages would pile up in MPI for the whole run)."""
-        self.drain()
+        self.progress()
         self.seen[self.rank] = seq
-        self._sends = [(req, buf) for req, buf in self._sends if not req.Test()]
         buf = np.array([seq], np.int64)
-        for peer in range(self.size):
-            if peer != self.rank:
-                self._sends.append((self.arrivals_comm.Isend(buf, dest=peer, tag=ARRIVAL_TAG), buf))
+        with self._lock:
+            for peer in range(self.size):
+                if peer != self.rank:
+                    self._sends.append((self.arrivals_comm.Isend(buf, dest=peer, tag=ARRIVAL_TAG), buf))
+
+    def progress(self):
+        """Move this rank's arrival messages along and read the ones delivered. MPI moves a
+        message only inside MPI calls, on both ranks: an nccl rank's main thread blocks in CUDA
+        right after announcing, so its watchdog calls this while collectives are pending (at 4
+        ranks on H200s, sends left untested were never delivered and a timeout named ranks that
+        had arrived)."""
+        with self._lock:
+            self._sends = [(req, buf) for req, buf in self._sends if not req.Test()]
+        self.drain()
 
     def drain(self):
         """Read every arrival message already delivered."""
         comm, status = self.arrivals_comm, self._status
-        with self._drain_lock:
+        with self._lock:
             while comm.Iprobe(self._MPI.ANY_SOURCE, ARRIVAL_TAG, status):
                 source = status.Get_source()
                 comm.Recv(self._inbox, source=source, tag=ARRIVAL_TAG)
@@ -54,7 +64,7 @@ class ControlChannel:
     def missing(self, seq):
         """The ranks not known to have entered collective `seq`."""
         try:
-            self.drain()
+            self.progress()
         except self._MPI.Exception:     # a dead peer can break even this: report what we know
             pass
         return [r for r in range(self.size) if self.seen[r] < seq]

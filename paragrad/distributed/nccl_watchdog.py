@@ -14,11 +14,11 @@ device-to-host copy (`.cpu()`, `.item()`) behind a collective that never ends, t
 blocks other threads' event calls on a lock of its own (cuEventDestroy was seen waiting there on
 H200, driver 580), and CuPy's Event.done holds the GIL through cudaEventQuery. So `follower`
 asks the events through the driver's cuEventQuery called by ctypes, which lets the GIL go, and
-may block there; `timer` only reads the clock and what the follower saw: a collective is late
-when its deadline passed and the follower has not seen it done. The one false alarm: a
-collective that did finish, when the follower is blocked for a whole timeout behind a longer GPU
-job the main thread waits for (torch's default timeout, which paragrad's nccl groups share, is
-10 minutes).
+may block there; `timer` reads the clock and what the follower saw (a collective is late when
+its deadline passed and the follower has not seen it done), and moves the arrival messages along
+with MPI's non-blocking Test and Iprobe. The one false alarm: a collective that did finish, when
+the follower is blocked for a whole timeout behind a longer GPU job the main thread waits for
+(torch's default timeout, which paragrad's nccl groups share, is 10 minutes).
 """
 from __future__ import annotations
 
@@ -85,11 +85,20 @@ class Watchdog:
                 del oldest
 
     def _timer(self):
+        from mpi4py import MPI
         while not self._stopped.wait(_POLL_SECONDS):
             with self._lock:
-                late = self._pending[0] if self._pending and time.monotonic() > self._pending[0][3] else None
-            if late is not None:
-                self._give_up(*late[:2])
+                oldest = self._pending[0] if self._pending else None
+            if oldest is None:
+                continue
+            if time.monotonic() > oldest[3]:
+                self._give_up(*oldest[:2])
+            # the arrival messages need MPI calls on this rank to reach the others (control.py);
+            # Test and Iprobe don't block
+            try:
+                self._pg.control.progress()
+            except MPI.Exception:   # a dead peer can break MPI: the timeout still names the collective
+                pass
 
     def _give_up(self, collective, seq):
         pg = self._pg

@@ -85,7 +85,7 @@ class ProcessGroup:
 
         self.waiting = (collective, seq)
         try:
-            poll(lambda: self.test(request, collective, seq), timed_out, deadline, self.control.drain)
+            poll(lambda: self.test(request, collective, seq), timed_out, deadline, self.control.progress)
         finally:
             self.waiting = None
 
