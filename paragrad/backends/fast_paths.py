@@ -22,6 +22,7 @@ FAST_PATHS = (
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step", "unscale_grads",
+    "sum_of_squares",
     # the decompositions: optional primitives with nothing to compose (base.py declares them)
     "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
     "linalg_eigh", "linalg_svd",
@@ -245,6 +246,11 @@ class FastPaths:
     def fast_unscale_grads(self, grads, found_inf, inv_scale):
         """Every buffer of grads times inv_scale (float32 0-d) in place; found_inf (float32 0-d)
         set to 1 if any element is inf or NaN. -> True, or False having done nothing."""
+
+    # ---- gradient clipping (nn/utils/clip_grad.py) -----------------------------------------------
+    def fast_sum_of_squares(self, bufs):
+        """-> the sum of the squares of every element of every buffer (one float dtype, one
+        device), as a 0-d buffer of that dtype, or None."""
 
     # ---- recurrent layers (ops/neural/recurrent.py documents every buffer) -----------------------
     def fast_lstm_cell_forward(self, gi, hh, c_prev, act, c, tanh_c, h):

@@ -95,6 +95,17 @@ def _unscale(device):
     return out + [p.detach() for p in ps]
 
 
+def _clip(device):
+    """A row: clip_grad_norm_ over three gradients, one of two chunks of the multi-tensor kernels
+    (2,048 elements); the total norm and the clipped gradients."""
+    rng = np.random.default_rng(0)
+    ps = [_t(_rand(rng, 4, 3), device), _t(_rand(rng, 5), device), _t(_rand(rng, 2100), device)]
+    for p in ps:
+        p.grad = pg.tensor(_rand(rng, *p.shape), device=device)
+    total = pg.nn.utils.clip_grad_norm_(ps, 1.0)
+    return [total] + [p.grad for p in ps]
+
+
 def _batch_norm(device):
     rng = np.random.default_rng(0)
     x, w, b = _t(_rand(rng, 4, 3, 5, 5), device), _t(_rand(rng, 3), device), _t(_rand(rng, 3), device)
@@ -139,6 +150,7 @@ ROWS = {
     "adam_step": _optimizer(lambda ps: pg.optim.Adam(ps, lr=0.1)),
     "sgd_step": _optimizer(lambda ps: pg.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True)),
     "unscale_grads": _unscale,
+    "sum_of_squares": _clip,
     "basic_view": _op(lambda x: x[1:3, ::2] * 2, (4, 5)),
     "lstm_cell": _module(lambda: pg.nn.LSTM(3, 4), (5, 2, 3)),
     "gru_cell": _module(lambda: pg.nn.GRU(3, 4), (5, 2, 3)),

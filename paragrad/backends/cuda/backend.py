@@ -488,6 +488,9 @@ class CUDABackend(ArrayBackend):
     def fast_unscale_grads(self, grads, found_inf, inv_scale):
         return optimizer.unscale_grads(grads, found_inf, inv_scale)
 
+    def fast_sum_of_squares(self, bufs):
+        return optimizer.sum_of_squares(bufs)
+
     # decompositions (ops/linalg/decompositions.py): cupy.linalg, as the NumPy backend's np.linalg
     def fast_linalg_inv(self, a):
         with _linalg_errors():

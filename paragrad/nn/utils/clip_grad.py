@@ -6,7 +6,7 @@ import math
 
 from ...autograd import no_grad
 from ...dtypes import float32, float64
-from ...tensor import Tensor, bump_version
+from ...tensor import Tensor, _wrap, bump_version
 
 
 def _tensors(ts):
@@ -24,6 +24,8 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         if math.isinf(norm_type):
             norms = [t.abs().amax() for t in ts]
             total = norms[0] if len(norms) == 1 else _stack(norms).amax()
+        elif norm_type == 2.0 and (squares := _squares_together(ts)) is not None:
+            total = squares.sqrt()
         else:
             norms = [_squares_sum(t) if norm_type == 2.0 else (t.abs() ** norm_type).sum() for t in ts]
             total = (norms[0] if len(norms) == 1 else _stack(norms).sum()) ** (1.0 / norm_type)
@@ -71,6 +73,18 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     total = get_total_norm([p.grad for p in params if p.grad is not None], norm_type, error_if_nonfinite)
     clip_grads_with_norm_(params, max_norm, total)
     return total
+
+
+def _squares_together(ts):
+    """sum(t ** 2) over all the tensors in one launch, where the backend has the kernel and the
+    tensors share a device and a dtype (a GPT's clip_grad_norm_ otherwise launched a square and
+    a sum per parameter); None otherwise."""
+    first = ts[0]
+    if any(t.dtype is not first.dtype or t.device != first.device for t in ts):
+        return None
+    fast = first._backend.fast("sum_of_squares")
+    out = fast([t._data for t in ts]) if fast is not None else None
+    return None if out is None else _wrap(out, first.dtype, first.device)
 
 
 def _squares_sum(t):

@@ -20,6 +20,7 @@ from ..runtime import memory
 from ....memory_format import runs_channels_last
 from ..runtime import channels_last
 from ..runtime.compile import KERNEL_SUFFIX as _SUFFIX, kernel
+from ..runtime.multiprocessors import sm_count
 from .row_views import c_contiguous
 
 _BLOCK = 256
@@ -58,23 +59,12 @@ def _geom(c, hw):
     return (np.uint32(c), *_divider(c), np.uint32(hw), *_divider(hw))
 
 
-_sm_counts: dict = {}
-
-
 def _splits(m, c):
     """Blocks per channel for a reduction over its m elements: 32 blocks per SM in all (64
     channels alone would leave most of an H100 idle; several waves of blocks keep the last,
     partial wave short), but none with fewer than _MIN_SHARE elements."""
-    want = -(-32 * _sm_count() // c)
+    want = -(-32 * sm_count() // c)
     return max(1, min(want, -(-m // _MIN_SHARE), _MAX_SPLITS))
-
-
-def _sm_count():
-    dev = cupy.cuda.runtime.getDevice()
-    sms = _sm_counts.get(dev)
-    if sms is None:
-        sms = _sm_counts[dev] = cupy.cuda.Device(dev).attributes["MultiProcessorCount"]
-    return sms
 
 
 def _nhwc_partials(kind, sfx, m, c, *bufs):
@@ -82,7 +72,7 @@ def _nhwc_partials(kind, sfx, m, c, *bufs):
     'bwd': of g and g * (x - mean)) -> (splits, partial). Blocks of 32 channels x 8 row
     strides; about 32 blocks per SM in all, each over at least 64 rows."""
     tiles = -(-c // 32)
-    splits = max(1, min(-(-32 * _sm_count() // tiles), -(-m // 64), _MAX_SPLITS))
+    splits = max(1, min(-(-32 * sm_count() // tiles), -(-m // 64), _MAX_SPLITS))
     partial = cupy.empty(2 * c * splits, dtype=np.float64)
     kernel("kernels/batch_norm.cu", f"bn_nhwc_{kind}_partials_{sfx}")((splits, tiles), (32, 8), (
         *bufs, partial, np.uint32(c), np.uint32(m)))

@@ -1,5 +1,6 @@
-"""layer_norm forward and backward (layer_norm.cu): the per-row kernels and the weight and
-bias gradients as one column-sum launch; the CUDA backend's layer_norm fast paths."""
+"""layer_norm forward and backward (layer_norm.cu): the per-row kernels, and the weight and bias
+gradients summed by the backward's warps (rows up to 1024 wide) or by one column-sum launch; the
+CUDA backend's layer_norm fast paths."""
 from __future__ import annotations
 
 import math
@@ -8,11 +9,14 @@ import cupy
 import numpy as np
 
 from ..runtime.compile import kernel
+from ..runtime.multiprocessors import sm_count
 from .row_views import c_contiguous
 from .rows import BLOCK, NULL, SUFFIX, kernel_dtype, ticket
 
 
-_WARP_COLS = 1024      # rows up to this wide go one warp a row (ln_*_warp), 32 slots a lane at most
+# rows up to this wide go one warp a row (ln_*_warp), 32 slots a lane at most; float64 to 512
+# (the backward's four row-sized arrays in doubles spilled registers at 1024)
+_WARP_COLS = {np.dtype(np.float32): 1024, np.dtype(np.float64): 512}
 _WARPS = 8             # rows a block in the warp kernels
 
 
@@ -34,7 +38,7 @@ def layer_norm(x, w, b, n_norm_dims, eps):
     rstd = cupy.empty(rows, dtype=kd)
     wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
     bk = c_contiguous(b.astype(kd, copy=False)).reshape(-1) if b is not None else None
-    if rows and cols <= _WARP_COLS:
+    if rows and cols <= _WARP_COLS[kd]:
         kernel("kernels/layer_norm.cu", f"ln_fwd_warp{_per_lane(cols)}_{SUFFIX[kd]}")(
             ((rows + _WARPS - 1) // _WARPS,), (32 * _WARPS,), (
                 x2, wk if wk is not None else NULL, bk if bk is not None else NULL, y, mean, rstd,
@@ -56,26 +60,42 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
     wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
     m1, r1 = mean.astype(kd, copy=False).reshape(-1), rstd.astype(kd, copy=False).reshape(-1)
     dx = cupy.empty_like(x2)
-    if rows and cols <= _WARP_COLS:
-        kernel("kernels/layer_norm.cu", f"ln_bwd_warp{_per_lane(cols)}_{SUFFIX[kd]}")(
-            ((rows + _WARPS - 1) // _WARPS,), (32 * _WARPS,), (
-                g2, x2, wk if wk is not None else NULL, m1, r1, dx, np.int64(rows), np.int64(cols)))
-    elif rows:
-        kernel("kernels/layer_norm.cu", f"ln_bwd_{SUFFIX[kd]}")((rows,), (BLOCK,), (
-            g2, x2, wk if wk is not None else NULL, m1, r1, dx, np.int64(cols)))
     norm_shape = x.shape[x.ndim - n_norm_dims:]
+    params = need_dw or need_db
     dw = db = None
-    if need_dw or need_db:
-        dw, db = _layer_norm_params_backward(g2, x2, m1, r1, kd)
+    if rows and cols <= _WARP_COLS[kd]:
+        # with the parameters' gradients: the warps stride over the rows, a few blocks an SM, and
+        # each block leaves its partial sums for ln_params_sum; without: one warp a row
+        blocks = -(-rows // _WARPS)
+        part = NULL
+        if params:
+            blocks = min(blocks, _PARAM_BLOCKS_PER_SM * sm_count())
+            part = cupy.empty((2, blocks, cols), kd)
+        kernel("kernels/layer_norm.cu", f"ln_bwd_warp{_per_lane(cols)}_{SUFFIX[kd]}")(
+            (blocks,), (32 * _WARPS,), (
+                g2, x2, wk if wk is not None else NULL, m1, r1, dx, part, np.int64(rows), np.int64(cols)))
+        if params:
+            dw, db = cupy.empty(cols, kd), cupy.empty(cols, kd)
+            kernel("kernels/layer_norm.cu", f"ln_params_sum_{SUFFIX[kd]}")(((cols + 31) // 32,), (32, 32), (
+                part, dw, db, np.int64(blocks), np.int64(cols)))
+    else:
+        if rows:
+            kernel("kernels/layer_norm.cu", f"ln_bwd_{SUFFIX[kd]}")((rows,), (BLOCK,), (
+                g2, x2, wk if wk is not None else NULL, m1, r1, dx, np.int64(cols)))
+        if params:
+            dw, db = _layer_norm_params_backward(g2, x2, m1, r1, kd)
+    if params:
         dw, db = dw.reshape(norm_shape).astype(x.dtype, copy=False), db.reshape(norm_shape).astype(x.dtype, copy=False)
     return dx.reshape(x.shape).astype(x.dtype, copy=False), (dw if need_dw else None), (db if need_db else None)
 
 
+_PARAM_BLOCKS_PER_SM = 2    # the strided backward's grid: as many blocks as fit (96 registers a thread at 384 columns)
 _PARAM_BLOCKS = 264     # about two blocks per SM of an H100: chunks of rows until the grid has that many
 
 
 def _layer_norm_params_backward(g2, x2, m1, r1, kd):
-    """(dw, db) (cols,): the column sums of g * xhat and of g over (rows, cols), one launch."""
+    """(dw, db) (cols,): the column sums of g * xhat and of g over (rows, cols), one launch (rows
+    wider than a warp's 1024 columns)."""
     rows, cols = x2.shape
     dw, db = cupy.empty(cols, kd), cupy.empty(cols, kd)
     if not rows:

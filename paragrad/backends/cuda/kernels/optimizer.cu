@@ -11,6 +11,8 @@
 // update, step counts included, on the device (what torch's fused path does), so a step captured
 // with a scaler needs no host read to decide.
 
+#include "block_reduce.cuh"
+
 #define CHUNK 2048
 #define SLOTS 6
 
@@ -141,4 +143,34 @@ extern "C" __global__ void unscale_f32(const unsigned long long* ptrs, const lon
         if (inv_scale != 1.0f) g[i] = v * inv_scale;
     }
     if (bad) *found_inf = 1.0f;
+}
+
+// clip_grad_norm_'s squared 2-norm of all gradients (slot 0 of each tensor) together: each
+// block writes its chunk's sum of squares to partial[block]; the last block to finish (a
+// ticket, reset for the next launch) adds the partials in order, in double, into *out, so the
+// result does not depend on timing.
+extern "C" __global__ void sum_squares_f32(const unsigned long long* ptrs, const long long* sizes,
+                                           const int* chunk_tensor, const long long* chunk_start,
+                                           float* partial, float* out, unsigned int* ticket) {
+    __shared__ float shm[32];
+    __shared__ double shm64[32];
+    __shared__ bool last;
+    Chunk ch = this_chunk(ptrs, sizes, chunk_tensor, chunk_start);
+    const float* g = (const float*)ch.slots[0];
+    float s = 0.0f;
+    for (long long i = ch.start + threadIdx.x; i < ch.end; i += blockDim.x) s += g[i] * g[i];
+    s = block_sum(s, shm);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = s;
+        __threadfence();                    // the partial is visible before the ticket says so
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const volatile float* vp = partial;
+    double t = 0.0;
+    for (long long k = threadIdx.x; k < gridDim.x; k += blockDim.x) t += vp[k];
+    t = block_sum(t, shm64);
+    if (threadIdx.x == 0) { *out = (float)t; *ticket = 0u; }
 }

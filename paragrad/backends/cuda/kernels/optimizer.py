@@ -1,8 +1,10 @@
 """Multi-tensor optimizer updates (optimizer.cu): Adam/AdamW and SGD over a whole param group
-in one launch, reading lr and the step counts on the device so a captured step replays; and
-GradScaler's unscale of all gradients with its inf/NaN check."""
+in one launch, reading lr and the step counts on the device so a captured step replays;
+GradScaler's unscale of all gradients with its inf/NaN check; and the sum of squares of all
+gradients that clip_grad_norm_ takes the norm of."""
 from __future__ import annotations
 
+import cupy
 import numpy as np
 
 from .... import capture
@@ -111,3 +113,18 @@ def unscale_grads(grads, found_inf, inv_scale):
         kernel("kernels/optimizer.cu", "unscale_f32")((nchunks,), (BLOCK,), (
             ptrs, sizes, ct, cs, found_inf, inv_scale))
     return True
+
+
+def sum_of_squares(bufs):
+    """The sum of the squares of every element of bufs, as a float32 0-d buffer, in one launch
+    (a GPT's clip_grad_norm_ otherwise launched a square and a sum per parameter, 304 kernels).
+    None when a buffer is not dense float32."""
+    if not _fusable(bufs):
+        return None
+    ptrs, sizes, ct, cs, nchunks = _table([(b, None, None, None, None, None) for b in bufs])
+    if not nchunks:
+        return cupy.zeros((), np.float32)
+    out, partial = cupy.empty((), np.float32), cupy.empty(nchunks, np.float32)
+    kernel("kernels/optimizer.cu", "sum_squares_f32")((nchunks,), (BLOCK,), (
+        ptrs, sizes, ct, cs, partial, out, ticket()))
+    return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import cupy
 
 from ..runtime.compile import variant
+from ..runtime.multiprocessors import sm_count
 
 MAX_ROWS = 64
 _TILE_N, _TILE_K, _MAX_SPLIT, _MAX_STAGES = 32, 32, 8, 7   # as in small_gemm.cu
@@ -35,19 +36,9 @@ def _split(n, k):
     tiles = -(-n // _TILE_N)
     stages = -(-k // _TILE_K)
     fill = 1
-    while fill * 2 <= min(_MAX_SPLIT, _sm_count() // tiles):
+    while fill * 2 <= min(_MAX_SPLIT, sm_count() // tiles):
         fill *= 2
     return max(-(-stages // _MAX_STAGES), min(stages, fill)), tiles, stages
-
-
-_sms = {}
-
-
-def _sm_count():
-    dev = cupy.cuda.runtime.getDevice()
-    if dev not in _sms:     # (a device query costs far more than a small GEMM: once per device)
-        _sms[dev] = cupy.cuda.runtime.getDeviceProperties(dev)["multiProcessorCount"]
-    return _sms[dev]
 
 
 def _none():
