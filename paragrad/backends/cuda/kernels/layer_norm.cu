@@ -79,53 +79,60 @@ template <typename T, int N> __device__ void ln_fwd_warp(const T* x, const T* w,
     if (lane == 0) { mean_out[row] = mean; rstd_out[row] = rstd; }
 }
 
-// dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) one warp a row, the row in registers,
-// and with `part`, the weight and bias gradients' partial sums in the same pass, so g and x are
-// read once (a separate column-sum kernel read them again and took 2.5x dx's time on a GPT).
-// Warps stride over the rows; each lane sums g * xhat and g for its columns in registers, the
-// block adds its warps' sums in order and writes part[0][block] (dw) and part[1][block] (db),
-// (2, gridDim.x, cols); ln_params_sum then adds the blocks in order: deterministic.
+// Warps a block in ln_bwd_warp: 8, fewer where the per-warp partial sums would pass 32 KiB of
+// shared memory (2 sums x warps x 32 N columns). layer_norm.py's _bwd_warps says the same.
+template <typename T, int N> __host__ __device__ constexpr int bwd_warps() {
+    return 512 / (N * (int)sizeof(T)) < 8 ? 512 / (N * (int)sizeof(T)) : 8;
+}
+
+// dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, one warp a row, the row in
+// registers; and with `part`, the weight and bias gradients' partial sums in the same pass, so g
+// and x are read once (a separate column-sum kernel read them again and took 2.5x dx's time on a
+// GPT). Warps stride over the rows; each warp adds g * xhat and g for its rows into its own row
+// of shared memory (a lane owns its columns: no two lanes touch one slot), so the registers stay
+// those of dx alone (the sums in registers took 96 a thread, half the blocks an SM, and the
+// kernel ran 2.3x longer than dx alone on H200). The block then adds its warps' sums in order
+// and writes part[0][block] (dw) and part[1][block] (db), (2, gridDim.x, cols); ln_params_sum
+// adds the blocks in order: deterministic.
 template <typename T, int N> __device__ void ln_bwd_warp(const T* g, const T* x, const T* w,
         const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols) {
-    __shared__ T sw[8][32], sb[8][32];      // (blockDim.x == 256: 8 warps)
+    constexpr int W = bwd_warps<T, N>();
+    __shared__ T sums[2][W][32 * N];         // (blockDim.x == 32 * W)
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    T pw[N], pb[N];
-    for (int k = 0; k < N; k++) { pw[k] = T(0); pb[k] = T(0); }
-    for (long long row = blockIdx.x * 8LL + warp; row < rows; row += gridDim.x * 8LL) {
+    if (part)
+        for (int k = 0; k < N; k++) { sums[0][warp][lane + 32 * k] = T(0); sums[1][warp][lane + 32 * k] = T(0); }
+    for (long long row = blockIdx.x * (long long)W + warp; row < rows; row += gridDim.x * (long long)W) {
         const T* gr = g + row * cols;
         const T* xr = x + row * cols;
         T mu = mean[row], r = rstd[row];
-        T gv[N], xh[N], a = T(0), c = T(0);
+        T gv[N], xh[N], a = T(0), c = T(0);        // g and xhat
         for (int k = 0; k < N; k++) {
             long long j = lane + 32LL * k;
             gv[k] = j < cols ? gr[j] : T(0);
             xh[k] = j < cols ? (xr[j] - mu) * r : T(0);
-            if (part) { pw[k] += gv[k] * xh[k]; pb[k] += gv[k]; }
-            if (w && j < cols) gv[k] *= w[j];
-            a += gv[k];
-            c += gv[k] * xh[k];
+            T gw = w && j < cols ? gv[k] * w[j] : gv[k];
+            a += gw;
+            c += gw * xh[k];
         }
         a = warp_sum(a) / T(cols);
         c = warp_sum(c) / T(cols);
+        // the sums after the warp reductions, so they add no registers to the loads' loop
         T* dr = dx + row * cols;
         for (int k = 0; k < N; k++) {
             long long j = lane + 32LL * k;
-            if (j < cols) dr[j] = r * (gv[k] - a - xh[k] * c);
+            if (j >= cols) continue;
+            T gw = w ? gv[k] * w[j] : gv[k];
+            dr[j] = r * (gw - a - xh[k] * c);
+            if (part) { sums[0][warp][lane + 32 * k] += gv[k] * xh[k]; sums[1][warp][lane + 32 * k] += gv[k]; }
         }
     }
     if (!part) return;
-    for (int k = 0; k < N; k++) {
-        sw[warp][lane] = pw[k];
-        sb[warp][lane] = pb[k];
-        __syncthreads();
-        long long j = lane + 32LL * k;
-        if (warp == 0 && j < cols) {
-            T tw = T(0), tb = T(0);
-            for (int v = 0; v < 8; v++) { tw += sw[v][lane]; tb += sb[v][lane]; }
-            part[blockIdx.x * cols + j] = tw;
-            part[(gridDim.x + blockIdx.x) * cols + j] = tb;
-        }
-        __syncthreads();
+    __syncthreads();
+    for (long long j = threadIdx.x; j < cols; j += blockDim.x) {
+        T tw = T(0), tb = T(0);
+        for (int v = 0; v < W; v++) { tw += sums[0][v][j]; tb += sums[1][v][j]; }
+        part[blockIdx.x * cols + j] = tw;
+        part[(gridDim.x + blockIdx.x) * cols + j] = tb;
     }
 }
 
@@ -203,7 +210,7 @@ extern "C" __global__ void ln_params_sum_##S(const T* part, T* dw, T* db, long l
 
 #define LAYER_NORM_WARP(T, S, N) \
 extern "C" __global__ void ln_fwd_warp##N##_##S(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, long long rows, long long cols, T eps) { ln_fwd_warp<T, N>(x, w, b, y, mean, rstd, rows, cols, eps); } \
-extern "C" __global__ void ln_bwd_warp##N##_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols) { ln_bwd_warp<T, N>(g, x, w, mean, rstd, dx, part, rows, cols); }
+extern "C" __global__ void __launch_bounds__(32 * bwd_warps<T, N>(), 4) ln_bwd_warp##N##_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols) { ln_bwd_warp<T, N>(g, x, w, mean, rstd, dx, part, rows, cols); }
 
 #define LAYER_NORM_WARPS(T, S) \
 LAYER_NORM_WARP(T, S, 1) LAYER_NORM_WARP(T, S, 2) LAYER_NORM_WARP(T, S, 4) LAYER_NORM_WARP(T, S, 8) \

@@ -17,7 +17,7 @@ from .rows import BLOCK, NULL, SUFFIX, kernel_dtype, ticket
 # rows up to this wide go one warp a row (ln_*_warp), 32 slots a lane at most; float64 to 512
 # (the backward's four row-sized arrays in doubles spilled registers at 1024)
 _WARP_COLS = {np.dtype(np.float32): 1024, np.dtype(np.float64): 512}
-_WARPS = 8             # rows a block in the warp kernels
+_WARPS = 8             # rows a block in the forward warp kernel
 
 
 def _per_lane(cols):
@@ -64,15 +64,17 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
     params = need_dw or need_db
     dw = db = None
     if rows and cols <= _WARP_COLS[kd]:
-        # with the parameters' gradients: the warps stride over the rows, a few blocks an SM, and
-        # each block leaves its partial sums for ln_params_sum; without: one warp a row
-        blocks = -(-rows // _WARPS)
+        # with the parameters' gradients: the warps stride over the rows, as many blocks as an SM
+        # holds, and each block leaves its partial sums for ln_params_sum; without: a warp a row
+        n = _per_lane(cols)
+        warps = _bwd_warps(n, kd.itemsize)
+        blocks = -(-rows // warps)
         part = NULL
         if params:
-            blocks = min(blocks, _PARAM_BLOCKS_PER_SM * sm_count())
+            blocks = min(blocks, _BWD_BLOCKS_PER_SM * sm_count())
             part = cupy.empty((2, blocks, cols), kd)
-        kernel("kernels/layer_norm.cu", f"ln_bwd_warp{_per_lane(cols)}_{SUFFIX[kd]}")(
-            (blocks,), (32 * _WARPS,), (
+        kernel("kernels/layer_norm.cu", f"ln_bwd_warp{n}_{SUFFIX[kd]}")(
+            (blocks,), (32 * warps,), (
                 g2, x2, wk if wk is not None else NULL, m1, r1, dx, part, np.int64(rows), np.int64(cols)))
         if params:
             dw, db = cupy.empty(cols, kd), cupy.empty(cols, kd)
@@ -89,7 +91,13 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
     return dx.reshape(x.shape).astype(x.dtype, copy=False), (dw if need_dw else None), (db if need_db else None)
 
 
-_PARAM_BLOCKS_PER_SM = 2    # the strided backward's grid: as many blocks as fit (96 registers a thread at 384 columns)
+_BWD_BLOCKS_PER_SM = 4      # ln_bwd_warp's __launch_bounds__: registers and shared memory for 4
+
+
+def _bwd_warps(n, itemsize):
+    """ln_bwd_warp's warps a block for n slots a lane (layer_norm.cu's bwd_warps): 8, fewer where
+    the warps' partial sums would pass 32 KiB of shared memory."""
+    return min(8, 512 // (n * itemsize))
 _PARAM_BLOCKS = 264     # about two blocks per SM of an H100: chunks of rows until the grid has that many
 
 
