@@ -66,19 +66,37 @@ _COLUMN_SUM_ROWS = 4096     # (beyond it, NumPy's pairwise sum keeps float32 err
 
 _erf64 = np.frompyfunc(math.erf, 1, 1)
 
+# erf(x) = x P(x^2) / Q(x^2) on |x| <= 3.92 (beyond, erf rounds to +-1 in float32): a rational
+# least-squares fit of erf(x)/x, float32 evaluation within 6 ulp of erf everywhere and
+# relatively exact near 0. It replaced Numerical Recipes' erfc, which took 31 NumPy passes where
+# this takes 25 in place (1.44 -> 0.8 ms on 393k elements, the GPT's gelu on the CPU) and
+# gave erf(1e-8) = 0 (1 - erfc cancels). Selecting a second formula by a mask cost more than it
+# saved: masked NumPy copies of random masks took 0.6-0.85 ms.
+_ERF_CLAMP = 3.92
+_ERF_P = [np.float32(c) for c in (1.1283791, 0.1928127, 0.049629133, 0.003412261, 0.00013607866,
+                                  -1.9648062e-06, 2.0608391e-08)]
+_ERF_Q = [np.float32(c) for c in (1.0, 0.504208, 0.11205831, 0.013751702, 0.0008897872)]
+
+
+def _horner(coefficients, u):
+    acc = np.full_like(u, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        acc *= u
+        acc += c
+    return acc
+
 
 def _erf(x, out=None):
-    """erf without SciPy: exact (math.erf) in float64; a 1.2e-7-accurate rational fit below."""
+    """erf without SciPy: exact (math.erf) in float64; the rational fit above otherwise."""
     if x.dtype == np.float64:
         r = np.asarray(_erf64(x), dtype=np.float64)     # (a 0-d input gives a Python float)
     else:
-        # Numerical Recipes erfc (Chebyshev fit), fractional error < 1.2e-7 everywhere
-        z = np.abs(x).astype(np.float32)
-        t = 1.0 / (1.0 + 0.5 * z)
-        poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
-            -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
-                -0.82215223 + t * 0.17087277))))))))
-        r = (1.0 - t * np.exp(poly)) * np.sign(x)
+        xc = np.clip(x, -_ERF_CLAMP, _ERF_CLAMP, dtype=np.float32)     # (NaN stays NaN)
+        u = xc * xc
+        r = _horner(_ERF_P, u)
+        r *= xc
+        r /= _horner(_ERF_Q, u)
+        np.clip(r, -1.0, 1.0, out=r)        # the fit overshoots 1 by 2e-7 near the clamp
     if out is not None:
         out[...] = r
         return out

@@ -299,3 +299,18 @@ def test_namespace_matches_torch_special(device):
     y = np.array([0.0, NAN, 2.0, -1.0])
     for fn in (lambda a, b: S(a).xlogy(a, b), lambda a, b: S(a).xlog1py(a, b)):
         check_op(fn, None, inputs=[z, y], dtype="float64", device=device, grad=False)
+
+
+def test_float32_erf_is_accurate_from_tiny_to_saturated(device):
+    """float32 erf (on the CPU a rational fit): relative accuracy near 0, where 1 - erfc would
+    cancel (erf(1e-8) once came out 0), never above 1 in magnitude, and exactly +-1 far out."""
+    x = np.concatenate([np.geomspace(1e-30, 1.0, 300), np.linspace(0.0, 6.0, 2001)]).astype(np.float32)
+    x = np.concatenate([x, -x])
+    got = pg.tensor(x, device=device).erf().cpu().numpy()
+    want = torch.erf(torch.tensor(x, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=4e-7)
+    tiny = np.abs(x) < 1e-3
+    np.testing.assert_allclose(got[tiny], want[tiny], rtol=1e-6, atol=0)
+    assert np.abs(got).max() == 1.0
+    far = pg.tensor([4.0, 9.0, float("inf"), -4.0, -float("inf")], device=device).erf().cpu().numpy()
+    assert far.tolist() == [1.0, 1.0, 1.0, -1.0, -1.0]
