@@ -21,6 +21,9 @@ CASES = [
     ("4d@1d", lambda a, b: lib(a).matmul(a, b), [(2, 1, 3, 4), (4,)]),
     ("matmul_method", lambda a, b: a.matmul(b), [(3, 4), (4, 2)]),
     ("rmatmul_transposed", lambda a, b: a.mT @ b.T, [(2, 4, 3), (5, 4)]),
+    # a batch of transposed right operands (attention's q @ k^T; the CPU backend copies them)
+    ("batch_transposed_rhs", lambda a, b: a @ b.transpose(-1, -2), [(2, 3, 4, 5), (2, 3, 6, 5)]),
+    ("batch_transposed_rhs_bcast", lambda a, b: a @ b.mT, [(2, 3, 4, 5), (1, 6, 5)]),
     ("k_zero", lambda a, b: a @ b, [(3, 0), (0, 2)]),
     ("m_zero", lambda a, b: a @ b, [(0, 4), (4, 2)]),
     ("batch_zero", lambda a, b: a @ b, [(0, 3, 4), (4, 2)]),
