@@ -235,18 +235,16 @@ def measure(fn, *args):
         return Result(err=f"{type(e).__name__}: {e}".strip().split("\n")[0][:160])
 
 
-def train_paragrad(cfg, a, data, val, device):
+def paragrad_step(cfg, device, bf16):
+    """(model, step(x, y) -> loss): the bench's eager training step (AdamW, clipping, bf16
+    autocast when asked); train_paragrad captures it with pg.jit, bench/gpt_kernels.py profiles it."""
     import paragrad as pg
     from paragrad.nn.utils.clip_grad import clip_grad_norm_
     model = paragrad_gpt(cfg, device)
     model.train()
     opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), device)
-    bf16 = a.precision == "bf16"
-    batches = [(pg.tensor(x, device=device), pg.tensor(y, device=device)) for x, y in data]
-    vbatches = [(pg.tensor(x, device=device), pg.tensor(y, device=device)) for x, y in val]
 
-    @pg.jit
-    def train_step(x, y):
+    def step(x, y):
         with pg.autocast(device, dtype=pg.bfloat16, enabled=bf16):
             _, loss = model(x, y)
         opt.zero_grad()
@@ -254,6 +252,36 @@ def train_paragrad(cfg, a, data, val, device):
         clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         return loss
+    return model, step
+
+
+def torch_step(cfg, device, bf16, compiled=False):
+    """(model, forward, step(x, y)): nanoGPT's model and the same step in PyTorch, from paragrad's
+    weights; `forward` is torch.compile(model) when compiled."""
+    import torch
+    torch.manual_seed(0)
+    model = load_paragrad_weights(torch_gpt(cfg), cfg, device)
+    model.train()
+    opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), device)
+    fwd = torch.compile(model) if compiled else model
+
+    def step(x, y):
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=bf16):
+            _, loss = fwd(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    return model, fwd, step
+
+
+def train_paragrad(cfg, a, data, val, device):
+    import paragrad as pg
+    bf16 = a.precision == "bf16"
+    model, step = paragrad_step(cfg, device, bf16)
+    train_step = pg.jit(step)
+    batches = [(pg.tensor(x, device=device), pg.tensor(y, device=device)) for x, y in data]
+    vbatches = [(pg.tensor(x, device=device), pg.tensor(y, device=device)) for x, y in val]
     sync = pg.cuda.synchronize if device == "cuda" else (lambda: None)
     rate = per_second(lambda i: train_step(*batches[i % len(batches)]), sync,
                       a.batch_size * a.block_size, a.iters, a.warmup, windows=1)
@@ -265,29 +293,42 @@ def train_paragrad(cfg, a, data, val, device):
 
 def train_torch(cfg, a, data, val, device, compiled):
     import torch
-    torch.manual_seed(0)
-    model = load_paragrad_weights(torch_gpt(cfg), cfg, device)
-    model.train()
-    opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), device)
-    fwd = torch.compile(model) if compiled else model
     bf16 = a.precision == "bf16"
+    model, fwd, step = torch_step(cfg, device, bf16, compiled)
     batches = [(torch.tensor(x, device=device), torch.tensor(y, device=device)) for x, y in data]
     vbatches = [(torch.tensor(x, device=device), torch.tensor(y, device=device)) for x, y in val]
-
-    def step(i):
-        x, y = batches[i % len(batches)]
-        with torch.autocast(device, dtype=torch.bfloat16, enabled=bf16):
-            _, loss = fwd(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    rate = per_second(step, sync, a.batch_size * a.block_size, a.iters, a.warmup, windows=1)
+    rate = per_second(lambda i: step(*batches[i % len(batches)]), sync,
+                      a.batch_size * a.block_size, a.iters, a.warmup, windows=1)
     model.eval()
     with torch.no_grad(), torch.autocast(device, dtype=torch.bfloat16, enabled=bf16):
         losses = [fwd(x, y)[1].float().item() for x, y in vbatches]
     return Result(rate, float(np.mean(losses)))
+
+
+def add_model_arguments(p):
+    """The model and batch flags bench/gpt.py and bench/gpt_kernels.py share (nanoGPT's
+    shakespeare-char config by default)."""
+    p.add_argument("--n-layer", type=int, default=6)
+    p.add_argument("--n-head", type=int, default=6)
+    p.add_argument("--n-embd", type=int, default=384)
+    p.add_argument("--block-size", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--dropout", type=float, default=0.2, help="nanoGPT shakespeare-char's 0.2 by default")
+
+
+def parse_arguments(p):
+    """p's flags, the model's checked (exit 2 naming the flags)."""
+    a = p.parse_args()
+    if a.n_embd % a.n_head:
+        p.error(f"--n-embd {a.n_embd} is not a multiple of --n-head {a.n_head}")
+    return a
+
+
+def model_config(a, vocab_size):
+    """GPTConfig's fields from those flags (bias on, as nanoGPT's config)."""
+    return dict(n_layer=a.n_layer, n_head=a.n_head, n_embd=a.n_embd, block_size=a.block_size,
+                vocab_size=vocab_size, dropout=a.dropout, bias=True)
 
 
 def timed_generation(run, sync, batch, tokens):
@@ -339,12 +380,7 @@ def ratio(mine, peer):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--n-layer", type=int, default=6)
-    p.add_argument("--n-head", type=int, default=6)
-    p.add_argument("--n-embd", type=int, default=384)
-    p.add_argument("--block-size", type=int, default=256)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--dropout", type=float, default=0.2, help="nanoGPT shakespeare-char's 0.2 by default")
+    add_model_arguments(p)
     p.add_argument("--iters", type=int, default=50, help="timed training iterations per row")
     p.add_argument("--warmup", type=int, default=10, help="untimed training iterations first")
     p.add_argument("--gen-tokens", type=int, default=500, help="new tokens per generation row (0: none)")
@@ -353,9 +389,7 @@ def main():
                         "nanoGPT); fp32: float32 throughout, TF32 off (default on the CPU)")
     p.add_argument("--json", default=None, help="also write the numbers to this file")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help=argparse.SUPPRESS)  # CPU smoke test
-    a = p.parse_args()
-    if a.n_embd % a.n_head:
-        p.error(f"--n-embd {a.n_embd} is not a multiple of --n-head {a.n_head}")
+    a = parse_arguments(p)
     import torch
     if a.device == "cuda" and not torch.cuda.is_available():
         sys.exit("bench/gpt.py needs a CUDA GPU (torch.cuda.is_available() is False); CPU smoke test: "
@@ -367,8 +401,7 @@ def main():
         tok, train, val = language_model_data("shakespeare", root, "char", cache_dir=cache)
         data = make_batches(train.tokens, a.batch_size, a.block_size, N_BATCHES, seed=0)
         vdata = make_batches(val.tokens, a.batch_size, a.block_size, N_VAL, seed=1)
-    cfg = dict(n_layer=a.n_layer, n_head=a.n_head, n_embd=a.n_embd, block_size=a.block_size,
-               vocab_size=tok.vocab_size, dropout=a.dropout, bias=True)
+    cfg = model_config(a, tok.vocab_size)
     print_header(a.device)
     a.precision = a.precision or ("bf16" if a.device == "cuda" else "fp32")
     precision = "bf16 autocast" if a.precision == "bf16" else "float32"

@@ -61,12 +61,18 @@ class ControlChannel:
                 comm.Recv(self._inbox, source=source, tag=ARRIVAL_TAG)
                 self.seen[source] = max(self.seen[source], int(self._inbox[0]))
 
-    def missing(self, seq):
-        """The ranks not known to have entered collective `seq`."""
+    def progress_if_possible(self):
+        """progress(), unless a dead peer broke MPI: then what arrived so far stands. -> whether
+        it ran."""
         try:
             self.progress()
-        except self._MPI.Exception:     # a dead peer can break even this: report what we know
-            pass
+        except self._MPI.Exception:
+            return False
+        return True
+
+    def missing(self, seq):
+        """The ranks not known to have entered collective `seq`."""
+        self.progress_if_possible()
         return [r for r in range(self.size) if self.seen[r] < seq]
 
     def start_signature_gather(self, signature):
