@@ -3,7 +3,10 @@ explicit queue (no recursion, so chains of any length work), calls each node's b
 the gradients meeting at one input, runs tensor hooks and writes .grad on leaves.
 
 Gradients meeting at one input add into a buffer the engine made itself, in place (`fresh`),
-and a node whose gradient is a slice written into zeros (`add_into`) adds just its slice there.
+and a node that can add its first input's gradient into such a buffer (`add_into`: a slice
+written into zeros adds just its slice, layer_norm adds its dx) does so instead of returning it.
+A node that hands its incoming gradient on unchanged (`passes_grad`, a residual add) keeps the
+buffer the engine's, so the gradients of a residual stream sum in one buffer all the way down.
 Anomaly mode (anomaly_mode.py) adds forward tracebacks and NaN checks.
 
 Two extension points serve code that acts on finished gradients (DistributedDataParallel):
@@ -45,13 +48,18 @@ def _freed_error(node):
         f"retain_graph=True if you need to backward through the graph a second time.")
 
 
-def _call(node, grads):
-    """One node's backward formula: the gradients for its inputs, as a tuple."""
+def _check_saved(node):
+    """Raise if the node's saved tensors are freed or were modified in place since."""
     # a custom Function raises only if its backward reads ctx.saved_tensors, as torch
     if node.saved is RELEASED and not node.user_code:
         raise _freed_error(node)
     if node.versions:
         _check_versions(node)
+
+
+def _call(node, grads):
+    """One node's backward formula: the gradients for its inputs, as a tuple."""
+    _check_saved(node)
     in_grads = node.backward(*grads)
     return in_grads if isinstance(in_grads, tuple) else (in_grads,)
 
@@ -159,8 +167,11 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
     while ready:
         node = ready.pop()
         grads = buffers.pop(node, None) or [None] * node.n_outputs
-        if fresh:       # (what this node takes is no longer the engine's alone)
-            for g in grads:
+        # (what this node takes is no longer the engine's alone; one it passes on unchanged
+        # becomes the engine's again below, if nothing outside saw it)
+        taken = fresh.pop(id(grads[0]), None) if fresh and grads[0] is not None else None
+        if fresh:
+            for g in grads[1:]:
                 if g is not None:
                     fresh.pop(id(g), None)
 
@@ -192,14 +203,19 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
 
         if grads.count(None) == len(grads):      # nothing flows here: skip the formula
             in_grads = (None,) * len(node.next_edges)
-        elif node.add_into is not None and not create_graph and _added_in_place(node, grads, buffers, fresh):
-            in_grads = (None,)                  # (already in the input's gradient buffer)
+        elif node.add_into is not None and not create_graph and not anomaly and (
+                in_grads := _add_in_place(node, grads, buffers, fresh)) is not None:
+            pass                                # (input 0's gradient is in its buffer already)
         else:
             in_grads = anomaly_mode.checked_call(_call, node, grads) if anomaly else _call(node, grads)
             if node.user_code:      # a custom Function may return tensors the user keeps
                 claimed.update(id(g) for g in in_grads)
         if not retain_graph and node.saved is not RELEASED:
             node.release_variables()
+        # the engine's buffer handed on unchanged stays the engine's (no hook, retain_grad or
+        # autograd.grad result holds it: those claim it or take it from `grads` above)
+        passed = taken if (taken is not None and node.passes_grad is not None and wanted is None
+                           and in_grads[node.passes_grad] is taken and id(taken) not in claimed) else None
 
         for e, g in zip(node.next_edges, in_grads):
             if e is None:
@@ -212,8 +228,8 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
                 old = slot[idx]
                 if old is None:
                     slot[idx] = g
-                    if node.add_into is not None and not create_graph:
-                        fresh[id(g)] = g        # (a zero-filled buffer its formula made)
+                    if (node.add_into is not None and not create_graph) or g is passed:
+                        fresh[id(g)] = g        # (a buffer its formula made, or the one passed on)
                 elif fresh.get(id(old)) is old and _same_buffer_kind(old, g):
                     old._backend.binary("add", old._data, g._data, out=old._data)     # in place
                 else:
@@ -227,15 +243,18 @@ def _run(roots, retain_graph, capture, create_graph, claimed):
     return results if capture is not None else None
 
 
-def _added_in_place(node, grads, buffers, fresh):
-    """Whether `node` (an add_into node) added its input gradient into the buffer already
-    waiting at its input, which the engine made and nothing else holds."""
-    e = node.next_edges[0] if len(node.next_edges) == 1 else None
+def _add_in_place(node, grads, buffers, fresh):
+    """The gradients for `node`'s inputs when it (an add_into node) added input 0's into the
+    buffer already waiting there, which the engine made and nothing else holds; else None."""
+    e = node.next_edges[0] if node.next_edges else None
     if e is None or grads[0] is None:
-        return False
+        return None
     slot = buffers.get(e[0])
     acc = slot[e[1]] if slot is not None else None
-    return acc is not None and fresh.get(id(acc)) is acc and node.add_into(acc, grads[0])
+    if acc is None or fresh.get(id(acc)) is not acc:
+        return None
+    _check_saved(node)
+    return node.add_into(acc, grads[0])
 
 
 def _run_hooks(hooks, g, claimed):

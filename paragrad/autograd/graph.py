@@ -25,9 +25,14 @@ class Node:
     retained = None         # {output_index: weakref to the tensor} for retain_grad
     user_code = False       # backward is user code (custom Function): see _owned
     versions = ()           # versions of the saved tensors when they were saved
-    # add_into(acc, g) -> bool, on nodes whose input gradient is g written into zeros (a
-    # slice's, a view's): add it into the engine's own gradient buffer `acc` instead, in place
+    # add_into(acc, g) -> the gradients for the inputs, or None to decline: input 0's is added
+    # into `acc` instead, in place (the engine's own gradient buffer of that input, which
+    # already holds the gradient of another use), and None stands in its place. A slice adds
+    # only its piece (no zeros around it); layer_norm adds its dx (no separate sum).
     add_into = None
+    # passes_grad = i, on nodes whose backward returns its incoming gradient itself, unchanged,
+    # as input i's and keeps no reference to it (a residual add): see engine.py
+    passes_grad = None
 
     def backward(self, *grads):
         raise NotImplementedError(f"{type(self).__name__} has no backward")

@@ -433,16 +433,27 @@ class CPUBackend(ArrayBackend):
         return np.subtract(g, r, out=r)
 
     @quiet
+    def fast_residual_dropout(self, res, y, p, rng_state):
+        """The mask is bernoulli's draw, so the kept elements are those dropout keeps; the
+        branch is dropped and scaled in its own dtype, then added in the residual's."""
+        mask = None
+        if p > 0:
+            mask = self.bernoulli(rng_state, 1.0 - p, y.shape, _dtypes.bool_)
+            y = np.multiply(y, mask, dtype=y.dtype)
+            y *= y.dtype.type(1.0 / (1.0 - p))
+        return np.add(res, y, dtype=res.dtype), mask
+
+    @quiet
     def fast_layer_norm(self, x, w, b, n_norm, eps):
         """Rows of the (M, N) view: x - mean is written into the output and normalized in
         place there; the variance is an einsum row dot product (no squared temporary)."""
         return cpu_layer_norm.layer_norm(x, w, b, n_norm, eps)
 
     @quiet
-    def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm, need_dw, need_db):
+    def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm, need_dw, need_db, acc=None):
         """One (M, N) temporary (g * w, none without a weight): xhat is computed in dx's
         buffer and turned into dx in place."""
-        return cpu_layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db)
+        return cpu_layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db, acc)
 
     @quiet
     def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):

@@ -29,7 +29,7 @@ def layer_norm(x, w, b, n_norm, eps):
     return out.astype(x.dtype, copy=False), mean.reshape(stat_shape), rstd.reshape(stat_shape)
 
 
-def layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db):
+def layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db, acc=None):
     rows, _, ct = _ln_layout(x, n_norm)
     g2 = g.reshape(rows)
     if ct != g.dtype:
@@ -59,6 +59,9 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db):
     np.subtract(gw, xhat, out=xhat)
     xhat -= c1
     xhat *= rstd2
+    if acc is not None:                 # (the gradient of x's other use, summed here)
+        np.add(acc, dx.reshape(acc.shape), out=acc, casting="unsafe")
+        return acc, dw, db
     return dx.astype(x.dtype, copy=False), dw, db
 
 

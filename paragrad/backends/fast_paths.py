@@ -18,7 +18,7 @@ FAST_PATHS = (
     "cross_entropy", "cross_entropy_backward", "embedding_backward", "pow_scalar", "roll",
     "layer_norm", "layer_norm_backward", "linear_bias", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
     "relu_backward", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
-    "dropout", "dropout_backward",
+    "dropout", "dropout_backward", "residual_dropout",
     "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step", "unscale_grads",
@@ -120,9 +120,11 @@ class FastPaths:
         arithmetic in float32) else x's dtype; the composite uses exactly this layout, so the
         backward may get them from either forward."""
 
-    def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
+    def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db, acc=None):
         """-> (dx, dw or None, db or None): dx always, x's shape and dtype; dw, db w's shape
-        and dtype, None unless asked for. g C-contiguous of x's shape."""
+        and dtype, None unless asked for. g C-contiguous of x's shape. acc: None, or a buffer
+        of x's shape and dtype (any strides) that dx is added into, in place (dx is then acc):
+        the gradient of x's other use, summed in the same pass."""
 
     # ---- batch_norm (ops/neural/batch_norm.py) ---------------------------------------------------
     def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps):
@@ -198,8 +200,17 @@ class FastPaths:
         the kept elements are those the composition keeps; mask (x's shape, any integer or
         bool dtype) marks them for the backward."""
 
-    def fast_dropout_backward(self, g, mask, p):
-        """-> dx = g * mask / (1 - p) of g's shape and dtype, or None."""
+    def fast_dropout_backward(self, g, mask, p, dtype=None):
+        """-> dx = g * mask / (1 - p) of g's shape, in `dtype` (a paragrad dtype; None: g's),
+        or None. A narrower dtype than g's rounds g to it first (the cast of a float32
+        residual stream's gradient to a half-precision branch, then dropout's backward)."""
+
+    def fast_residual_dropout(self, res, y, p, rng_state):
+        """-> (res + dropout(y), mask) in res's dtype, or None: the residual add and the
+        dropout of the branch before it in one pass, 0 <= p < 1. y of res's shape and of its
+        dtype or a narrower float one (a bf16 branch of a float32 stream: no separate cast);
+        the dropped-and-scaled value is rounded to y's dtype before the add. The draws and
+        mask are those of fast_dropout(y, p, rng_state); p == 0 draws nothing (mask None)."""
 
     # ---- gelu (ops/elementwise/unary.py) ---------------------------------------------------------
     def fast_gelu(self, x, approximate):

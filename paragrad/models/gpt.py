@@ -50,6 +50,10 @@ class CausalSelfAttention(nn.Module):
         self.dropout = config.dropout
 
     def forward(self, x, cache=None):
+        return self.resid_dropout(self.attend(x, cache))
+
+    def attend(self, x, cache=None):
+        """forward before its residual dropout (Block adds the dropout into the residual add)."""
         B, T, C = x.shape
         q, k, v = self.c_attn(x).split(self.n_embd, dim=2)             # (B, T, C) each
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
@@ -61,7 +65,7 @@ class CausalSelfAttention(nn.Module):
             # those after the position masked out, so the shapes never change
             k, v = cache.extend(k, v)                                  # (B, nh, capacity, hs)
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=cache.visible, dropout_p=dropout_p)
-            return self.resid_dropout(self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C)))
+            return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
         past = 0 if cache is None else len(cache)
         if cache is not None:
             k, v = cache.extend(k, v)                                  # (B, nh, past + T, hs)
@@ -76,7 +80,7 @@ class CausalSelfAttention(nn.Module):
             mask = tril(ones(T, past + T, dtype=bool_, device=x.device), diagonal=past)
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         y = y.transpose(1, 2).contiguous().view(B, T, C)               # heads side by side
-        return self.resid_dropout(self.c_proj(y))
+        return self.c_proj(y)
 
 
 class MLP(nn.Module):
@@ -88,7 +92,11 @@ class MLP(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x):
-        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))      # (B, T, C)
+        return self.dropout(self.transform(x))
+
+    def transform(self, x):
+        """forward before its dropout (Block adds the dropout into the residual add)."""
+        return self.c_proj(self.gelu(self.c_fc(x)))                    # (B, T, C)
 
 
 class Block(nn.Module):
@@ -100,8 +108,16 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(self, x, cache=None):
-        x = x + self.attn(self.ln_1(x), cache)
-        return x + self.mlp(self.ln_2(x))                              # (B, T, C)
+        # nanoGPT's x = x + self.attn(self.ln_1(x)) and x + self.mlp(self.ln_2(x)), each residual
+        # add with its branch's dropout as one op: one pass instead of three (dropout, the bf16
+        # branch's cast to the float32 stream under autocast, the add), the same numbers
+        x = _add_dropped(x, self.attn.attend(self.ln_1(x), cache), self.attn.resid_dropout)
+        return _add_dropped(x, self.mlp.transform(self.ln_2(x)), self.mlp.dropout)   # (B, T, C)
+
+
+def _add_dropped(x, branch, dropout):
+    """x + dropout(branch), dropout an nn.Dropout (its p and training mode)."""
+    return F.residual_dropout(x, branch, dropout.p, dropout.training)
 
 
 class GPT(nn.Module):

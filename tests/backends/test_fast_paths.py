@@ -123,6 +123,11 @@ def _seeded_dropout(x, p):
     pg.manual_seed(3)           # the same draws with the fast path and without it
     return F.dropout(x, p)
 
+def _seeded_residual_dropout(r, y, p):
+    pg.manual_seed(3)
+    return F.residual_dropout(r, y, p)
+
+
 # fast path -> the row that reaches it (forward and backward pairs share a row)
 ROWS = {
     "softmax": _op(lambda x: x.softmax(-1), (4, 7)),
@@ -141,6 +146,7 @@ ROWS = {
     "tanh_backward": _op(lambda x: x.tanh(), (3, 4)),
     "gelu": _op(lambda x, y: F.gelu(x) + F.gelu(y, approximate="tanh"), (3, 4), (4,)),
     "dropout": _op(lambda x: _seeded_dropout(x, 0.3), (40, 50)),
+    "residual_dropout": _op(lambda r, y: _seeded_residual_dropout(r, y, 0.3), (40, 50), (40, 50)),
     "conv2d": _op(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), (2, 3, 7, 7), (4, 3, 3, 3), (4,)),
     "max_pool2d": _op(lambda x: F.max_pool2d(x, 3, stride=2, padding=1), (2, 3, 7, 7)),
     "batch_norm": _batch_norm,
@@ -161,6 +167,7 @@ PATHS = {row: [row] for row in ROWS}
 for row in ("softmax", "log_softmax", "cross_entropy", "layer_norm", "linear_act", "mlp", "gelu", "dropout", "conv2d",
             "max_pool2d", "batch_norm", "scaled_dot_product_attention"):
     PATHS[row] = [row, row + "_backward"]
+PATHS["residual_dropout"] = ["residual_dropout", "dropout_backward"]
 for row in ("lstm_cell", "gru_cell", "rnn_cell"):
     PATHS[row] = [row + "_forward", row + "_backward"]
 

@@ -388,8 +388,8 @@ class CUDABackend(ArrayBackend):
     def fast_layer_norm(self, x, w, b, n_norm_dims, eps):
         return layer_norm.layer_norm(x, w, b, n_norm_dims, eps)
 
-    def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
-        return layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db)
+    def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db, acc=None):
+        return layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db, acc)
 
     def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps):
         return batch_norm.batch_norm(x, w, b, rm, rv, training, momentum, eps)
@@ -439,8 +439,11 @@ class CUDABackend(ArrayBackend):
     def fast_dropout(self, x, p, rng_state):
         return random.dropout(x, p, rng_state)
 
-    def fast_dropout_backward(self, g, mask, p):
-        return random.dropout_backward(g, mask, p)
+    def fast_dropout_backward(self, g, mask, p, dtype=None):
+        return random.dropout_backward(g, mask, p, None if dtype is None else _dt(dtype))
+
+    def fast_residual_dropout(self, res, y, p, rng_state):
+        return random.residual_dropout(res, y, p, rng_state)
 
     def fast_gelu(self, x, approximate):
         return gelu.gelu(x, approximate)

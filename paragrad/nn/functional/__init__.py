@@ -12,7 +12,7 @@ from .activation import (celu, celu_, elu, elu_, gelu, glu, gumbel_softmax, hard
 from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: F401
 from .distance import cosine_similarity, pairwise_distance, pdist  # noqa: F401
 from .dropout import (alpha_dropout, dropout, dropout1d, dropout2d, dropout3d,  # noqa: F401
-                      feature_alpha_dropout)
+                      feature_alpha_dropout, residual_dropout)
 from .linear import bilinear, linear  # noqa: F401
 from .loss import _check_reduction, _legacy_reduction  # noqa: F401  (the loss modules')
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401

@@ -9,7 +9,8 @@ import warnings
 from ... import autograd
 from ...autograd import Node, grad_mode, record
 from ...random import default_generator
-from ...tensor import _wrap
+from ...dtypes import result_type
+from ...tensor import Tensor, _wrap
 
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
@@ -27,6 +28,54 @@ class DropoutBackward(Node):
             return (_wrap(dx, g.dtype, g._device),)
         keep = _wrap(g._backend.cast(self.mask, g.dtype), g.dtype, g._device)
         return (g * keep * (1.0 / (1.0 - self.p)),)
+
+
+def residual_dropout(residual, input, p=0.5, training=True, generator=None):
+    """residual + dropout(input, p, training): a residual connection's add with the dropout of
+    its branch (paragrad's; a transformer block's `x + dropout(branch)`). Values, gradients and
+    random draws are those of the two ops; on a backend with the fused kernel it is one pass
+    each way, and a bf16 branch of a float32 stream (autocast) joins it with no cast of its own."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    drop = training and p > 0.0
+    fast = None
+    if isinstance(residual, Tensor) and isinstance(input, Tensor) and residual.device == input.device \
+            and residual.shape == input.shape and p < 1.0 and input.dtype.is_floating_point \
+            and (drop or input.dtype is not residual.dtype) \
+            and result_type(residual, input) is residual.dtype:
+        fast = residual._backend.fast("residual_dropout")
+    gen = (generator or default_generator(input.device)) if drop else None
+    r = fast(residual._data, input._data, p if drop else 0.0, gen._state if drop else None) \
+        if fast is not None else None
+    if r is None:
+        return residual + (dropout(input, p, training, generator=generator) if drop else input)
+    y, mask = r
+    out = _wrap(y, residual.dtype, residual.device)
+    if grad_mode._enabled and (residual._requires_grad or input._requires_grad):
+        node = ResidualDropoutBackward()
+        node.mask, node.p, node.dtype = mask, p, input.dtype
+        record(node, (residual, input), out)
+    return out
+
+
+class ResidualDropoutBackward(Node):
+    """The residual's gradient is the incoming one itself (the engine keeps summing the stream's
+    gradients into it); the branch's is g * mask / (1 - p) in the branch's dtype."""
+    passes_grad = 0
+
+    def backward(self, g):
+        if self.next_edges[1] is None:
+            return g, None
+        if not grad_mode._enabled:
+            fast = g._backend.fast("dropout_backward") if self.mask is not None else None
+            d = fast(g._data, self.mask, self.p, self.dtype) if fast is not None else None
+            if d is not None:
+                return g, _wrap(d, self.dtype, g._device)
+        gy = g.to(self.dtype)
+        if self.mask is not None:
+            keep = _wrap(g._backend.cast(self.mask, self.dtype), self.dtype, g._device)
+            gy = gy * keep * (1.0 / (1.0 - self.p))
+        return g, gy
 
 
 def _masked_dropout(input, p, training, inplace, mask_shape, generator=None):

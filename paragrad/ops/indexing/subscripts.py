@@ -361,12 +361,12 @@ class BasicViewBackward(Node):
         """g added into acc[key] in place (the engine's own gradient buffer of x's shape)."""
         b = acc._backend
         if acc.dtype is not g.dtype or acc._data.shape != self.shape or g._backend is not b:
-            return False
+            return None
         view = buffer_view(b, acc._data, self.key)
         if view is None or view.shape != g._data.shape:
-            return False
+            return None
         b.binary("add", view, g._data, out=view)
-        return True
+        return (None,)
 
 
 def getitem(x, key):

@@ -320,13 +320,13 @@ class SliceBackward(Node):
         input's shape): split/chunk/narrow pieces then fill one gradient."""
         b = acc._backend
         if acc.dtype is not g.dtype or acc._data.shape != tuple(self.shape) or g._backend is not b:
-            return False
+            return None
         view = b.slice(acc._data, self.starts, self.stops, self.steps)
         gd = g._data if self.sliced is None else b.reshape(g._data, self.sliced)
         if view.shape != gd.shape:
-            return False
+            return None
         b.binary("add", view, gd, out=view)
-        return True
+        return (None,)
 
 
 class UnsliceBackward(Node):

@@ -12,23 +12,41 @@ from ..autocast_policy import policy
 
 class LayerNormBackward(Node):
     def backward(self, g):
+        if autograd.is_grad_enabled():      # double backward: differentiable Tensor ops
+            x, w, _, _ = self.saved
+            edges = self.next_edges
+            return _backward_tensors(g, x, w, self.n_norm, self.eps, edges[0] is not None,
+                                     edges[1] is not None, edges[2] is not None)
+        return self._grads(g, None)
+
+    def add_into(self, acc, g):
+        """dx added into acc, x's gradient buffer already holding the gradient of x's other
+        use (a residual stream's skip path), by the backward's own pass: no separate sum."""
+        x = self.saved[0]
+        if autograd.is_grad_enabled() or acc.dtype is not x.dtype or acc._backend is not x._backend \
+                or acc._data.shape != x._data.shape:
+            return None
+        return self._grads(g, acc)
+
+    def _grads(self, g, acc):
+        """(dx, dw, db) on buffers; with acc, dx is added into it and None in its place."""
         x, w, mean, rstd = self.saved
         nd, edges = self.n_norm, self.next_edges
         need_dx, need_dw = edges[0] is not None, edges[1] is not None
         need_db = edges[2] is not None
-        if autograd.is_grad_enabled():      # double backward: differentiable Tensor ops
-            return _backward_tensors(g, x, w, nd, self.eps, need_dx, need_dw, need_db)
         b = x._backend
         fast = b.fast("layer_norm_backward")
         if fast is not None:
             dx, dw, db = fast(b.contiguous(g._data), b.contiguous(x._data),
                               None if w is None else b.contiguous(w._data), mean, rstd, nd,
-                              need_dw, need_db)
+                              need_dw, need_db, None if acc is None else acc._data)
         else:
             dx, dw, db = _backward_composite(b, g._data, x._data, None if w is None else w._data,
                                              mean, rstd, nd, g.dtype, need_dx, need_dw, need_db)
+            if acc is not None:
+                b.binary("add", acc._data, dx, out=acc._data)
         wrap = lambda d: None if d is None else _wrap(d, x.dtype, x._device)  # noqa: E731
-        return (wrap(dx) if need_dx else None), (wrap(dw) if need_dw else None), \
+        return (wrap(dx) if need_dx and acc is None else None), (wrap(dw) if need_dw else None), \
             (wrap(db) if need_db else None)
 
 

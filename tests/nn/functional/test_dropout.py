@@ -111,3 +111,48 @@ def test_alpha_dropout_modes_and_feature_masks(device):
         pg.nn.functional.alpha_dropout(x, 1.5, True)
     assert repr(pg.nn.AlphaDropout(0.2)) == repr(torch.nn.AlphaDropout(0.2))
     assert repr(pg.nn.FeatureAlphaDropout(0.2)) == repr(torch.nn.FeatureAlphaDropout(0.2))
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("float32", "bfloat16"), ("bfloat16", "bfloat16")])
+def test_residual_dropout_is_the_add_of_dropout(dtypes, device):
+    """F.residual_dropout(r, y, p) equals r + F.dropout(y, p) drawn from the same seed: values,
+    the residual's gradient (the incoming one) and the branch's (in the branch's dtype); in
+    eval mode or at p = 0 it is r + y, as PyTorch adds a bf16 branch to a float32 stream."""
+    rd, yd = (getattr(pg, d) for d in dtypes)
+    rng = np.random.default_rng(0)
+    r0, y0, w0 = (make_input((64, 40), rng=rng) for _ in range(3))
+    results = []
+    for fused in (True, False):
+        r = pg.tensor(r0, dtype=rd, device=device, requires_grad=True)
+        y = pg.tensor(y0, dtype=yd, device=device, requires_grad=True)
+        pg.manual_seed(5)
+        out = F.residual_dropout(r, y, 0.3) if fused else r + F.dropout(y, 0.3)
+        assert out.dtype is rd
+        (out * pg.tensor(w0, dtype=rd, device=device)).sum().backward()
+        assert r.grad.dtype is rd and y.grad.dtype is yd
+        results.append([_np(t.float()) for t in (out, r.grad, y.grad)])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    kept = results[0][2] != 0
+    assert abs(kept.mean() - 0.7) < 0.03
+
+    tr = torch.tensor(r0, dtype=getattr(torch, dtypes[0]), requires_grad=True)
+    ty = torch.tensor(y0, dtype=getattr(torch, dtypes[1]), requires_grad=True)
+    (tr + ty).float().sum().backward()
+    for p, training in ((0.3, False), (0.0, True)):
+        r = pg.tensor(r0, dtype=rd, device=device, requires_grad=True)
+        y = pg.tensor(y0, dtype=yd, device=device, requires_grad=True)
+        out = F.residual_dropout(r, y, p, training)
+        out.float().sum().backward()
+        np.testing.assert_array_equal(_np(out.float()), (tr + ty).float().detach().numpy())
+        np.testing.assert_array_equal(_np(y.grad.float()), ty.grad.float().numpy())
+        assert y.grad.dtype is yd
+
+
+def test_residual_dropout_errors():
+    r, y = pg.zeros(3, 4), pg.zeros(3, 4)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.residual_dropout(r, y, 1.5)
+    with pytest.raises(RuntimeError, match="size of tensor"):
+        F.residual_dropout(r, pg.zeros(3, 5), 0.2)
+    assert not _np(F.residual_dropout(r, pg.ones(3, 4), 1.0)).any()        # everything dropped

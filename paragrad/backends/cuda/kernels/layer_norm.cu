@@ -93,9 +93,10 @@ template <typename T, int N> __host__ __device__ constexpr int bwd_warps() {
 // those of dx alone (the sums in registers took 96 a thread, half the blocks an SM, and the
 // kernel ran 2.3x longer than dx alone on H200). The block then adds its warps' sums in order
 // and writes part[0][block] (dw) and part[1][block] (db), (2, gridDim.x, cols); ln_params_sum
-// adds the blocks in order: deterministic.
+// adds the blocks in order: deterministic. With `accumulate`, dx already holds the gradient of
+// x's other use (the residual stream's skip path) and the row's dx is added to it.
 template <typename T, int N> __device__ void ln_bwd_warp(const T* g, const T* x, const T* w,
-        const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols) {
+        const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols, int accumulate) {
     constexpr int W = bwd_warps<T, N>();
     __shared__ T sums[2][W][32 * N];         // (blockDim.x == 32 * W)
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -116,14 +117,21 @@ template <typename T, int N> __device__ void ln_bwd_warp(const T* g, const T* x,
         }
         a = warp_sum(a) / T(cols);
         c = warp_sum(c) / T(cols);
-        // the sums after the warp reductions, so they add no registers to the loads' loop
+        // the sums after the warp reductions, so they add no registers to the loads' loop; then
+        // gv holds dx, and xh the gradient already in dx, loaded all at once (one load then its
+        // store an element left each warp one load in flight: the kernel took 1.8x as long)
         T* dr = dx + row * cols;
         for (int k = 0; k < N; k++) {
             long long j = lane + 32LL * k;
-            if (j >= cols) continue;
-            T gw = w ? gv[k] * w[j] : gv[k];
-            dr[j] = r * (gw - a - xh[k] * c);
-            if (part) { sums[0][warp][lane + 32 * k] += gv[k] * xh[k]; sums[1][warp][lane + 32 * k] += gv[k]; }
+            if (part && j < cols) { sums[0][warp][lane + 32 * k] += gv[k] * xh[k]; sums[1][warp][lane + 32 * k] += gv[k]; }
+            T gw = w && j < cols ? gv[k] * w[j] : gv[k];
+            gv[k] = r * (gw - a - xh[k] * c);
+        }
+        if (accumulate)
+            for (int k = 0; k < N; k++) { long long j = lane + 32LL * k; xh[k] = j < cols ? dr[j] : T(0); }
+        for (int k = 0; k < N; k++) {
+            long long j = lane + 32LL * k;
+            if (j < cols) dr[j] = accumulate ? gv[k] + xh[k] : gv[k];
         }
     }
     if (!part) return;
@@ -210,7 +218,7 @@ extern "C" __global__ void ln_params_sum_##S(const T* part, T* dw, T* db, long l
 
 #define LAYER_NORM_WARP(T, S, N) \
 extern "C" __global__ void ln_fwd_warp##N##_##S(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, long long rows, long long cols, T eps) { ln_fwd_warp<T, N>(x, w, b, y, mean, rstd, rows, cols, eps); } \
-extern "C" __global__ void __launch_bounds__(32 * bwd_warps<T, N>(), 4) ln_bwd_warp##N##_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols) { ln_bwd_warp<T, N>(g, x, w, mean, rstd, dx, part, rows, cols); }
+extern "C" __global__ void __launch_bounds__(32 * bwd_warps<T, N>(), 4) ln_bwd_warp##N##_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols, int accumulate) { ln_bwd_warp<T, N>(g, x, w, mean, rstd, dx, part, rows, cols, accumulate); }
 
 #define LAYER_NORM_WARPS(T, S) \
 LAYER_NORM_WARP(T, S, 1) LAYER_NORM_WARP(T, S, 2) LAYER_NORM_WARP(T, S, 4) LAYER_NORM_WARP(T, S, 8) \

@@ -51,7 +51,7 @@ def layer_norm(x, w, b, n_norm_dims, eps):
     return y.reshape(x.shape).astype(x.dtype, copy=False), mean.reshape(lead), rstd.reshape(lead)
 
 
-def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
+def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db, acc=None):
     kd = kernel_dtype(x)
     cols = math.prod(x.shape[x.ndim - n_norm_dims:])
     x2 = c_contiguous(x.astype(kd, copy=False)).reshape(-1, cols)        # (rows, cols)
@@ -59,7 +59,9 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
     rows = x2.shape[0]
     wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
     m1, r1 = mean.astype(kd, copy=False).reshape(-1), rstd.astype(kd, copy=False).reshape(-1)
-    dx = cupy.empty_like(x2)
+    # with acc (x's other gradient) the warp kernel adds dx into it where it can write it as rows
+    into = acc is not None and acc.dtype == kd and acc.flags.c_contiguous and cols <= _WARP_COLS[kd]
+    dx = acc.reshape(-1, cols) if into else cupy.empty_like(x2)
     norm_shape = x.shape[x.ndim - n_norm_dims:]
     params = need_dw or need_db
     dw = db = None
@@ -75,7 +77,8 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
             part = cupy.empty((2, blocks, cols), kd)
         kernel("kernels/layer_norm.cu", f"ln_bwd_warp{n}_{SUFFIX[kd]}")(
             (blocks,), (32 * warps,), (
-                g2, x2, wk if wk is not None else NULL, m1, r1, dx, part, np.int64(rows), np.int64(cols)))
+                g2, x2, wk if wk is not None else NULL, m1, r1, dx, part, np.int64(rows), np.int64(cols),
+                np.int32(into)))
         if params:
             dw, db = cupy.empty(cols, kd), cupy.empty(cols, kd)
             kernel("kernels/layer_norm.cu", f"ln_params_sum_{SUFFIX[kd]}")(((cols + 31) // 32,), (32, 32), (
@@ -88,7 +91,10 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db):
             dw, db = _layer_norm_params_backward(g2, x2, m1, r1, kd)
     if params:
         dw, db = dw.reshape(norm_shape).astype(x.dtype, copy=False), db.reshape(norm_shape).astype(x.dtype, copy=False)
-    return dx.reshape(x.shape).astype(x.dtype, copy=False), (dw if need_dw else None), (db if need_db else None)
+    dx = dx.reshape(x.shape).astype(x.dtype, copy=False)
+    if acc is not None and not into:
+        acc += dx
+    return (acc if acc is not None else dx), (dw if need_dw else None), (db if need_db else None)
 
 
 _BWD_BLOCKS_PER_SM = 4      # ln_bwd_warp's __launch_bounds__: registers and shared memory for 4

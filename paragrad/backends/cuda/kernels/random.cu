@@ -76,11 +76,13 @@ __device__ void dropout_fwd(const X* x, X* y, unsigned char* mask, long long n,
     }
 }
 
-template <typename X, typename T>
-__device__ void dropout_bwd(const X* g, const unsigned char* mask, X* dx, long long n, T scale) {
+// dx = g * mask * scale in x's type X; a wider g (G: a float32 residual stream's gradient
+// reaching a bf16 branch) is rounded to X first, as its cast then dropout's backward would
+template <typename G, typename X, typename T>
+__device__ void dropout_bwd(const G* g, const unsigned char* mask, X* dx, long long n, T scale) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)blockDim.x * gridDim.x)
-        dx[i] = X(mask[i] ? T(g[i]) * scale : T(0));
+        dx[i] = X(mask[i] ? T(X(g[i])) * scale : T(0));
 }
 
 // the same per element, V a thread through 16-byte accesses of x (8-byte ones of the mask) for
@@ -102,14 +104,41 @@ __device__ void dropout_fwd_vec(const X* x, X* y, unsigned char* mask, long long
     }
 }
 
-template <typename X, typename T, int V>
-__device__ void dropout_bwd_vec(const X* g, const unsigned char* mask, X* dx, long long n, T scale) {
+template <typename G, typename X, typename T, int V>
+__device__ void dropout_bwd_vec(const G* g, const unsigned char* mask, X* dx, long long n, T scale) {
     for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < n / V;
          p += (long long)blockDim.x * gridDim.x) {
-        Pack<X, V> a = load<X, V>(g + p * V), b;
+        Pack<G, V> a = load<G, V>(g + p * V);
+        Pack<X, V> b;
         Pack<unsigned char, V> m = load<unsigned char, V>(mask + p * V);
-        for (int k = 0; k < V; k++) b.v[k] = X(m.v[k] ? T(a.v[k]) * scale : T(0));
+        for (int k = 0; k < V; k++) b.v[k] = X(m.v[k] ? T(X(a.v[k])) * scale : T(0));
         store<X, V>(dx + p * V, b);
+    }
+}
+
+// out = res + dropout(y): a residual add with the dropout of the branch before it in one pass,
+// which under autocast also moves the bf16 branch into the float32 stream (no cast). Element i
+// is kept as dropout_fwd keeps it, and the dropped-and-scaled value is rounded to Y first, as
+// dropout then the add would. mask == nullptr: no dropout (a mixed-type add; nothing drawn).
+template <typename R, typename Y, int V>
+__device__ void residual_dropout_fwd(const R* res, const Y* y, R* out, unsigned char* mask, long long n,
+                                     const unsigned long long* state, float keep, float scale) {
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < n / V;
+         p += (long long)blockDim.x * gridDim.x) {
+        Pack<R, V> a = load<R, V>(res + p * V), o;
+        Pack<Y, V> b = load<Y, V>(y + p * V);
+        Pack<unsigned char, V> m;
+        for (int k = 0; k < V; k++) {
+            float d = float(b.v[k]);
+            if (mask) {
+                float u = (float)(draw(state, p * V + k) >> 40) * (1.0f / 16777216.0f);
+                m.v[k] = u < keep;
+                d = m.v[k] ? float(Y(d * scale)) : 0.0f;
+            }
+            o.v[k] = R(float(a.v[k]) + d);
+        }
+        store<R, V>(out + p * V, o);
+        if (mask) store<unsigned char, V>(mask + p * V, m);
     }
 }
 
@@ -117,13 +146,13 @@ __device__ void dropout_bwd_vec(const X* g, const unsigned char* mask, X* dx, lo
 extern "C" __global__ void dropout_fwd_vec_##S(const X* x, X* y, unsigned char* mask, long long n, \
         const unsigned long long* state, float keep, T scale) { dropout_fwd_vec<X, T, 8>(x, y, mask, n, state, keep, scale); } \
 extern "C" __global__ void dropout_bwd_vec_##S(const X* g, const unsigned char* mask, X* dx, long long n, T scale) { \
-    dropout_bwd_vec<X, T, 8>(g, mask, dx, n, scale); }
+    dropout_bwd_vec<X, X, T, 8>(g, mask, dx, n, scale); }
 
 #define DROPOUT(X, T, S) \
 extern "C" __global__ void dropout_fwd_##S(const X* x, X* y, unsigned char* mask, long long n, \
         const unsigned long long* state, float keep, T scale) { dropout_fwd<X, T>(x, y, mask, n, state, keep, scale); } \
 extern "C" __global__ void dropout_bwd_##S(const X* g, const unsigned char* mask, X* dx, long long n, T scale) { \
-    dropout_bwd<X, T>(g, mask, dx, n, scale); }
+    dropout_bwd<X, X, T>(g, mask, dx, n, scale); }
 
 DROPOUT(float, float, f32)
 DROPOUT(double, double, f64)
@@ -131,3 +160,29 @@ DROPOUT(__half, float, f16)
 DROPOUT(__nv_bfloat16, float, bf16)
 DROPOUT_VEC(__half, float, f16)
 DROPOUT_VEC(__nv_bfloat16, float, bf16)
+
+// a residual stream of type R (suffix RS) and a branch of type Y (YS): the fused forward, one
+// element a thread and V through 16-byte accesses of the residual
+#define RESIDUAL_DROPOUT(R, RS, Y, YS, V) \
+extern "C" __global__ void residual_dropout_fwd_##RS##_##YS(const R* res, const Y* y, R* out, unsigned char* mask, \
+        long long n, const unsigned long long* state, float keep, float scale) { \
+    residual_dropout_fwd<R, Y, 1>(res, y, out, mask, n, state, keep, scale); } \
+extern "C" __global__ void residual_dropout_fwd_vec_##RS##_##YS(const R* res, const Y* y, R* out, unsigned char* mask, \
+        long long n, const unsigned long long* state, float keep, float scale) { \
+    residual_dropout_fwd<R, Y, V>(res, y, out, mask, n, state, keep, scale); }
+
+RESIDUAL_DROPOUT(float, f32, float, f32, 4)
+RESIDUAL_DROPOUT(float, f32, __nv_bfloat16, bf16, 4)
+RESIDUAL_DROPOUT(float, f32, __half, f16, 4)
+RESIDUAL_DROPOUT(__nv_bfloat16, bf16, __nv_bfloat16, bf16, 8)
+RESIDUAL_DROPOUT(__half, f16, __half, f16, 8)
+
+// the half branch's backward from the float32 stream's gradient (8 elements a thread)
+#define DROPOUT_BWD_FROM_F32(Y, YS) \
+extern "C" __global__ void dropout_bwd_f32_##YS(const float* g, const unsigned char* mask, Y* dx, long long n, float scale) { \
+    dropout_bwd<float, Y, float>(g, mask, dx, n, scale); } \
+extern "C" __global__ void dropout_bwd_vec_f32_##YS(const float* g, const unsigned char* mask, Y* dx, long long n, float scale) { \
+    dropout_bwd_vec<float, Y, float, 8>(g, mask, dx, n, scale); }
+
+DROPOUT_BWD_FROM_F32(__nv_bfloat16, bf16)
+DROPOUT_BWD_FROM_F32(__half, f16)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, grid_stride, kernel, launch, whole_packs
 from .row_views import c_contiguous
+from .rows import NULL as _NULL
 
 _PACK = 8       # half-type elements a thread in dropout_*_vec (16 bytes of x, 8 of the mask)
 
@@ -53,16 +54,48 @@ def dropout(x, p, gen):
     return y, mask
 
 
-def dropout_backward(g, mask, p):
-    """-> dx = g * mask / (1 - p), or None."""
-    suffix = _SUFFIX.get(g.dtype.name)
+def dropout_backward(g, mask, p, dtype=None):
+    """-> dx = g * mask / (1 - p) in `dtype` (default g's; a half type from a float32 g: g
+    rounded to it first, as a cast then the backward would), or None."""
+    dtype = g.dtype if dtype is None else np.dtype(dtype)
+    suffix = _SUFFIX.get(g.dtype.name) if dtype == g.dtype else _CAST_BWD.get((g.dtype.name, dtype.name))
     if suffix is None or g.shape != mask.shape:
         return None
     g = c_contiguous(g)
-    dx, n = cupy.empty(g.shape, g.dtype), g.size
+    dx, n = cupy.empty(g.shape, dtype), g.size
     if n:
-        v = _PACK if g.itemsize == 2 and mask._c_contiguous and whole_packs(n, _PACK, g, mask, dx) else 1
+        v = _PACK if dx.itemsize == 2 and mask._c_contiguous and whole_packs(n, _PACK, g, mask, dx) else 1
         kernel("kernels/random.cu", ("dropout_bwd_vec_" if v > 1 else "dropout_bwd_") + suffix)(
             grid_stride(n // v), (GRID_BLOCK,), (g, mask, dx, np.int64(n),
                                                  (np.float64 if suffix == "f64" else np.float32)(1.0 / (1.0 - p))))
     return dx
+
+
+# dropout_bwd_<suffix> of a float32 gradient for a half-type branch
+_CAST_BWD = {("float32", "bfloat16"): "f32_bf16", ("float32", "float16"): "f32_f16"}
+# residual_dropout_fwd_<suffix> by (residual's dtype, branch's dtype)
+_RESIDUAL = {("float32", "float32"): "f32_f32", ("float32", "bfloat16"): "f32_bf16",
+             ("float32", "float16"): "f32_f16", ("bfloat16", "bfloat16"): "bf16_bf16",
+             ("float16", "float16"): "f16_f16"}
+
+
+def residual_dropout(res, y, p, gen):
+    """-> (res + dropout(y), mask) in res's dtype, one pass; mask as dropout's (uint8), or None
+    for p == 0 (then nothing is drawn and gen stays). None for dtypes the kernel doesn't take."""
+    suffix = _RESIDUAL.get((res.dtype.name, y.dtype.name))
+    if suffix is None or res.shape != y.shape:
+        return None
+    res, y = c_contiguous(res), c_contiguous(y)
+    out, n = cupy.empty(res.shape, res.dtype), res.size
+    mask = cupy.empty(res.shape, np.uint8) if p > 0 else None
+    v = 16 // res.itemsize
+    with cupy.cuda.Device(res.device.id):
+        if n:
+            vec = whole_packs(n, v, res, y, out, *([mask] if mask is not None else []))
+            kernel("kernels/random.cu", ("residual_dropout_fwd_vec_" if vec else "residual_dropout_fwd_") + suffix)(
+                grid_stride(n // v if vec else n), (GRID_BLOCK,), (
+                    res, y, out, mask if mask is not None else _NULL, np.int64(n),
+                    gen if mask is not None else _NULL, np.float32(1.0 - p), np.float32(1.0 / (1.0 - p))))
+    if mask is not None:
+        advance(gen, n)
+    return out, mask
