@@ -1,13 +1,17 @@
-"""Where a GPT training step's GPU time goes, kernel by kernel: paragrad and PyTorch eager side by
-side on bench/gpt.py's model, weights, batch and optimizer (bf16 autocast, AdamW, clipping).
+"""Where a GPT training step's GPU time goes, kernel by kernel: paragrad, PyTorch eager and
+torch.compile side by side on bench/gpt.py's model, weights, batch and optimizer (bf16
+autocast, AdamW, clipping).
 
     python bench/gpt_kernels.py [--steps 5] [--top 30] [--n-layer 6 ...]
 
 torch.profiler's CUDA activity (CUPTI) records every kernel the process launches, so paragrad's
 own kernels, CuPy's, cuBLASLt's and cuDNN's show up beside PyTorch's. Each framework runs 3
 warm-up steps, then --steps profiled eager steps; the table sums each kernel name's GPU time and
-divides by the steps. paragrad's jitted step (what bench/gpt.py times) replays these kernels in a
-CUDA graph, so its step time is about this kernel time plus the gaps between kernels.
+divides by the steps (torch.compile compiles during its warm-up). paragrad's jitted step (what
+bench/gpt.py times) replays these kernels in a CUDA graph, so its step time is about this kernel
+time plus the gaps between kernels. Each table's first line also gives the time in the matrix
+products and attention (cuBLAS and cuDNN kernels, which all three frameworks call): the part
+that fusing the other ops can't shrink.
 """
 from __future__ import annotations
 
@@ -40,6 +44,14 @@ def kernel_times(run_step, sync, steps):
     return times
 
 
+_LIBRARY_KERNELS = ("nvjet", "cutlass", "cublas", "cudnn", "gemm", "sdpa")
+
+
+def library_time(times):
+    """ms a step in cuBLAS and cuDNN kernels (GEMMs, attention and their helpers)."""
+    return sum(ms for k, ms in times.items() if any(n in k.lower() for n in _LIBRARY_KERNELS))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_model_arguments(p)
@@ -62,10 +74,13 @@ def main():
     px, py = pg.tensor(x, device="cuda"), pg.tensor(y, device="cuda")
     _, _, tstep = torch_step(cfg, "cuda", bf16=True)
     tx, ty = torch.tensor(x, device="cuda"), torch.tensor(y, device="cuda")
+    _, _, cstep = torch_step(cfg, "cuda", bf16=True, compiled=True)
     tables = [("paragrad", kernel_times(lambda: pstep(px, py), pg.cuda.synchronize, a.steps)),
-              ("torch eager", kernel_times(lambda: tstep(tx, ty), torch.cuda.synchronize, a.steps))]
+              ("torch eager", kernel_times(lambda: tstep(tx, ty), torch.cuda.synchronize, a.steps)),
+              ("torch.compile", kernel_times(lambda: cstep(tx, ty), torch.cuda.synchronize, a.steps))]
     for name, times in tables:
-        print(f"\n== {name}: kernel time {sum(times.values()):.2f} ms a step, {len(times)} kernel names")
+        print(f"\n== {name}: kernel time {sum(times.values()):.2f} ms a step ({library_time(times):.2f} in "
+              f"cuBLAS/cuDNN), {len(times)} kernel names")
         for kernel, ms in sorted(times.items(), key=lambda kv: -kv[1])[:a.top]:
             print(f"  {ms:7.3f} ms  {kernel[:110]}")
 

@@ -28,6 +28,8 @@ FAST_PATHS = (
     "linalg_eigh", "linalg_svd",
     # buf[key] for a key of ints and slices, as a view, or None (ops/indexing/subscripts.py's planner)
     "basic_view",
+    # the one buffer that split's gradients are consecutive views of, or None (views.py's SplitBackward)
+    "joined_view",
     # one time step of a recurrent layer's gates (ops/neural/recurrent.py documents the arguments)
     "lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward",
     "rnn_cell_forward", "rnn_cell_backward",
@@ -109,6 +111,11 @@ class FastPaths:
     def fast_basic_view(self, x, key):
         """-> x[key] as a view for a key of ints and slices (torch's basic indexing), or None
         for anything else (the op layer's planner then gives torch's results and errors)."""
+
+    def fast_joined_view(self, pieces, axis):
+        """-> the buffer that `pieces` are consecutive slices of along axis, in order, as a view
+        of the memory they share (no copy), or None: when they are not views of one allocation
+        laid out that way."""
 
     # ---- layer_norm (ops/neural/layer_norm.py) ---------------------------------------------------
     def fast_layer_norm(self, x, w, b, n_norm_dims, eps):

@@ -123,6 +123,11 @@ def _seeded_dropout(x, p):
     pg.manual_seed(3)           # the same draws with the fast path and without it
     return F.dropout(x, p)
 
+def _use_pieces(pieces):
+    a, b, c = pieces
+    return (a * 2).sum(1) + b.exp().sum(1) + (c * c).sum(1)
+
+
 def _seeded_residual_dropout(r, y, p):
     pg.manual_seed(3)
     return F.residual_dropout(r, y, p)
@@ -158,6 +163,7 @@ ROWS = {
     "unscale_grads": _unscale,
     "sum_of_squares": _clip,
     "basic_view": _op(lambda x: x[1:3, ::2] * 2, (4, 5)),
+    "joined_view": _op(lambda x: _use_pieces(x.split([2, 3, 4], 1)), (4, 9)),
     "lstm_cell": _module(lambda: pg.nn.LSTM(3, 4), (5, 2, 3)),
     "gru_cell": _module(lambda: pg.nn.GRU(3, 4), (5, 2, 3)),
     "rnn_cell": _module(lambda: pg.nn.RNN(3, 4), (5, 2, 3)),

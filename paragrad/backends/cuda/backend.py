@@ -413,6 +413,22 @@ class CUDABackend(ArrayBackend):
         except IndexError:      # an int out of range
             return None
 
+    def fast_joined_view(self, pieces, axis):
+        """The pieces' one allocation viewed whole: each piece has the first's strides and
+        starts where the previous one ends along axis."""
+        first = pieces[0]
+        step = first.strides[axis]
+        at = first.data.ptr
+        for p in pieces:
+            if (p.data.mem is not first.data.mem or p.strides != first.strides or p.dtype != first.dtype
+                    or p.data.ptr != at or p.shape[:axis] != first.shape[:axis]
+                    or p.shape[axis + 1:] != first.shape[axis + 1:]):
+                return None
+            at += p.shape[axis] * step
+        shape = first.shape[:axis] + (sum(p.shape[axis] for p in pieces),) + first.shape[axis + 1:]
+        # (inside the allocation: the pieces tile it along axis, and each piece lies inside)
+        return cupy.ndarray(shape, first.dtype, first.data, strides=first.strides)
+
     def fast_roll(self, x, shift, axis):
         return indexing.roll(x, shift, axis)
 

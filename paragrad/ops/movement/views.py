@@ -393,11 +393,66 @@ def split(x, split_size_or_sections, dim=0):
         if sum(sections) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sections}")
+    if len(sections) == 1 or not _track(x):
+        return tuple(_pieces(x, d, sections))
+    grad_mode._enabled = False          # (the pieces record one node together, below)
+    try:
+        out = _pieces(x, d, sections)
+    finally:
+        grad_mode._enabled = True
+    node = SplitBackward()              # their gradients are joined at once
+    node.shape, node.dim, node.sections = tuple(x._data.shape), d, sections
+    record(node, (x,), out[0])
+    for i, piece in enumerate(out[1:], 1):
+        piece.grad_fn, piece._output_nr, piece._requires_grad = node, i, True
+    node.n_outputs = len(out)
+    return tuple(out)
+
+
+def _pieces(x, d, sections):
     out, start = [], 0
     for s in sections:
         out.append(narrow(x, d, start, s))
         start += s
-    return tuple(out)
+    return out
+
+
+class SplitBackward(Node):
+    """split/chunk's pieces as one node (PyTorch's SplitBackward0): their gradients arrive
+    together and are joined in one pass, with no zero-filled buffer per piece and no adds.
+    Gradients that are already consecutive views of one buffer of x's shape are that buffer,
+    nothing copied (cuDNN's attention writes dq, dk and dv into one (B, T, 3C) buffer when q,
+    k and v were split from one projection, as a GPT's are)."""
+
+    def backward(self, *grads):
+        ref = next(g for g in grads if g is not None)
+        b, dtype, dev = ref._backend, ref.dtype, ref._device
+        if grad_mode._enabled:          # double backward: the pieces placed by recorded ops
+            total = None
+            for g, (starts, stops) in zip(grads, self._ranges()):
+                if g is not None:
+                    g = _unslice(g, self.shape, starts, stops, (1,) * len(self.shape))
+                    total = g if total is None else total + g
+            return total
+        if None not in grads:
+            fast = b.fast("joined_view")
+            whole = fast([g._data for g in grads], self.dim) if fast is not None else None
+            if whole is not None and tuple(whole.shape) == self.shape:
+                return _wrap(whole, dtype, dev)
+        out = b.empty(self.shape, dtype, dev.index)
+        for g, (starts, stops) in zip(grads, self._ranges()):
+            view = b.slice(out, starts, stops, (1,) * len(self.shape))
+            b.copy_(view, g._data if g is not None else b.full(view.shape, 0, dtype, dev.index))
+        return _wrap(out, dtype, dev)
+
+    def _ranges(self):
+        """Each piece's (starts, stops) in x."""
+        start = 0
+        for size in self.sections:
+            starts, stops = [0] * len(self.shape), list(self.shape)
+            starts[self.dim], stops[self.dim] = start, start + size
+            yield tuple(starts), tuple(stops)
+            start += size
 
 
 def chunk(input, chunks, dim=0):

@@ -19,6 +19,13 @@ def test_linear_bias_broadcast_float64(device):
              device=device, torch_fn=TF.linear)
 
 
+@pytest.mark.parametrize("shapes", [[(64, 48), (32, 48), (32,)], [(4, 16, 48), (32, 48), (32,)]])
+def test_linear_bfloat16(shapes, device):
+    """bf16: on CUDA the bias is added in the GEMM's epilogue, and its gradient is a product
+    with a ones vector."""
+    check_op(lambda *a: F.linear(*a), shapes, dtype="bfloat16", device=device, torch_fn=TF.linear)
+
+
 def F_of(x):
     return lib(x).nn.functional
 

@@ -1,10 +1,11 @@
 """Movement ops against PyTorch: values, dtypes and gradients (float32/float64), forward-only for
 integers, float64 finite differences, and the errors PyTorch raises."""
+import numpy as np
 import pytest
 import torch
 
 import paragrad as pg
-from tests.helpers import check_op, fd_check, lib
+from tests.helpers import _np, check_op, fd_check, lib, make_input
 
 
 def F_pad(x, *args, **kwargs):
@@ -163,6 +164,24 @@ def test_views_share_memory(device):
 def test_split_returns_tuple(device):
     parts = pg.arange(5, device=device).split(2)
     assert isinstance(parts, tuple) and [p.tolist() for p in parts] == [[0, 1], [2, 3], [4]]
+
+
+def test_split_is_one_node_and_differentiates_twice(device):
+    """split's pieces share one node (torch's SplitBackward0, output_nr per piece); a piece
+    left unused gets zeros, and the join is itself differentiable (create_graph)."""
+    a = make_input((4, 9), "float64")
+    got = {}
+    for lib in (pg, torch):
+        x = lib.tensor(a, requires_grad=True) if lib is torch else pg.tensor(a, device=device, requires_grad=True)
+        p = x.split([2, 3, 4], dim=1)
+        assert p[0].grad_fn is p[2].grad_fn and [q.grad_fn is not None for q in p] == [True] * 3
+        assert [q._output_nr if lib is pg else q.output_nr for q in p] == [0, 1, 2]
+        loss = (p[0] ** 3).sum() + (p[2] * 2).sum()
+        g, = lib.autograd.grad(loss, x, create_graph=True)
+        gg, = lib.autograd.grad((g * g).sum(), x)
+        got[lib] = (_np(g.detach()), _np(gg))
+    for mine, theirs in zip(got[pg], got[torch]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12)
 
 
 # ---- errors: type, op name and the shapes in the message ------------------------------------

@@ -407,3 +407,28 @@ def test_one_node(device):
     assert len(out.grad_fn.next_functions) == 4
     with pg.no_grad():
         assert pg.nn.functional.scaled_dot_product_attention(q, q, q).grad_fn is None
+
+
+def _split_heads_attention(qkv, n_head=2):
+    """A GPT's attention over q, k, v split from one (B, T, 3C) projection, heads-inner."""
+    B, T, C3 = qkv.shape
+    q, k, v = (x.reshape(B, T, n_head, C3 // 3 // n_head).transpose(1, 2) for x in qkv.split(C3 // 3, dim=2))
+    lib = pg if isinstance(qkv, pg.Tensor) else torch
+    return lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_packed_qkv_gradient(device, dtype, monkeypatch):
+    """The gradient of the packed (B, T, 3C) projection matches PyTorch. With bf16 on CUDA
+    cuDNN writes dq, dk and dv into one buffer, which split's backward takes whole."""
+    b = pg.zeros(1, device=device)._backend
+    joined = []
+    real = getattr(b, "fast_joined_view", None)
+    if real is not None:
+        def spy(pieces, axis):
+            r = real(pieces, axis)
+            joined.append(r is not None)
+            return r
+        monkeypatch.setattr(b, "fast_joined_view", spy)
+    check_op(_split_heads_attention, [(2, 16, 3 * 32)], dtype=dtype, device=device)
+    assert (True in joined) == (device == "cuda" and dtype == "bfloat16")
