@@ -127,20 +127,28 @@ def test_fused_mlp_chain_matches_the_pairwise_composition(layers, acts):
 
 def test_attention_gradients_come_back_in_the_layout_of_their_inputs():
     """q, k, v split from one (B, T, 3C) projection are read heads-inner; their gradients are
-    written heads-inner too, so merging the heads back to (B, T, C) is a view, not a copy, and
-    the values match those of contiguous inputs."""
+    written heads-inner into one buffer of the projection's layout (split's backward takes it
+    whole), and q, k, v from three (B, T, C) tensors get three heads-inner buffers, so merging
+    the heads back to (B, T, C) is a view, not a copy; the values match those of contiguous
+    inputs."""
     from paragrad.backends.cuda import cudnn_frontend
     B, T, H, E = 2, 64, 3, 32
+    C = H * E
     rng = np.random.default_rng(1)
-    qkv = pg.tensor(rng.standard_normal((B, T, 3 * H * E)), dtype=pg.bfloat16, device="cuda")
+    qkv = pg.tensor(rng.standard_normal((B, T, 3 * C)), dtype=pg.bfloat16, device="cuda")
     dout = pg.tensor(rng.standard_normal((B, H, T, E)), dtype=pg.bfloat16, device="cuda")
-    heads = [t.view(B, T, H, E).transpose(1, 2) for t in qkv.split(H * E, dim=2)]   # (B, H, T, E)
-    out, stats, _ = cudnn_frontend.sdpa(*(t._data for t in heads), E ** -0.5, True)
-    grads = cudnn_frontend.sdpa_backward(*(t._data for t in heads), out, dout._data, stats, E ** -0.5, True)
-    dense = [t.contiguous()._data for t in heads]
+    packed = [t.view(B, T, H, E).transpose(1, 2) for t in qkv.split(C, dim=2)]       # (B, H, T, E)
+    apart = [t.contiguous().view(B, T, H, E).transpose(1, 2) for t in qkv.split(C, dim=2)]
+    dense = [t.contiguous()._data for t in packed]
     out2, stats2, _ = cudnn_frontend.sdpa(*dense, E ** -0.5, True)
-    grads2 = cudnn_frontend.sdpa_backward(*dense, out2, dout._data, stats2, E ** -0.5, True)
-    for d, d2 in zip(grads, grads2):
-        assert d.strides == (T * H * E * 2, E * 2, H * E * 2, 2)        # heads-inner bytes
-        assert d2.flags.c_contiguous
-        np.testing.assert_allclose(d.get().astype(np.float32), d2.get().astype(np.float32), rtol=2e-2, atol=2e-2)
+    want = cudnn_frontend.sdpa_backward(*dense, out2, dout._data, stats2, E ** -0.5, True)
+    for heads, row in ((packed, 3 * C), (apart, C)):
+        out, stats, _ = cudnn_frontend.sdpa(*(t._data for t in heads), E ** -0.5, True)
+        grads = cudnn_frontend.sdpa_backward(*(t._data for t in heads), out, dout._data, stats, E ** -0.5, True)
+        for d, d2 in zip(grads, want):
+            assert d.strides == (T * row * 2, E * 2, row * 2, 2)          # heads-inner bytes
+            assert d2.flags.c_contiguous
+            np.testing.assert_allclose(d.get().astype(np.float32), d2.get().astype(np.float32), rtol=2e-2, atol=2e-2)
+        if heads is packed:         # one buffer: dk and dv start C and 2C elements after dq
+            assert grads[0].data.mem is grads[1].data.mem is grads[2].data.mem
+            assert [d.data.ptr - grads[0].data.ptr for d in grads] == [0, C * 2, 2 * C * 2]
