@@ -134,7 +134,7 @@ class FastPaths:
         the gradient of x's other use, summed in the same pass."""
 
     # ---- batch_norm (ops/neural/batch_norm.py) ---------------------------------------------------
-    def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps):
+    def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps, residual=None, relu=False):
         """-> (y, mean, rstd) or None. x (N, C, *) C-contiguous (or channels-last where the
         backend takes_channels_last; y then in x's layout), non-empty, of a float dtype;
         w, b (C,) of x's dtype (or float32 for a float16/bfloat16 x) or None; rm, rv the (C,) running statistics (any float dtype,
@@ -143,7 +143,9 @@ class FastPaths:
         r = r * (1 - momentum) + stat * momentum, the unbiased variance for rv; eval uses
         rm/rv. mean and rstd = 1/sqrt(var + eps): shape (1, C, 1, ...), float32 for
         float16/bfloat16 inputs else x's dtype, the composite's layout. A forward that
-        declines has not touched rm/rv."""
+        declines has not touched rm/rv. With residual (x's shape and dtype) and/or relu, y is
+        relu(normalized + residual), the normalized value rounded to x's dtype before the
+        add (a ResNet block's batch_norm, skip add and ReLU in one pass)."""
 
     def fast_batch_norm_backward(self, g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
         """-> (dx, dw, db), each None unless needed, or None to decline. Training:

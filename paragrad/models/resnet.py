@@ -14,17 +14,18 @@ class BasicBlock(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(planes)
-        self.relu = nn.ReLU()
+        self.relu = nn.ReLU()       # (torchvision's layout; forward runs it inside the batch norms)
         self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(planes)
         self.downsample = downsample
         self.stride = stride
 
     def forward(self, x):
+        # torchvision's relu(bn1(conv1(x))) and relu(bn2(conv2(out)) + identity), each
+        # normalization with what follows it as one op: one pass over the activations, not three
         identity = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        return self.relu(out + identity)
+        out = self.bn1.forward_relu(self.conv1(x))
+        return self.bn2.forward_relu(self.conv2(out), identity)
 
 
 class ResNet(nn.Module):
@@ -67,7 +68,7 @@ class ResNet(nn.Module):
         return nn.Sequential(*layers)
 
     def forward(self, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))   # (B, 64, H/4, W/4) or (B, 64, H, W)
+        x = self.maxpool(self.bn1.forward_relu(self.conv1(x)))  # (B, 64, H/4, W/4) or (B, 64, H, W)
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))  # (B, 512, h, w)
         x = self.avgpool(x).flatten(1)                          # (B, 512)
         return self.fc(x)                                       # (B, num_classes)

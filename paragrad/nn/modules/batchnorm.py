@@ -53,6 +53,15 @@ class _BatchNorm(Module):
         raise NotImplementedError(f"{type(self).__name__} must implement _check_input_dim(x)")
 
     def forward(self, x):
+        return self._normalize(x, F.batch_norm)
+
+    def forward_relu(self, x, residual=None):
+        """relu(self(x) + residual), residual optional, as one op (F.batch_norm_relu): the
+        normalization, the add and the ReLU in one pass where the backend fuses them
+        (paragrad's ResNet blocks use it). Forward hooks of this module don't run."""
+        return self._normalize(x, F.batch_norm_relu, residual=residual)
+
+    def _normalize(self, x, op, **fused):
         self._check_input_dim(x)
         factor = 0.0 if self.momentum is None else self.momentum
         count = self.training and self.track_running_stats and self.num_batches_tracked is not None
@@ -61,9 +70,9 @@ class _BatchNorm(Module):
                 factor = 1.0 / float(self.num_batches_tracked.item() + 1)
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_buffers = not self.training or self.track_running_stats
-        out = F.batch_norm(x, self.running_mean if use_buffers else None,
-                           self.running_var if use_buffers else None, self.weight, self.bias,
-                           bn_training, factor, self.eps)
+        out = op(x, self.running_mean if use_buffers else None,
+                 self.running_var if use_buffers else None, self.weight, self.bias,
+                 bn_training, factor, self.eps, **fused)
         if count:                       # after the op, so a call that raises changes nothing
             self.num_batches_tracked.add_(1)
         return out

@@ -11,7 +11,7 @@ from ... import autograd
 from ... import dtypes as dt
 from ...autograd import Node, no_grad, record
 from ...tensor import _wrap, bump_version
-from .._common import check_tensor, kernel_layout, same_device
+from .._common import alias, check_tensor, kernel_layout, same_device
 from .layer_norm import _centered_grad
 
 
@@ -26,9 +26,8 @@ def _geometry(x):
 
 class BatchNormBackward(Node):
     def backward(self, g):
-        x, w, mean, rstd = self.saved
-        edges = self.next_edges
-        need = tuple(e is not None for e in edges)
+        x, w, mean, rstd = self.saved[:4]
+        need = tuple(e is not None for e in self.next_edges[:3])
         if autograd.is_grad_enabled():      # double backward: differentiable Tensor ops
             return _backward_tensors(g, x, w, mean, rstd, self.training, self.eps,
                                      self.param_dtype, *need)
@@ -46,6 +45,20 @@ class BatchNormBackward(Node):
         wrap = lambda d, dtype: None if d is None else _wrap(  # noqa: E731
             d if d.dtype == dtype.np else b.cast(d, dtype), dtype, x._device)
         return wrap(dx, x.dtype), wrap(dw, self.param_dtype), wrap(db, self.param_dtype)
+
+
+class BatchNormReluBackward(BatchNormBackward):
+    """relu(batch_norm(x) + residual): g through the ReLU's mask (the output's positives), then
+    batch_norm's backward; the residual's gradient is the masked g itself."""
+
+    def backward(self, g):
+        y = self.saved[4]
+        if autograd.is_grad_enabled():
+            g = g * (y > 0)
+        else:
+            fast = g._backend.fast("relu_backward")
+            g = _wrap(fast(g._data, y._data), g.dtype, g._device) if fast is not None else g * (y > 0)
+        return super().backward(g) + ((g if self.next_edges[3] is not None else None),)
 
 
 def _param(b, p, shape, ct, dtype):
@@ -188,7 +201,25 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     weight/bias (torch's mixed type: what a convnet under autocast passes; the output keeps the
     input's dtype, the parameters' gradients theirs). A call that raises never touches the
     running statistics."""
-    x, rm, rv = input, running_mean, running_var
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps, None, False)
+
+
+def batch_norm_relu(input, running_mean, running_var, weight=None, bias=None, training=False,
+                    momentum=0.1, eps=1e-5, residual=None):
+    """relu(batch_norm(input, ...) + residual) (residual optional: a ResNet block's skip path)
+    as one op (paragrad's): on a backend with the fused kernel the normalization, the add and
+    the ReLU are one pass, where the three ops read and write the activations three times.
+    Values and gradients are those of the three ops."""
+    if residual is not None:
+        check_tensor(residual, "batch_norm_relu", "residual")
+        if tuple(residual.shape) != tuple(input.shape) or residual.dtype is not input.dtype:
+            raise RuntimeError(f"batch_norm_relu: residual of shape {list(residual.shape)} and dtype "
+                               f"{residual.dtype} must match the input's {list(input.shape)} and {input.dtype}")
+        same_device("batch_norm_relu", input, residual)
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps, residual, True)
+
+
+def _batch_norm(x, rm, rv, weight, bias, training, momentum, eps, residual, relu):
     training, eps = bool(training), float(eps)
     _check(x, rm, rv, weight, bias, training, eps)
     b = x._backend
@@ -200,9 +231,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     fast = b.fast("batch_norm") if x.numel() else None     # kernels never see empty input
     res = None
     if fast is not None:
+        fused = {} if not relu else {"relu": True, "residual": None if residual is None else residual._data}
         res = fast(kernel_layout(b, x._data), None if wd is None else b.contiguous(wd),
                    None if bd is None else b.contiguous(bd), rmd, rvd, training,
-                   float(momentum) if update else 0.0, eps)
+                   float(momentum) if update else 0.0, eps, **fused)
     if res is not None:
         y, mean, rstd = res
         if update:                          # written in place by the kernel, as copy_ would
@@ -214,13 +246,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if update:
             _update_running(b, rm, rv, mean, var, float(momentum), _geometry(x)[2],
                             dt.opmath(x.dtype))
+        if residual is not None:
+            y = b.binary("add", y, residual._data, out=y)
+        if relu:
+            y = b.unary("relu", y, out=y)
     out = _wrap(y, x.dtype, x._device)
-    if autograd.needs_grad(x, weight, bias):
-        node = BatchNormBackward()
+    if autograd.needs_grad(x, weight, bias, residual):
+        node = BatchNormReluBackward() if relu else BatchNormBackward()
         node.training, node.eps = training, eps
         node.param_dtype = (weight if weight is not None else bias if bias is not None else x).dtype
-        node.saved = (x, weight, mean, rstd)
-        record(node, (x, weight, bias), out)
+        # (and the output, whose positives are the ReLU's mask; an in-place change of it raises)
+        node.saved = (x, weight, mean, rstd) + ((alias(out),) if relu else ())
+        record(node, (x, weight, bias) + ((residual,) if relu else ()), out)
     return out
 
 

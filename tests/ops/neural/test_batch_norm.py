@@ -165,3 +165,61 @@ def test_batch_norm_errors(device):
         F.batch_norm(x, rm, rv, training=True, eps=0.0)
     # a call that raises leaves the running statistics untouched
     assert not rm.cpu().numpy().any() and (rv.cpu().numpy() == 1).all()
+
+
+def bn_relu(training, residual):
+    """relu(batch_norm(x) + r) in either library: paragrad's one op, torch's three."""
+    def f(x, w, b, *r):
+        lib = torch if isinstance(x, torch.Tensor) else pg
+        rm, rv = (lib.tensor(a, dtype=x.dtype, device=x.device) for a in (RM, RV))
+        if lib is pg:
+            return pg.nn.functional.batch_norm_relu(x, rm, rv, w, b, training, 0.1, 1e-5,
+                                                    residual=r[0] if residual else None)
+        y = torch.nn.functional.batch_norm(x, rm, rv, w, b, training, 0.1, 1e-5)
+        return torch.relu(y + r[0] if residual else y)
+    return f
+
+
+@pytest.mark.parametrize("residual", [False, True], ids=["plain", "residual"])
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_norm_relu(device, dtype, training, residual):
+    """A ResNet block's batch norm, skip add and ReLU as one op: values and every gradient
+    (input, weight, bias, residual) as torch's three ops."""
+    shapes = [(2, 3, 4, 5), (3,), (3,)] + ([(2, 3, 4, 5)] if residual else [])
+    check_op(bn_relu(training, residual), shapes, dtype=dtype, device=device)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "nhwc"])
+def test_batch_norm_relu_fused_equals_the_three_ops(device, dtype, channels_last):
+    """The fused op (on CUDA one kernel, the residual and the output in the input's layout)
+    against paragrad's own batch_norm, add and relu: the same bits out, the same gradients and
+    running statistics."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((4, 8, 6, 6), (8,), (8,), (4, 8, 6, 6), (4, 8, 6, 6))]
+    results = []
+    for fused in (True, False):
+        low = getattr(pg, dtype)
+        x, w, b, r, g = (pg.tensor(a, device=device) for a in arrays)
+        x, r, g = x.to(low), r.to(low), g.to(low)
+        if channels_last:
+            x, r = x.to(memory_format=pg.channels_last), r.to(memory_format=pg.channels_last)
+        for t in (x, w, b, r):
+            t.requires_grad_()
+        rm, rv = pg.zeros(8, device=device), pg.ones(8, device=device)
+        y = pg.nn.functional.batch_norm_relu(x, rm, rv, w, b, True, residual=r) if fused else \
+            pg.nn.functional.batch_norm(x, rm, rv, w, b, True).add(r).relu()
+        y.backward(g)
+        assert (y.detach().float() >= 0).all().item()
+        results.append([t.detach().float().cpu().numpy() for t in (y, x.grad, w.grad, b.grad, r.grad, rm, rv)])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_batch_norm_relu_checks_its_residual(device):
+    F = pg.nn.functional
+    x, rm, rv = pg.randn(4, 3, 2, 2, device=device), pg.zeros(3, device=device), pg.ones(3, device=device)
+    with pytest.raises(RuntimeError, match=r"batch_norm_relu: residual of shape \[4, 3, 2, 1\]"):
+        F.batch_norm_relu(x, rm, rv, training=True, residual=pg.randn(4, 3, 2, 1, device=device))
+    assert rm.tolist() == [0.0] * 3     # nothing updated by the refused call

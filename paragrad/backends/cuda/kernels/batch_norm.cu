@@ -34,6 +34,7 @@ __device__ __forceinline__ unsigned int divide(unsigned int n, unsigned int magi
 }
 
 #include "block_reduce.cuh"
+#include "pack.cuh"
 
 // The geometry every kernel gets: C, HW and the magic numbers that divide by them.
 struct Geom {
@@ -146,16 +147,43 @@ template <typename T> __device__ void bn_eval_stats(const T* rm, const T* rv, T*
     rstd_out[c] = rsqrt(rv[c] + eps);
 }
 
-// y = (x - mean) * rstd, then * w, then + b (each optional), one thread per element.
+// y = (x - mean) * rstd, then * w, then + b (each optional), one thread per element; then, for a
+// ResNet block, + res (optional: the skip path) and ReLU, in the same pass. The normalized value
+// is rounded to X before the add, as batch_norm's output then an add would; ReLU keeps a NaN.
 template <typename X, typename T> __device__ void bn_apply(const X* x, const T* mean, const T* rstd, const T* w,
-                                                           const T* b, X* y, unsigned int total, Geom g) {
+                                                           const T* b, const X* res, int relu, X* y,
+                                                           unsigned int total, Geom g) {
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= total) return;
     unsigned int c = channel_of(i, g);
     T h = ((T)x[i] - mean[c]) * rstd[c];
     if (w) h = h * w[c];
     if (b) h = h + b[c];
+    if (res) h = (T)(X)h + (T)res[i];
+    if (relu && h < T(0)) h = T(0);
     y[i] = (X)h;
+}
+
+// The same over a channels-last input, V neighbouring channels a thread through one 16-byte
+// access per tensor (C a multiple of V, pointers aligned): the one-element kernel moved bf16
+// activations at under half the memory bandwidth (1.1 ms of a 224x224 ResNet-18 step).
+template <typename X, typename T, int V>
+__device__ void bn_apply_nhwc(const X* x, const T* mean, const T* rstd, const T* w, const T* b, const X* res,
+                              int relu, X* y, unsigned int total, unsigned int channels) {
+    for (unsigned int p = blockIdx.x * blockDim.x + threadIdx.x; p < total / V; p += blockDim.x * gridDim.x) {
+        unsigned int i = p * V, c = i % channels;
+        Pack<X, V> a = load<X, V>(x + i), r, o;
+        if (res) r = load<X, V>(res + i);
+        for (int k = 0; k < V; k++) {
+            T h = ((T)a.v[k] - mean[c + k]) * rstd[c + k];
+            if (w) h = h * w[c + k];
+            if (b) h = h + b[c + k];
+            if (res) h = (T)(X)h + (T)r.v[k];
+            if (relu && h < T(0)) h = T(0);
+            o.v[k] = (X)h;
+        }
+        store<X, V>(y + i, o);
+    }
 }
 
 // Per channel: sg = sum of g, sgx = sum of g * xhat. Writes db = sg and dw = sgx when asked
@@ -273,6 +301,27 @@ template <typename X, typename T> __device__ void bn_bwd_dx(const X* g, const X*
     }
 }
 
+// bn_bwd_dx over a channels-last input, V neighbouring channels a thread (as bn_apply_nhwc)
+template <typename X, typename T, int V>
+__device__ void bn_bwd_dx_nhwc(const X* g, const X* x, const T* mean, const T* rstd, const T* w, const T* coef,
+                               X* dx, unsigned int total, unsigned int channels) {
+    for (unsigned int p = blockIdx.x * blockDim.x + threadIdx.x; p < total / V; p += blockDim.x * gridDim.x) {
+        unsigned int i = p * V, c = i % channels;
+        Pack<X, V> gv = load<X, V>(g + i), xv, o;
+        if (coef) xv = load<X, V>(x + i);
+        for (int k = 0; k < V; k++) {
+            T scale = w ? rstd[c + k] * w[c + k] : rstd[c + k];
+            if (coef) {
+                T xhat = ((T)xv.v[k] - mean[c + k]) * rstd[c + k];
+                o.v[k] = (X)((((T)gv.v[k] - xhat * coef[channels + c + k]) - coef[c + k]) * scale);
+            } else {
+                o.v[k] = (X)((T)gv.v[k] * scale);
+            }
+        }
+        store<X, V>(dx + i, o);
+    }
+}
+
 // The geometry travels as six plain unsigned ints (C, its magic and shift, HW, its magic and
 // shift): CuPy passes scalars, not structs.
 #define GEOM unsigned int c_, unsigned int cm_, unsigned int cs_, unsigned int hw_, unsigned int hwm_, unsigned int hws_
@@ -280,7 +329,7 @@ template <typename X, typename T> __device__ void bn_bwd_dx(const X* g, const X*
 #define BN(X, T, S) \
 extern "C" __global__ void bn_stats_##S(const X* x, double* partial, unsigned int* ticket, T* mean, T* rstd, T* rm, T* rv, GEOM, unsigned int m, T eps, T momentum, T keep, T unbias) { bn_stats<X, T>(x, partial, ticket, mean, rstd, rm, rv, G, m, eps, momentum, keep, unbias); } \
 extern "C" __global__ void bn_eval_stats_##S(const T* rm, const T* rv, T* mean, T* rstd, unsigned int c, T eps) { bn_eval_stats<T>(rm, rv, mean, rstd, c, eps); } \
-extern "C" __global__ void bn_apply_##S(const X* x, const T* mean, const T* rstd, const T* w, const T* b, X* y, unsigned int total, GEOM) { bn_apply<X, T>(x, mean, rstd, w, b, y, total, G); } \
+extern "C" __global__ void bn_apply_##S(const X* x, const T* mean, const T* rstd, const T* w, const T* b, const X* res, int relu, X* y, unsigned int total, GEOM) { bn_apply<X, T>(x, mean, rstd, w, b, res, relu, y, total, G); } \
 extern "C" __global__ void bn_bwd_reduce_##S(const X* g, const X* x, const T* mean, const T* rstd, double* partial, unsigned int* ticket, T* dw, T* db, T* coef, GEOM, unsigned int m) { bn_bwd_reduce<X, T>(g, x, mean, rstd, partial, ticket, dw, db, coef, G, m); } \
 extern "C" __global__ void bn_bwd_dx_##S(const X* g, const X* x, const T* mean, const T* rstd, const T* w, const T* coef, X* dx, unsigned int total, GEOM) { bn_bwd_dx<X, T>(g, x, mean, rstd, w, coef, dx, total, G); }
 
@@ -293,6 +342,10 @@ extern "C" __global__ void bn_nhwc_bwd_partials_##S(const X* g, const X* x, cons
 extern "C" __global__ void bn_nhwc_bwd_finish_##S(const double* partial, unsigned int splits, const T* rstd, T* dw, T* db, T* coef, unsigned int channels, unsigned int m) { \
     double s1, s2; if (add_splits(partial, splits, &s1, &s2)) finish_bwd<T>(blockIdx.x, s1, s2, m, rstd, dw, db, coef, channels); }
 
+#define BN_NHWC_VEC(X, T, S, V) \
+extern "C" __global__ void bn_apply_nhwc_##S(const X* x, const T* mean, const T* rstd, const T* w, const T* b, const X* res, int relu, X* y, unsigned int total, unsigned int channels) { bn_apply_nhwc<X, T, V>(x, mean, rstd, w, b, res, relu, y, total, channels); } \
+extern "C" __global__ void bn_bwd_dx_nhwc_##S(const X* g, const X* x, const T* mean, const T* rstd, const T* w, const T* coef, X* dx, unsigned int total, unsigned int channels) { bn_bwd_dx_nhwc<X, T, V>(g, x, mean, rstd, w, coef, dx, total, channels); }
+
 BN(float, float, f32)
 BN(double, double, f64)
 BN(__half, float, f16)
@@ -301,3 +354,6 @@ BN_NHWC(float, float, f32)
 BN_NHWC(double, double, f64)
 BN_NHWC(__half, float, f16)
 BN_NHWC(__nv_bfloat16, float, bf16)
+BN_NHWC_VEC(float, float, f32, 4)
+BN_NHWC_VEC(__half, float, f16, 8)
+BN_NHWC_VEC(__nv_bfloat16, float, bf16, 8)

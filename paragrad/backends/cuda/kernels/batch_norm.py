@@ -19,7 +19,7 @@ import numpy as np
 from ..runtime import memory
 from ....memory_format import runs_channels_last
 from ..runtime import channels_last
-from ..runtime.compile import KERNEL_SUFFIX as _SUFFIX, kernel
+from ..runtime.compile import GRID_BLOCK, KERNEL_SUFFIX as _SUFFIX, grid_stride, kernel, whole_packs
 from ..runtime.multiprocessors import sm_count
 from .row_views import c_contiguous
 
@@ -101,6 +101,15 @@ def _ptr(a):
     return _NULL if a is None else a
 
 
+def _pack(nhwc, c, n, *arrays):
+    """Elements a thread for the elementwise kernels: 16 bytes of neighbouring channels
+    (bn_*_nhwc) for a channels-last input whose C and buffers allow it, else 1."""
+    if not nhwc or arrays[0].dtype.name == "float64":
+        return 1
+    v = 16 // arrays[0].itemsize
+    return v if c % v == 0 and whole_packs(n, v, *arrays) else 1
+
+
 def _flat(a, kd):
     """a as a C-contiguous 1-D buffer of kd (a itself when it already is one)."""
     return None if a is None else c_contiguous(a.astype(kd, copy=False)).reshape(-1)
@@ -113,10 +122,11 @@ def _dims(x, nhwc):
     return c, x.shape[0] * hw, _geom(c, 1 if nhwc else hw)
 
 
-def batch_norm(x, w, b, rm, rv, training, momentum, eps):
+def batch_norm(x, w, b, rm, rv, training, momentum, eps, residual=None, relu=False):
     """-> (y, mean, rstd), or None to decline. In training with rm/rv given, updates them in
     place: r = r * (1 - momentum) + stat * momentum, with the unbiased batch variance; a running
-    buffer that isn't contiguous of the compute dtype is updated through a working copy."""
+    buffer that isn't contiguous of the compute dtype is updated through a working copy. y is
+    relu(normalized + residual) where asked, in the same pass."""
     if not _fits(x) or (training and x.size // x.shape[1] < 2):
         return None
     kd = _kernel_dtype(x)
@@ -149,8 +159,17 @@ def batch_norm(x, w, b, rm, rv, training, momentum, eps):
         kernel("kernels/batch_norm.cu", f"bn_eval_stats_{sfx}")((-(-c // _BLOCK),), (_BLOCK,), (
             _flat(rm, kd), _flat(rv, kd), mean, rstd, np.uint32(c), kd.type(eps)))
     y = channels_last.empty(x.shape, x.dtype, True) if nhwc else cupy.empty_like(xk)
-    kernel("kernels/batch_norm.cu", f"bn_apply_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (
-        xk, mean, rstd, _ptr(_flat(w, kd)), _ptr(_flat(b, kd)), y, np.uint32(x.size), *geom))
+    if residual is not None:        # (read in x's layout and dtype)
+        residual = residual.astype(x.dtype, copy=False)
+        residual = channels_last.as_nhwc(residual) if nhwc else c_contiguous(residual)
+    args = (xk, mean, rstd, _ptr(_flat(w, kd)), _ptr(_flat(b, kd)), _ptr(residual), np.int32(relu), y,
+            np.uint32(x.size))
+    v = _pack(nhwc, c, x.size, xk, y, *([] if residual is None else [residual]))
+    if v > 1:
+        kernel("kernels/batch_norm.cu", f"bn_apply_nhwc_{sfx}")(grid_stride(x.size // v), (GRID_BLOCK,), (
+            *args, np.uint32(c)))
+    else:
+        kernel("kernels/batch_norm.cu", f"bn_apply_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (*args, *geom))
     shape = (1, c) + (1,) * (x.ndim - 2)
     return y, mean.reshape(shape), rstd.reshape(shape)
 
@@ -186,6 +205,11 @@ def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db
     dx = None
     if need_dx:
         dx = channels_last.empty(x.shape, x.dtype, True) if nhwc else cupy.empty_like(xk)
-        kernel("kernels/batch_norm.cu", f"bn_bwd_dx_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (
-            gk, xk, m1, r1, _ptr(_flat(w, kd)), _ptr(coef), dx, np.uint32(x.size), *geom))
+        args = (gk, xk, m1, r1, _ptr(_flat(w, kd)), _ptr(coef), dx, np.uint32(x.size))
+        v = _pack(nhwc, c, x.size, gk, xk, dx)
+        if v > 1:
+            kernel("kernels/batch_norm.cu", f"bn_bwd_dx_nhwc_{sfx}")(grid_stride(x.size // v), (GRID_BLOCK,), (
+                *args, np.uint32(c)))
+        else:
+            kernel("kernels/batch_norm.cu", f"bn_bwd_dx_{sfx}")((-(-x.size // _BLOCK),), (_BLOCK,), (*args, *geom))
     return dx, dw, db

@@ -136,6 +136,8 @@ struct Relu { template <typename T> __device__ static T f(T x) { return x < T(0)
 // ops/elementwise/unary.py they replace: sigmoid -((g y)(y - 1)), tanh -(g (y y - 1))
 struct SigmoidGrad { template <typename T> __device__ static T f(T g, T y) { T t = g * y; return -(t * (y - T(1))); } };
 struct TanhGrad { template <typename T> __device__ static T f(T g, T y) { T t = y * y - T(1); return -(g * t); } };
+// PyTorch's threshold_backward: 0 where y <= 0 (even for a NaN/inf g), g elsewhere (a NaN y too)
+struct ReluGrad { template <typename T> __device__ static T f(T g, T y) { return y <= T(0) ? T(0) : g; } };
 // small integer powers, rounded as the multiplies the op layer composes them from
 struct Cube { template <typename T> __device__ static T f(T x) { T s = x * x; return s * x; } };
 struct Fourth { template <typename T> __device__ static T f(T x) { T s = x * x; return s * s; } };

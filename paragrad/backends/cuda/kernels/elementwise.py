@@ -27,7 +27,7 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
 _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "tanh": "Tanh",
           "abs": "Abs", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "relu": "Relu"}
 _POWERS = {3: "Cube", 4: "Fourth", -2: "InvSquare"}     # (3.0 finds 3)
-_ACTIVATION_GRADS = {"sigmoid": "SigmoidGrad", "tanh": "TanhGrad"}
+_ACTIVATION_GRADS = {"sigmoid": "SigmoidGrad", "tanh": "TanhGrad", "relu": "ReluGrad"}
 _FULL, _ROW, _ONE = 0, 1, 2
 
 
@@ -135,17 +135,21 @@ def cast(x, dtype):
 
 
 def activation_grad(op, g, y):
-    """The gradient of sigmoid or tanh from the output y and the incoming g (same shape and
-    dtype, contiguous float32/float64) as one launch, or None."""
+    """The gradient of sigmoid, tanh or relu from the output y and the incoming g (same shape
+    and dtype, contiguous; relu also float16/bfloat16, 16 bytes an access) as one launch, or
+    None."""
     name = _ACTIVATION_GRADS.get(op)
-    ctype = _FLOATS.get(g.dtype)
+    ctype = (_BINARY_TYPES if op == "relu" else _FLOATS).get(g.dtype)
     if (name is None or ctype is None or type(g) is not cupy.ndarray or type(y) is not cupy.ndarray
             or y.dtype != g.dtype or y.shape != g.shape or not g._c_contiguous or not y._c_contiguous):
         return None
     dx = cupy.empty(g.shape, g.dtype)
-    if g.size:
-        _kernel(f"binary<{ctype}, {name}, {_FULL}, {_FULL}>")(grid_stride(g.size), (GRID_BLOCK,), (
-            g, y, dx, np.int64(g.size), np.int64(g.size)))
+    n = g.size
+    if n:
+        v = _HALF_PACK if g.itemsize == 2 and whole_packs(n, _HALF_PACK, g, y, dx) else 1
+        kernel = f"binary_vec<{ctype}, {name}, {_FULL}, {_FULL}, {v}>" if v > 1 else \
+            f"binary<{ctype}, {name}, {_FULL}, {_FULL}>"
+        _kernel(kernel)(grid_stride(n // v), (GRID_BLOCK,), (g, y, dx, np.int64(n), np.int64(n)))
     return dx
 
 
