@@ -444,10 +444,11 @@ class CPUBackend(ArrayBackend):
         return np.add(res, y, dtype=res.dtype), mask
 
     @quiet
-    def fast_layer_norm(self, x, w, b, n_norm, eps):
+    def fast_layer_norm(self, x, w, b, n_norm, eps, out_dtype=None):
         """Rows of the (M, N) view: x - mean is written into the output and normalized in
         place there; the variance is an einsum row dot product (no squared temporary)."""
-        return cpu_layer_norm.layer_norm(x, w, b, n_norm, eps)
+        y, mean, rstd = cpu_layer_norm.layer_norm(x, w, b, n_norm, eps)
+        return (y if out_dtype is None else y.astype(out_dtype.to_numpy(), copy=False)), mean, rstd
 
     @quiet
     def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm, need_dw, need_db, acc=None):

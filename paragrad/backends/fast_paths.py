@@ -118,18 +118,20 @@ class FastPaths:
         laid out that way."""
 
     # ---- layer_norm (ops/neural/layer_norm.py) ---------------------------------------------------
-    def fast_layer_norm(self, x, w, b, n_norm_dims, eps):
+    def fast_layer_norm(self, x, w, b, n_norm_dims, eps, out_dtype=None):
         """-> (y, mean, rstd). x is C-contiguous, non-empty, of one float dtype; w and b are
         C-contiguous of x's dtype and shape x.shape[-n_norm_dims:], or None. Normalizes the
         rows of the (M, N) view, N = prod(x.shape[-n_norm_dims:]); eps a Python float;
-        biased variance. y: x's shape and dtype. mean and rstd = 1/sqrt(var + eps): shape
+        biased variance. y: x's shape and dtype, or out_dtype (a paragrad dtype: y then
+        rounded to it once, as a cast of the x-dtype output would be). mean and rstd = 1/sqrt(var + eps): shape
         x.shape[:-n_norm_dims] + (1,) * n_norm_dims, float32 for float16/bfloat16 inputs (all
         arithmetic in float32) else x's dtype; the composite uses exactly this layout, so the
         backward may get them from either forward."""
 
     def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db, acc=None):
         """-> (dx, dw or None, db or None): dx always, x's shape and dtype; dw, db w's shape
-        and dtype, None unless asked for. g C-contiguous of x's shape. acc: None, or a buffer
+        and dtype, None unless asked for. g C-contiguous of x's shape, of x's dtype or of the
+        out_dtype the forward wrote (the gradient of that output). acc: None, or a buffer
         of x's shape and dtype (any strides) that dx is added into, in place (dx is then acc):
         the gradient of x's other use, summed in the same pass."""
 

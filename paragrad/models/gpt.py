@@ -12,8 +12,9 @@ import math
 from dataclasses import dataclass
 
 from .. import nn, optim
+from ..amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
 from ..autograd import no_grad
-from ..dtypes import bool_
+from ..dtypes import bool_, float32
 from ..nn import functional as F
 from ..jit import jit
 from ..ops import arange, cat, ones, tensor, tril
@@ -111,13 +112,24 @@ class Block(nn.Module):
         # nanoGPT's x = x + self.attn(self.ln_1(x)) and x + self.mlp(self.ln_2(x)), each residual
         # add with its branch's dropout as one op: one pass instead of three (dropout, the bf16
         # branch's cast to the float32 stream under autocast, the add), the same numbers
-        x = _add_dropped(x, self.attn.attend(self.ln_1(x), cache), self.attn.resid_dropout)
-        return _add_dropped(x, self.mlp.transform(self.ln_2(x)), self.mlp.dropout)   # (B, T, C)
+        x = _add_dropped(x, self.attn.attend(_normed(self.ln_1, x), cache), self.attn.resid_dropout)
+        return _add_dropped(x, self.mlp.transform(_normed(self.ln_2, x)), self.mlp.dropout)  # (B, T, C)
 
 
 def _add_dropped(x, branch, dropout):
     """x + dropout(branch), dropout an nn.Dropout (its p and training mode)."""
     return F.residual_dropout(x, branch, dropout.p, dropout.training)
+
+
+def _normed(ln, x):
+    """ln(x) as the Linear after it reads it: under autocast that Linear casts its float32
+    input to the autocast dtype, so the norm writes that dtype itself (the same values) and
+    takes its gradient back in it: no float32 output and cast either way."""
+    device = x.device.type
+    if x.dtype is float32 and is_autocast_enabled(device):
+        return F.layer_norm_cast(x, ln.normalized_shape, ln.weight, ln.bias, ln.eps,
+                                 get_autocast_dtype(device))
+    return ln(x)
 
 
 class GPT(nn.Module):

@@ -260,7 +260,11 @@ class CUDABackend(ArrayBackend):
 
     def cast(self, x, dtype):
         target = _dt(dtype)
-        y = elementwise.cast(x, target)
+        if _runs_nhwc(x):       # (a channels-last conv weight under autocast, or its gradient)
+            y = elementwise.cast(x.transpose(0, 2, 3, 1), target)
+            y = None if y is None else y.transpose(0, 3, 1, 2)
+        else:
+            y = elementwise.cast(x, target)
         if y is not None:
             return y
         if x.dtype.kind == "f" and target.kind == "u":   # wrap around like the CPU, not saturate
@@ -391,8 +395,8 @@ class CUDABackend(ArrayBackend):
     def fast_cross_entropy_backward(self, x, target, lse, g, count, mean, ignore_index):
         return cross_entropy.cross_entropy_backward(x, target, lse, g, count, mean, ignore_index)
 
-    def fast_layer_norm(self, x, w, b, n_norm_dims, eps):
-        return layer_norm.layer_norm(x, w, b, n_norm_dims, eps)
+    def fast_layer_norm(self, x, w, b, n_norm_dims, eps, out_dtype=None):
+        return layer_norm.layer_norm(x, w, b, n_norm_dims, eps, None if out_dtype is None else _dt(out_dtype))
 
     def fast_layer_norm_backward(self, g, x, w, mean, rstd, n_norm_dims, need_dw, need_db, acc=None):
         return layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db, acc)

@@ -22,7 +22,7 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # no
                    smooth_l1_loss, soft_margin_loss, triplet_margin_loss,
                    triplet_margin_with_distance_loss)
 from .normalization import (batch_norm, batch_norm_relu, group_norm, instance_norm,  # noqa: F401
-                            layer_norm, local_response_norm, normalize, rms_norm)
+                            layer_norm, layer_norm_cast, local_response_norm, normalize, rms_norm)
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: F401
                       adaptive_max_pool1d_with_indices, adaptive_max_pool2d,
                       adaptive_max_pool2d_with_indices, avg_pool1d, avg_pool2d, lp_pool1d,

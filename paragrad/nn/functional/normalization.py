@@ -7,6 +7,7 @@ from __future__ import annotations
 from ... import dtypes as dt
 from ...autograd import no_grad
 from ...ops import cat, layer_norm, zeros  # noqa: F401  (F.layer_norm)
+from ...ops.neural.layer_norm import layer_norm_cast  # noqa: F401  (F.layer_norm_cast)
 from ...ops.neural.batch_norm import batch_norm, batch_norm_relu  # noqa: F401  (F.batch_norm_relu)
 from ...ops.linalg.vector_norm import vector_norm
 from ...tensor import Tensor

@@ -41,8 +41,9 @@ class LayerNormBackward(Node):
                               None if w is None else b.contiguous(w._data), mean, rstd, nd,
                               need_dw, need_db, None if acc is None else acc._data)
         else:
-            dx, dw, db = _backward_composite(b, g._data, x._data, None if w is None else w._data,
-                                             mean, rstd, nd, g.dtype, need_dx, need_dw, need_db)
+            gd = g._data if g.dtype is x.dtype else b.cast(g._data, x.dtype)   # (layer_norm_cast's)
+            dx, dw, db = _backward_composite(b, gd, x._data, None if w is None else w._data,
+                                             mean, rstd, nd, x.dtype, need_dx, need_dw, need_db)
             if acc is not None:
                 b.binary("add", acc._data, dx, out=acc._data)
         wrap = lambda d: None if d is None else _wrap(d, x.dtype, x._device)  # noqa: E731
@@ -179,20 +180,37 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     float16/bfloat16 inputs compute their statistics in float32 and return their own dtype.
     Unlike PyTorch, normalized_shape may also be a plain int, and weight/bias must have the
     input's dtype (PyTorch's CPU kernel also takes float32 parameters with half inputs)."""
-    x = input
+    return _layer_norm(input, normalized_shape, weight, bias, eps, None)
+
+
+@policy("layer_norm")
+def layer_norm_cast(input, normalized_shape, weight=None, bias=None, eps=1e-5, dtype=None):
+    """layer_norm(input, ...).to(dtype) as one op (paragrad's): what a Linear under autocast
+    reads of a norm before it, written by the norm itself, rounded once as the cast would
+    round it, and its gradient taken back in that dtype. Where the cast and a separate float32
+    output were two more passes over the activations (a GPT's ln_1 and ln_2 feed Linears)."""
+    return _layer_norm(input, normalized_shape, weight, bias, eps, dtype)
+
+
+def _layer_norm(x, normalized_shape, weight, bias, eps, out_dtype):
     shape = _shape_arg(normalized_shape)
     _check(x, shape, weight, bias)
     nd, eps = len(shape), float(eps)
     b = x._backend
     wd = None if weight is None else weight._data
     bd = None if bias is None else bias._data
+    if out_dtype is x.dtype:
+        out_dtype = None
     fast = b.fast("layer_norm") if x.numel() else None       # kernels never see empty input
     if fast is not None:
         y, mean, rstd = fast(b.contiguous(x._data), None if wd is None else b.contiguous(wd),
-                             None if bd is None else b.contiguous(bd), nd, eps)
+                             None if bd is None else b.contiguous(bd), nd, eps,
+                             **({} if out_dtype is None else {"out_dtype": out_dtype}))
     else:
         y, mean, rstd = _forward_composite(b, x._data, wd, bd, nd, eps, x.dtype)
-    out = _wrap(y, x.dtype, x._device)
+        if out_dtype is not None:
+            y = b.cast(y, out_dtype)
+    out = _wrap(y, out_dtype or x.dtype, x._device)
     if autograd.needs_grad(x, weight, bias):
         node = LayerNormBackward()
         node.n_norm, node.eps = nd, eps

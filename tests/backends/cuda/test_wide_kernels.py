@@ -54,6 +54,21 @@ def test_cast_between_float32_and_half_equals_cupys(half, n):
     _same_bits(b.cast(misaligned, target), misaligned.astype(dt))
 
 
+def test_cast_of_a_channels_last_buffer_keeps_its_layout():
+    """A channels-last conv weight cast under autocast (and its gradient cast back) goes through
+    the wide kernel over its memory and stays channels-last."""
+    from paragrad.memory_format import runs_channels_last
+    b = _backend()
+    x = cupy.asarray(_specials(8 * 16 * 3 * 3).reshape(8, 3, 3, 16)).transpose(0, 3, 1, 2)  # (8, 16, 3, 3)
+    assert runs_channels_last(x)
+    y = b.cast(x, pg.bfloat16)
+    assert runs_channels_last(y)
+    _same_bits(y, x.astype(BF16))
+    back = b.cast(y, pg.float32)
+    assert runs_channels_last(back)
+    _same_bits(back, y.astype(np.float32))
+
+
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 @pytest.mark.parametrize("half", ["bfloat16", "float16"])
 def test_half_binary_in_packs_equals_float32_math_rounded_once(op, half):

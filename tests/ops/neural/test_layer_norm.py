@@ -241,3 +241,50 @@ def test_dtype_errors(device):
     with pytest.raises(TypeError, match=r"layer_norm\(\): argument 'weight' must be Tensor"):
         pg.layer_norm(x, (7,), np.ones(7))
     assert x.grad is None and x.grad_fn is None
+
+
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+@pytest.mark.parametrize("cols", [384, 1100])        # a warp a row on CUDA, and a wider row
+def test_layer_norm_cast_is_the_norm_then_the_cast(device, half, cols):
+    """F.layer_norm_cast(x, ..., dtype) equals layer_norm(x).to(dtype) bit for bit, and its
+    gradients (taken back in dtype) equal those through the cast, in a residual block where
+    x's gradient sums the skip path and the norm's (add_into on the stream's buffer)."""
+    dtype = getattr(pg, half)
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((3, 5, cols), (cols,), (cols,), (3, 5, cols))]
+    results = []
+    for fused in (True, False):
+        x, w, b, g = (pg.tensor(a, device=device, requires_grad=i < 3) for i, a in enumerate(arrays))
+        y = pg.nn.functional.layer_norm_cast(x, (cols,), w, b, 1e-5, dtype) if fused else \
+            pg.nn.functional.layer_norm(x, (cols,), w, b).to(dtype)
+        assert y.dtype is dtype
+        h = pg.nn.functional.residual_dropout(x, y * g.to(dtype), 0.0)     # x + branch
+        (pg.nn.functional.layer_norm(h, (cols,)) * g).sum().backward()
+        results.append([t.detach().float().cpu().numpy() for t in (y, x.grad, w.grad, b.grad)])
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_gpt_block_under_autocast_reads_the_norms_as_its_linears_do():
+    """Under bf16 autocast (CPU) the GPT's blocks take ln_1 and ln_2 straight in bf16: the
+    same loss and gradients as the plain norms followed by the Linears' casts."""
+    from paragrad.models import GPT, GPTConfig, gpt as gpt_module
+    cfg = GPTConfig(block_size=16, vocab_size=32, n_layer=2, n_head=2, n_embd=32, dropout=0.0)
+    idx = pg.tensor(np.random.default_rng(1).integers(0, 32, (2, 16)))
+    results = []
+    for fused in (True, False):
+        pg.manual_seed(0)
+        model = GPT(cfg)
+        plain = gpt_module._normed
+        if not fused:
+            gpt_module._normed = lambda ln, x: ln(x)
+        try:
+            with pg.autocast("cpu", dtype=pg.bfloat16):
+                loss = model(idx, idx)[1]
+        finally:
+            gpt_module._normed = plain
+        loss.backward()
+        results.append([loss.item()] + [p.grad.numpy() for p in model.parameters()])
+    assert results[0][0] == results[1][0]
+    for got, want in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_array_equal(got, want)

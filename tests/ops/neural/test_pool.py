@@ -76,6 +76,26 @@ def test_max_pool2d_infinities_and_nan(device):
     check_op(_fn("max_pool2d", kw), [x.shape], dtype="float64", device=device, inputs=[x])
 
 
+NHWC_CASES = [((2, 8, 7, 7), {"kernel_size": 3, "stride": 2, "padding": 1}),
+              ((1, 16, 9, 8), {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 2, "ceil_mode": True}),
+              ((2, 8, 6, 6), {"kernel_size": 2})]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape,kw", NHWC_CASES, ids=_ids(NHWC_CASES))
+def test_max_pool2d_channels_last_matches_torch(shape, kw, dtype, device):
+    """Channels-last inputs with C a multiple of 8 (on CUDA the kernels that take 16 bytes of
+    channels a thread): values, indices and gradients as torch's, with ties and NaNs."""
+    x = np.random.default_rng(4).integers(-1, 2, size=shape).astype(np.float64)
+    x[0, 1, 2, 3] = x[-1, -1, 0, 0] = np.nan
+
+    def fn(t):
+        lib = TF if isinstance(t, torch.Tensor) else PF
+        layout = torch.channels_last if isinstance(t, torch.Tensor) else pg.channels_last
+        return lib.max_pool2d(t.contiguous(memory_format=layout), return_indices=True, **kw)
+    check_op(fn, [shape], dtype=dtype, device=device, inputs=[x.astype(np.float32)])
+
+
 def test_max_pool2d_integers(device):
     x = np.random.default_rng(0).integers(-128, 5, size=(2, 3, 6, 7)).astype(np.int32)
     x[0, 0, :2, :2] = np.iinfo(np.int32).min            # the minimum beside the padding

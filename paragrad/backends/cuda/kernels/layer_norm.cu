@@ -4,6 +4,8 @@
 // ln_bwd_params: blocks over strips of 32 columns and chunks of rows).
 // T is float or double; accumulation is in the same type (float32 rows are short enough).
 
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
 #include "block_reduce.cuh"
 
 // y = (x - mean) * rstd * w + b over each row; saves mean and rstd per row
@@ -55,13 +57,15 @@ template <typename T> __device__ __forceinline__ T warp_sum(T v) {
     return v;
 }
 
-template <typename T, int N> __device__ void ln_fwd_warp(const T* x, const T* w, const T* b, T* y, T* mean_out,
-                                                       T* rstd_out, long long rows, long long cols, T eps) {
+// Y: the output's type, T or (a float32 norm whose output a bf16/f16 Linear reads) a half type,
+// rounded once from T as a cast of the T output would round it.
+template <typename T, int N, typename Y> __device__ void ln_fwd_warp(const T* x, const T* w, const T* b, Y* y,
+        T* mean_out, T* rstd_out, long long rows, long long cols, T eps) {
     int lane = threadIdx.x & 31;
     long long row = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);
     if (row >= rows) return;                // (the same for the whole warp)
     const T* xr = x + row * cols;
-    T* yr = y + row * cols;
+    Y* yr = y + row * cols;
     T v[N], s = T(0);
     for (int k = 0; k < N; k++) {
         long long j = lane + 32LL * k;
@@ -74,7 +78,7 @@ template <typename T, int N> __device__ void ln_fwd_warp(const T* x, const T* w,
     T rstd = T(1) / sqrt(warp_sum(q) / T(cols) + eps);
     for (int k = 0; k < N; k++) {
         long long j = lane + 32LL * k;
-        if (j < cols) yr[j] = (v[k] - mean) * rstd * (w ? w[j] : T(1)) + (b ? b[j] : T(0));
+        if (j < cols) yr[j] = Y((v[k] - mean) * rstd * (w ? w[j] : T(1)) + (b ? b[j] : T(0)));
     }
     if (lane == 0) { mean_out[row] = mean; rstd_out[row] = rstd; }
 }
@@ -95,7 +99,8 @@ template <typename T, int N> __host__ __device__ constexpr int bwd_warps() {
 // and writes part[0][block] (dw) and part[1][block] (db), (2, gridDim.x, cols); ln_params_sum
 // adds the blocks in order: deterministic. With `accumulate`, dx already holds the gradient of
 // x's other use (the residual stream's skip path) and the row's dx is added to it.
-template <typename T, int N> __device__ void ln_bwd_warp(const T* g, const T* x, const T* w,
+// G: the incoming gradient's type, T or the half type of ln_fwd_warp's Y (read and widened).
+template <typename T, int N, typename G> __device__ void ln_bwd_warp(const G* g, const T* x, const T* w,
         const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols, int accumulate) {
     constexpr int W = bwd_warps<T, N>();
     __shared__ T sums[2][W][32 * N];         // (blockDim.x == 32 * W)
@@ -103,13 +108,13 @@ template <typename T, int N> __device__ void ln_bwd_warp(const T* g, const T* x,
     if (part)
         for (int k = 0; k < N; k++) { sums[0][warp][lane + 32 * k] = T(0); sums[1][warp][lane + 32 * k] = T(0); }
     for (long long row = blockIdx.x * (long long)W + warp; row < rows; row += gridDim.x * (long long)W) {
-        const T* gr = g + row * cols;
+        const G* gr = g + row * cols;
         const T* xr = x + row * cols;
         T mu = mean[row], r = rstd[row];
         T gv[N], xh[N], a = T(0), c = T(0);        // g and xhat
         for (int k = 0; k < N; k++) {
             long long j = lane + 32LL * k;
-            gv[k] = j < cols ? gr[j] : T(0);
+            gv[k] = j < cols ? T(gr[j]) : T(0);
             xh[k] = j < cols ? (xr[j] - mu) * r : T(0);
             T gw = w && j < cols ? gv[k] * w[j] : gv[k];
             a += gw;
@@ -216,15 +221,18 @@ extern "C" __global__ void ln_bwd_##S(const T* g, const T* x, const T* w, const 
 extern "C" __global__ void ln_bwd_params_##S(const T* g, const T* x, const T* mean, const T* rstd, T* part, T* dw, T* db, unsigned int* ticket, long long rows, long long cols, long long chunk) { ln_bwd_params<T>(g, x, mean, rstd, part, dw, db, ticket, rows, cols, chunk); } \
 extern "C" __global__ void ln_params_sum_##S(const T* part, T* dw, T* db, long long blocks, long long cols) { ln_params_sum<T>(part, dw, db, blocks, cols); }
 
-#define LAYER_NORM_WARP(T, S, N) \
-extern "C" __global__ void ln_fwd_warp##N##_##S(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, long long rows, long long cols, T eps) { ln_fwd_warp<T, N>(x, w, b, y, mean, rstd, rows, cols, eps); } \
-extern "C" __global__ void __launch_bounds__(32 * bwd_warps<T, N>(), 4) ln_bwd_warp##N##_##S(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols, int accumulate) { ln_bwd_warp<T, N>(g, x, w, mean, rstd, dx, part, rows, cols, accumulate); }
+// ln_*_warp<N>_<S>: x, y and g of T; ln_*_warp<N>_<S>_<H>: y and g of the half type H
+#define LAYER_NORM_WARP(T, S, N, Y, YS) \
+extern "C" __global__ void ln_fwd_warp##N##_##S##YS(const T* x, const T* w, const T* b, Y* y, T* mean, T* rstd, long long rows, long long cols, T eps) { ln_fwd_warp<T, N, Y>(x, w, b, y, mean, rstd, rows, cols, eps); } \
+extern "C" __global__ void __launch_bounds__(32 * bwd_warps<T, N>(), 4) ln_bwd_warp##N##_##S##YS(const Y* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* part, long long rows, long long cols, int accumulate) { ln_bwd_warp<T, N, Y>(g, x, w, mean, rstd, dx, part, rows, cols, accumulate); }
 
-#define LAYER_NORM_WARPS(T, S) \
-LAYER_NORM_WARP(T, S, 1) LAYER_NORM_WARP(T, S, 2) LAYER_NORM_WARP(T, S, 4) LAYER_NORM_WARP(T, S, 8) \
-LAYER_NORM_WARP(T, S, 16) LAYER_NORM_WARP(T, S, 32)
+#define LAYER_NORM_WARPS(T, S, Y, YS) \
+LAYER_NORM_WARP(T, S, 1, Y, YS) LAYER_NORM_WARP(T, S, 2, Y, YS) LAYER_NORM_WARP(T, S, 4, Y, YS) \
+LAYER_NORM_WARP(T, S, 8, Y, YS) LAYER_NORM_WARP(T, S, 16, Y, YS) LAYER_NORM_WARP(T, S, 32, Y, YS)
 
 LAYER_NORM(float, f32)
 LAYER_NORM(double, f64)
-LAYER_NORM_WARPS(float, f32)
-LAYER_NORM_WARPS(double, f64)
+LAYER_NORM_WARPS(float, f32, float, )
+LAYER_NORM_WARPS(double, f64, double, )
+LAYER_NORM_WARPS(float, f32, __nv_bfloat16, _bf16)
+LAYER_NORM_WARPS(float, f32, __half, _f16)

@@ -28,18 +28,36 @@ def _per_lane(cols):
     return n
 
 
-def layer_norm(x, w, b, n_norm_dims, eps):
+# the half types a float32 norm writes its output in, and reads its gradient in, directly
+_HALF_SUFFIX = {"bfloat16": "_bf16", "float16": "_f16"}
+
+
+def _half_suffix(x, kd, cols, other):
+    """'' for the kernels whose y and g are x's (kernel) dtype, '_bf16' / '_f16' for a float32
+    x whose output or gradient `other` is that half type (warp rows only), else None."""
+    if other is None or other == kd:
+        return ""
+    if kd != np.float32 or x.dtype != kd or cols > _WARP_COLS[kd]:
+        return None
+    return _HALF_SUFFIX.get(np.dtype(other).name)
+
+
+def layer_norm(x, w, b, n_norm_dims, eps, out_dtype=None):
     kd = kernel_dtype(x)
     cols = math.prod(x.shape[x.ndim - n_norm_dims:])
     x2 = c_contiguous(x.astype(kd, copy=False)).reshape(-1, cols)
     rows = x2.shape[0]
-    y = cupy.empty_like(x2)
+    half = _half_suffix(x, kd, cols, out_dtype)
+    if half is None:        # a wide row: float32 out, then one cast
+        y, mean, rstd = layer_norm(x, w, b, n_norm_dims, eps)
+        return y.astype(out_dtype), mean, rstd
+    y = cupy.empty(x2.shape, out_dtype if half else kd)
     mean = cupy.empty(rows, dtype=kd)
     rstd = cupy.empty(rows, dtype=kd)
     wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
     bk = c_contiguous(b.astype(kd, copy=False)).reshape(-1) if b is not None else None
     if rows and cols <= _WARP_COLS[kd]:
-        kernel("kernels/layer_norm.cu", f"ln_fwd_warp{_per_lane(cols)}_{SUFFIX[kd]}")(
+        kernel("kernels/layer_norm.cu", f"ln_fwd_warp{_per_lane(cols)}_{SUFFIX[kd]}{half}")(
             ((rows + _WARPS - 1) // _WARPS,), (32 * _WARPS,), (
                 x2, wk if wk is not None else NULL, bk if bk is not None else NULL, y, mean, rstd,
                 np.int64(rows), np.int64(cols), kd.type(eps)))
@@ -48,14 +66,16 @@ def layer_norm(x, w, b, n_norm_dims, eps):
             x2, wk if wk is not None else NULL, bk if bk is not None else NULL, y, mean, rstd,
             np.int64(cols), kd.type(eps)))
     lead = x.shape[:x.ndim - n_norm_dims] + (1,) * n_norm_dims
-    return y.reshape(x.shape).astype(x.dtype, copy=False), mean.reshape(lead), rstd.reshape(lead)
+    return y.reshape(x.shape).astype(out_dtype or x.dtype, copy=False), mean.reshape(lead), rstd.reshape(lead)
 
 
 def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db, acc=None):
     kd = kernel_dtype(x)
     cols = math.prod(x.shape[x.ndim - n_norm_dims:])
     x2 = c_contiguous(x.astype(kd, copy=False)).reshape(-1, cols)        # (rows, cols)
-    g2 = c_contiguous(g.astype(kd, copy=False)).reshape(-1, cols)
+    half = _half_suffix(x, kd, cols, g.dtype)           # a half g read as it is, or widened here
+    g2 = c_contiguous(g if half else g.astype(kd, copy=False)).reshape(-1, cols)
+    half = half or ""
     rows = x2.shape[0]
     wk = c_contiguous(w.astype(kd, copy=False)).reshape(-1) if w is not None else None
     m1, r1 = mean.astype(kd, copy=False).reshape(-1), rstd.astype(kd, copy=False).reshape(-1)
@@ -75,7 +95,7 @@ def layer_norm_backward(g, x, w, mean, rstd, n_norm_dims, need_dw, need_db, acc=
         if params:
             blocks = min(blocks, _BWD_BLOCKS_PER_SM * sm_count())
             part = cupy.empty((2, blocks, cols), kd)
-        kernel("kernels/layer_norm.cu", f"ln_bwd_warp{n}_{SUFFIX[kd]}")(
+        kernel("kernels/layer_norm.cu", f"ln_bwd_warp{n}_{SUFFIX[kd]}{half}")(
             (blocks,), (32 * warps,), (
                 g2, x2, wk if wk is not None else NULL, m1, r1, dx, part, np.int64(rows), np.int64(cols),
                 np.int32(into)))

@@ -1,5 +1,6 @@
 """max_pool2d forward and backward as one kernel each (the composite in ops/neural/pool.py runs ~6
-kernels per window tap: at 224x224 those taps cost more than PyTorch's whole pooling).
+kernels per window tap: at 224x224 those taps cost more than PyTorch's whole pooling); over
+channels-last buffers, max_pool.cu's kernels take 16 bytes of channels a thread.
 
 Forward: one thread per output element walks its window's in-bounds taps; the first maximum
 wins and a NaN always takes over (the last NaN wins), as PyTorch. Backward: one thread per
@@ -11,8 +12,10 @@ primitives.
 from __future__ import annotations
 
 import cupy
+import numpy as np
 
 from ....memory_format import runs_channels_last
+from ..runtime.compile import GRID_BLOCK, grid_stride, kernel, whole_packs
 from ..runtime.channels_last import as_nhwc
 from .row_views import c_contiguous
 
@@ -84,6 +87,27 @@ _FORWARD_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16",
 _BACKWARD_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 
+_NHWC_SUFFIX = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+
+
+def _channels_a_thread(nhwc, src, dst):
+    """V for max_pool.cu's channels-last kernels (16 bytes of neighbouring channels a thread),
+    or 0 where they don't apply: row-major buffers, other dtypes, C not a multiple of V,
+    unaligned buffers, or 2^31 elements and more (their indices are 32-bit)."""
+    if not nhwc or src.dtype.name not in _NHWC_SUFFIX or max(src.size, dst.size) >= 2 ** 31:
+        return 0
+    v = 16 // src.itemsize
+    return v if src.shape[1] % v == 0 and whole_packs(src.size, v, src, dst) else 0
+
+
+def _nhwc_kernel(direction, a):
+    return kernel("kernels/max_pool.cu", f"max_pool_{direction}_nhwc_{_NHWC_SUFFIX[a.dtype.name]}")
+
+
+def _window(h, w, ho, wo, c, k, s, p, d):
+    return tuple(np.int32(v) for v in (h, w, ho, wo, c, *k, *s, *p, *d))
+
+
 def _geometry(h, w, ho, wo, k, s, p, d, c):
     return tuple(cupy.int32(v) for v in (h, w, ho, wo, *k, *s, *p, *d, c))
 
@@ -106,6 +130,11 @@ def max_pool2d(x, k, s, p, d, ho, wo):
     nhwc = runs_channels_last(x)
     shape = (n, ho, wo, c) if nhwc else (n, c, ho, wo)
     y, idx = cupy.empty(shape, dtype=x.dtype), cupy.empty(shape, dtype=cupy.int64)
+    v = _channels_a_thread(nhwc, x, y)
+    if v:
+        _nhwc_kernel("fwd", x)(grid_stride(y.size // v), (GRID_BLOCK,), (
+            _memory(x, nhwc), y, idx, np.uint32(y.size // v), *_window(h, w, ho, wo, c, k, s, p, d)))
+        return _logical(y, nhwc), _logical(idx, nhwc)
     _forward(_memory(x, nhwc), *_geometry(h, w, ho, wo, k, s, p, d, c if nhwc else 1), y, idx)
     return _logical(y, nhwc), _logical(idx, nhwc)
 
@@ -119,5 +148,10 @@ def max_pool2d_backward(gy, idx, h, w, k, s, p, d):
     nhwc = runs_channels_last(gy)
     dx = cupy.empty((n, h, w, c) if nhwc else (n, c, h, w), dtype=gy.dtype)
     idx = as_nhwc(idx) if nhwc else idx
+    v = _channels_a_thread(nhwc, gy, dx)
+    if v:
+        _nhwc_kernel("bwd", gy)(grid_stride(dx.size // v), (GRID_BLOCK,), (
+            _memory(gy, nhwc), _memory(idx, nhwc), dx, np.uint32(dx.size // v), *_window(h, w, ho, wo, c, k, s, p, d)))
+        return _logical(dx, nhwc)
     _backward(_memory(gy, nhwc), _memory(idx, nhwc), *_geometry(h, w, ho, wo, k, s, p, d, c if nhwc else 1), dx)
     return _logical(dx, nhwc)
