@@ -223,3 +223,18 @@ def test_batch_norm_relu_checks_its_residual(device):
     with pytest.raises(RuntimeError, match=r"batch_norm_relu: residual of shape \[4, 3, 2, 1\]"):
         F.batch_norm_relu(x, rm, rv, training=True, residual=pg.randn(4, 3, 2, 1, device=device))
     assert rm.tolist() == [0.0] * 3     # nothing updated by the refused call
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("c", [16, 24, 40])
+def test_batch_norm_channels_last_matches_torch(device, dtype, c, training):
+    """Channels-last inputs whose C takes 16 bytes of channels a thread on CUDA (statistics,
+    gradient sums, normalization and dx): values and gradients as torch's."""
+    def fn(x, w, b):
+        lib = torch if isinstance(x, torch.Tensor) else pg
+        rm = lib.zeros(c, dtype=x.dtype, device=x.device) + 0.25
+        rv = lib.ones(c, dtype=x.dtype, device=x.device) * 1.5
+        y = lib.nn.functional.batch_norm(x.contiguous(memory_format=lib.channels_last), rm, rv, w, b, training)
+        return y, rm, rv
+    check_op(fn, [(4, c, 5, 3), (c,), (c,)], dtype=dtype, device=device)

@@ -270,6 +270,58 @@ template <typename X, typename T> __device__ void nhwc_bwd_partials(const X* g, 
     nhwc_write_partials(s1, s2, partial, c, channels);
 }
 
+// The same partial sums with V neighbouring channels a thread (one 16-byte access: a warp of the
+// (32, 8) kernels read 64 bytes of a bf16 row, and those kernels ran at a third of the memory
+// bandwidth). A block of 256 threads covers every channel: thread t takes channels
+// (t % groups) * V onwards, groups = C / V, of rows t / groups, t / groups + lanes, ... of
+// blockIdx.x's share (lanes = 256 / groups rows at a time); then each channel's sums over the
+// lanes, in lane order, through shared memory. Needs C % V == 0 and C <= 256 * V.
+template <typename X, typename T, int V, bool BWD>
+__device__ void nhwc_partials_vec(const X* g, const X* x, const T* mean, double* partial,
+                                  unsigned int channels, unsigned int m) {
+    __shared__ double sh[2][256 * V];
+    const unsigned int groups = channels / V, lanes = blockDim.x / groups;
+    const unsigned int grp = threadIdx.x % groups, lane = threadIdx.x / groups, c0 = grp * V;
+    double s1[V], s2[V], centre[V];
+    for (int k = 0; k < V; k++) { s1[k] = 0.0; s2[k] = 0.0; }
+    if (lane < lanes) {
+        if (BWD) {
+            for (int k = 0; k < V; k++) centre[k] = (double)mean[c0 + k];
+        } else {
+            Pack<X, V> first = load<X, V>(x + c0);     // the channel's first element (row 0)
+            for (int k = 0; k < V; k++) centre[k] = (double)(T)first.v[k];
+        }
+        const unsigned int chunk = (m + gridDim.x - 1) / gridDim.x;
+        const unsigned int lo = min(blockIdx.x * chunk, m), hi = min(lo + chunk, m);
+        for (unsigned int r = lo + lane; r < hi; r += lanes) {
+            const u64 at = (u64)r * channels + c0;
+            Pack<X, V> xv = load<X, V>(x + at);
+            if (BWD) {
+                Pack<X, V> gv = load<X, V>(g + at);
+                for (int k = 0; k < V; k++) {
+                    double gk = (double)(T)gv.v[k];
+                    s1[k] += gk;
+                    s2[k] += gk * ((double)(T)xv.v[k] - centre[k]);
+                }
+            } else {
+                for (int k = 0; k < V; k++) {
+                    double d = (double)(T)xv.v[k] - centre[k];
+                    s1[k] += d;
+                    s2[k] += d * d;
+                }
+            }
+        }
+        for (int k = 0; k < V; k++) { sh[0][lane * channels + c0 + k] = s1[k]; sh[1][lane * channels + c0 + k] = s2[k]; }
+    }
+    __syncthreads();
+    for (unsigned int c = threadIdx.x; c < channels; c += blockDim.x) {
+        double a = 0.0, b = 0.0;
+        for (unsigned int l = 0; l < lanes; l++) { a += sh[0][l * channels + c]; b += sh[1][l * channels + c]; }
+        partial[2 * ((u64)c * gridDim.x + blockIdx.x)] = a;
+        partial[2 * ((u64)c * gridDim.x + blockIdx.x) + 1] = b;
+    }
+}
+
 // Channel blockIdx.x's partial sums over its splits, by the whole block (coalesced reads, a
 // fixed order of additions); true in thread 0, which then holds the totals.
 __device__ bool add_splits(const double* partial, unsigned int splits, double* s1, double* s2) {
@@ -343,6 +395,8 @@ extern "C" __global__ void bn_nhwc_bwd_finish_##S(const double* partial, unsigne
     double s1, s2; if (add_splits(partial, splits, &s1, &s2)) finish_bwd<T>(blockIdx.x, s1, s2, m, rstd, dw, db, coef, channels); }
 
 #define BN_NHWC_VEC(X, T, S, V) \
+extern "C" __global__ void bn_nhwc_stats_partials_vec_##S(const X* x, double* partial, unsigned int channels, unsigned int m) { nhwc_partials_vec<X, T, V, false>(nullptr, x, nullptr, partial, channels, m); } \
+extern "C" __global__ void bn_nhwc_bwd_partials_vec_##S(const X* g, const X* x, const T* mean, double* partial, unsigned int channels, unsigned int m) { nhwc_partials_vec<X, T, V, true>(g, x, mean, partial, channels, m); } \
 extern "C" __global__ void bn_apply_nhwc_##S(const X* x, const T* mean, const T* rstd, const T* w, const T* b, const X* res, int relu, X* y, unsigned int total, unsigned int channels) { bn_apply_nhwc<X, T, V>(x, mean, rstd, w, b, res, relu, y, total, channels); } \
 extern "C" __global__ void bn_bwd_dx_nhwc_##S(const X* g, const X* x, const T* mean, const T* rstd, const T* w, const T* coef, X* dx, unsigned int total, unsigned int channels) { bn_bwd_dx_nhwc<X, T, V>(g, x, mean, rstd, w, coef, dx, total, channels); }
 

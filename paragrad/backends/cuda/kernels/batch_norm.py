@@ -69,8 +69,18 @@ def _splits(m, c):
 
 def _nhwc_partials(kind, sfx, m, c, *bufs):
     """The per-(channel, split) partial sums of a channels-last (M, C) input ('stats': of x;
-    'bwd': of g and g * (x - mean)) -> (splits, partial). Blocks of 32 channels x 8 row
-    strides; about 32 blocks per SM in all, each over at least 64 rows."""
+    'bwd': of g and g * (x - mean)) -> (splits, partial). Where 16 bytes of channels a thread
+    fit (C a multiple of V, at most 256 V): blocks of 256 threads over every channel, about 4
+    an SM, each over at least 64 rows. Else blocks of 32 channels x 8 row strides; about 32
+    blocks per SM in all, each over at least 64 rows."""
+    arrays = bufs[:2] if kind == "bwd" else bufs[:1]
+    v = 16 // arrays[0].itemsize if arrays[0].dtype.name != "float64" else 1
+    if v > 1 and c % v == 0 and c <= _BLOCK * v and whole_packs(m * c, v, *arrays):
+        splits = max(1, min(4 * sm_count(), -(-m // 64), _MAX_SPLITS))
+        partial = cupy.empty(2 * c * splits, dtype=np.float64)
+        kernel("kernels/batch_norm.cu", f"bn_nhwc_{kind}_partials_vec_{sfx}")((splits,), (_BLOCK,), (
+            *bufs, partial, np.uint32(c), np.uint32(m)))
+        return splits, partial
     tiles = -(-c // 32)
     splits = max(1, min(-(-32 * sm_count() // tiles), -(-m // 64), _MAX_SPLITS))
     partial = cupy.empty(2 * c * splits, dtype=np.float64)
