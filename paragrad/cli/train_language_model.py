@@ -25,7 +25,7 @@ from ..text import load_tokenizer
 from .arguments import UsageError
 from .data_parallel import Ranks
 from .lm_config import LM_DATASETS, build_gpt, gpt_config, lm_run_record, resolve_lm
-from .lm_evaluate import estimate_loss
+from .lm_evaluate import LossEstimator
 from .plot import plot_lm_curves
 from .precision import describe_precision, forward_autocast, grad_scaler
 from .progress import Progress
@@ -165,14 +165,15 @@ def train_language_model(args, ranks=None):
           f"{ranks.describe(args)}")
     step = make_step(train_model, opt, ranks.per_rank(args), generator, scaler)
     step = jit(step) if jitted else step
+    estimator = LossEstimator(model, tokens, args.batch_size, args.block_size, args.eval_iters, args.precision,
+                              args.seed, jitted)
     t0, before = time.perf_counter(), records[-1]["seconds"] if records else 0.0
 
     def evaluate(it):
         ranks.synchronize()
         if not ranks.main:      # rank 0 evaluates, on the batches a single process would
             return True
-        losses = estimate_loss(model, tokens, args.batch_size, args.block_size, args.eval_iters,
-                               args.precision, args.seed)
+        losses = estimator.estimate()
         records.append({"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
                         "lr": lr_at(it, args), "seconds": round(before + time.perf_counter() - t0, 3)})
         print(f"iter {it}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
