@@ -20,8 +20,8 @@ from ...memory_format import runs_channels_last
 from ..array import ArrayBackend, int_pow, plain_basic_key
 from ..quiet_numpy import quiet
 from . import cudnn_frontend
-from .kernels import (batch_norm, cross_entropy, elementwise, gelu, indexing, layer_norm, max_pool,
-                      optimizer, random, recurrent, softmax)
+from .kernels import (batch_norm, column_sums, cross_entropy, elementwise, gelu, indexing, layer_norm,
+                      max_pool, optimizer, random, recurrent, softmax)
 from .matmul import cublas, cublaslt, mlp
 from .runtime import graphs, memory
 from .kernels.row_views import c_contiguous, copy_rows
@@ -276,11 +276,15 @@ class CUDABackend(ArrayBackend):
         if op == "sum" and x.dtype in _HALF:   # accumulate in float32
             k = len(axes)
             if axes == tuple(range(k)) and 0 < k < x.ndim and x.size and x._c_contiguous:
-                # over the leading axes (a Linear layer's bias gradient): a product with a ones
-                # vector on the tensor cores, float32 accumulation, one rounding; CuPy's column
-                # reduction of a half buffer ran at a tenth of the memory bandwidth
+                # over the leading axes (a Linear layer's bias gradient): column_sums.cu's two
+                # launches, else a product with a ones vector on the tensor cores; float32
+                # accumulation, one rounding (CuPy's column reduction of a half buffer ran at a
+                # tenth of the memory bandwidth, the product at a third)
                 rest = x.shape[k:]
-                sums = cublas.column_sums(x.reshape(-1, math.prod(rest)))
+                x2 = x.reshape(-1, math.prod(rest))
+                sums = column_sums.column_sums(x2)
+                if sums is None:
+                    sums = cublas.column_sums(x2)
                 return sums.reshape((1,) * k + rest if keepdims else rest)
             return cupy.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
         if (op == "sum" and axes == (0,) and x.ndim == 2 and not keepdims and x.dtype in _GEMM_SUM_DTYPES

@@ -69,6 +69,21 @@ def test_cast_of_a_channels_last_buffer_keeps_its_layout():
     _same_bits(back, y.astype(np.float32))
 
 
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(16384, 384), (100, 24), (3, 1544), (2, 64, 40), (5, 12)])
+def test_half_column_sums_are_float32_sums_rounded_once(half, shape):
+    """A half buffer summed over its leading axes (a Linear's bias gradient under autocast): the
+    exact sum rounded once, within the float32 accumulation's error (one unit in the last place
+    of the half type at most); c not a multiple of 8 takes the product with a ones vector."""
+    dt = BF16 if half == "bfloat16" else np.dtype(np.float16)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32).astype(dt)
+    got = _backend().reduce("sum", cupy.asarray(x), tuple(range(len(shape) - 1)), False)
+    exact = x.astype(np.float64).reshape(-1, shape[-1]).sum(0)
+    assert got.dtype == dt and got.shape == shape[-1:]
+    ulp = np.abs(exact).astype(dt).astype(np.float64) * (2.0 ** -7 if half == "bfloat16" else 2.0 ** -10)
+    assert (np.abs(cupy.asnumpy(got).astype(np.float64) - exact) <= ulp + 1e-6).all()
+
+
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 @pytest.mark.parametrize("half", ["bfloat16", "float16"])
 def test_half_binary_in_packs_equals_float32_math_rounded_once(op, half):
