@@ -109,9 +109,10 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(self, x, cache=None):
-        # nanoGPT's x = x + self.attn(self.ln_1(x)) and x + self.mlp(self.ln_2(x)), each residual
-        # add with its branch's dropout as one op: one pass instead of three (dropout, the bf16
-        # branch's cast to the float32 stream under autocast, the add), the same numbers
+        # nanoGPT's x = x + self.attn(self.ln_1(x)) and x + self.mlp(self.ln_2(x)), with the same
+        # numbers in fewer passes: each residual add and its branch's dropout one op (not
+        # dropout, the bf16 branch's cast to the float32 stream under autocast, then the add),
+        # and each norm written in the dtype its Linear reads (_normed)
         x = _add_dropped(x, self.attn.attend(_normed(self.ln_1, x), cache), self.attn.resid_dropout)
         return _add_dropped(x, self.mlp.transform(_normed(self.ln_2, x)), self.mlp.dropout)  # (B, T, C)
 
