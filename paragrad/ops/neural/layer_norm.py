@@ -189,6 +189,8 @@ def layer_norm_cast(input, normalized_shape, weight=None, bias=None, eps=1e-5, d
     reads of a norm before it, written by the norm itself, rounded once as the cast would
     round it, and its gradient taken back in that dtype. Where the cast and a separate float32
     output were two more passes over the activations (a GPT's ln_1 and ln_2 feed Linears)."""
+    if dtype is not None and not (isinstance(dtype, dt.DType) and dtype.is_floating_point):
+        raise TypeError(f"layer_norm_cast: dtype must be a floating-point paragrad dtype, got {dtype!r}")
     return _layer_norm(input, normalized_shape, weight, bias, eps, dtype)
 
 

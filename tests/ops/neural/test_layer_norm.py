@@ -288,3 +288,9 @@ def test_gpt_block_under_autocast_reads_the_norms_as_its_linears_do():
     assert results[0][0] == results[1][0]
     for got, want in zip(results[0][1:], results[1][1:]):
         np.testing.assert_array_equal(got, want)
+
+
+def test_layer_norm_cast_refuses_a_dtype_it_cannot_write(device):
+    x = pg.randn(2, 8, device=device)
+    with pytest.raises(TypeError, match="layer_norm_cast: dtype must be a floating-point paragrad dtype, got"):
+        pg.nn.functional.layer_norm_cast(x, (8,), dtype=pg.int32)
