@@ -157,3 +157,19 @@ def test_one_training_step_reduces_loss(make, shape):
         opt.step()
         losses.append(float(loss))
     assert losses[1] < losses[0], losses
+
+
+def test_resnet_module_hooks_still_run():
+    """ResNet blocks run batch norm, the skip add and ReLU as one op, calling no bn or relu
+    module; with a hook on one, the block calls each (torchvision's form): the hook runs and the
+    output is the same."""
+    from paragrad.models import resnet18
+    pg.manual_seed(0)
+    model = resnet18(num_classes=10, stem="cifar")
+    x = pg.randn(2, 3, 16, 16)
+    plain = model(x).detach().numpy()
+    seen = []
+    model.layer1[0].bn2.register_forward_hook(lambda m, args, out: seen.append(tuple(out.shape)))
+    model.relu.register_forward_hook(lambda m, args, out: seen.append("stem relu"))
+    np.testing.assert_allclose(model(x).detach().numpy(), plain, rtol=1e-5, atol=1e-6)
+    assert seen == ["stem relu", (2, 64, 16, 16)]

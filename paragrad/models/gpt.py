@@ -16,6 +16,7 @@ from ..amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
 from ..autograd import no_grad
 from ..dtypes import bool_, float32
 from ..nn import functional as F
+from ..nn.module import any_hooks
 from ..jit import jit
 from ..ops import arange, cat, ones, tensor, tril
 from .kv_cache import KVCache, StaticKVCache
@@ -109,8 +110,10 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(self, x, cache=None):
-        # nanoGPT's x = x + self.attn(self.ln_1(x)) and x + self.mlp(self.ln_2(x)), with the same
-        # numbers in fewer passes: each residual add and its branch's dropout one op (not
+        if any_hooks(self.ln_1, self.attn, self.attn.resid_dropout, self.ln_2, self.mlp, self.mlp.dropout):
+            x = x + self.attn(self.ln_1(x), cache)          # nanoGPT's, each module called
+            return x + self.mlp(self.ln_2(x))
+        # the same numbers in fewer passes: each residual add and its branch's dropout one op (not
         # dropout, the bf16 branch's cast to the float32 stream under autocast, then the add),
         # and each norm written in the dtype its Linear reads (_normed)
         x = _add_dropped(x, self.attn.attend(_normed(self.ln_1, x), cache), self.attn.resid_dropout)

@@ -3,6 +3,7 @@ torchvision.models.resnet18 (and its weights load directly)."""
 from __future__ import annotations
 
 from .. import nn
+from ..nn.module import any_hooks
 
 _STEMS = ("imagenet", "cifar")
 
@@ -14,16 +15,18 @@ class BasicBlock(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(planes)
-        self.relu = nn.ReLU()       # (torchvision's layout; forward runs it inside the batch norms)
+        self.relu = nn.ReLU()       # (run inside the batch norms unless a hook needs it called)
         self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(planes)
         self.downsample = downsample
         self.stride = stride
 
     def forward(self, x):
-        # torchvision's relu(bn1(conv1(x))) and relu(bn2(conv2(out)) + identity), each
-        # normalization with what follows it as one op: one pass over the activations, not three
         identity = x if self.downsample is None else self.downsample(x)
+        if any_hooks(self.bn1, self.relu, self.bn2):     # torchvision's, each module called
+            out = self.relu(self.bn1(self.conv1(x)))
+            return self.relu(self.bn2(self.conv2(out)) + identity)
+        # each normalization with what follows it as one op: one pass over the activations, not three
         out = self.bn1.forward_relu(self.conv1(x))
         return self.bn2.forward_relu(self.conv2(out), identity)
 
@@ -68,7 +71,9 @@ class ResNet(nn.Module):
         return nn.Sequential(*layers)
 
     def forward(self, x):
-        x = self.maxpool(self.bn1.forward_relu(self.conv1(x)))  # (B, 64, H/4, W/4) or (B, 64, H, W)
+        x = self.conv1(x)
+        x = self.relu(self.bn1(x)) if any_hooks(self.bn1, self.relu) else self.bn1.forward_relu(x)
+        x = self.maxpool(x)                                     # (B, 64, H/4, W/4) or (B, 64, H, W)
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))  # (B, 512, h, w)
         x = self.avgpool(x).flatten(1)                          # (B, 512)
         return self.fc(x)                                       # (B, num_classes)

@@ -454,3 +454,9 @@ class Module:
         if len(lines) == 1 and not self._modules:
             return head + lines[0] + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def any_hooks(*modules):
+    """Whether any of these modules has a hook. A model that runs their work as one fused op
+    (without calling them) calls them one by one instead when one has: its hooks then run."""
+    return any(m._has_hooks() for m in modules)

@@ -355,3 +355,17 @@ def test_a_few_training_steps_lower_the_loss(device):
         losses.append(loss.item())
     assert losses[0] == pytest.approx(math.log(TINY["vocab_size"]), abs=0.2)   # near uniform at init
     assert losses[-1] < losses[0] - 1.0
+
+
+def test_module_hooks_still_run():
+    """A block runs its residual adds, dropouts and norms fused, calling no attn, mlp or ln
+    module; with a hook on one of them it calls each module as nanoGPT does, so the hook sees
+    the module's output, and the model's output stays the same."""
+    _, pm = _pair()
+    idx = pg.tensor(_tokens((2, 12)))
+    plain = pm(idx, idx)[1].item()
+    seen = []
+    pm.transformer.h[1].attn.register_forward_hook(lambda m, args, out: seen.append(tuple(out.shape)))
+    pm.transformer.h[0].ln_2.register_forward_hook(lambda m, args, out: seen.append("ln_2"))
+    assert pm(idx, idx)[1].item() == pytest.approx(plain, rel=1e-12)
+    assert seen == ["ln_2", (2, 12, TINY["n_embd"])]
