@@ -16,7 +16,7 @@ from ..amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
 from ..autograd import no_grad
 from ..dtypes import bool_, float32
 from ..nn import functional as F
-from ..nn.module import any_hooks
+from ..nn.module import untouched
 from ..jit import jit
 from ..ops import arange, cat, ones, tensor, tril
 from .kv_cache import KVCache, StaticKVCache
@@ -110,7 +110,8 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(self, x, cache=None):
-        if any_hooks(self.ln_1, self.attn, self.attn.resid_dropout, self.ln_2, self.mlp, self.mlp.dropout):
+        if not untouched((self.ln_1, nn.LayerNorm), (self.attn, CausalSelfAttention), (self.ln_2, nn.LayerNorm),
+                         (self.mlp, MLP), (self.attn.resid_dropout, nn.Dropout), (self.mlp.dropout, nn.Dropout)):
             x = x + self.attn(self.ln_1(x), cache)          # nanoGPT's, each module called
             return x + self.mlp(self.ln_2(x))
         # the same numbers in fewer passes: each residual add and its branch's dropout one op (not

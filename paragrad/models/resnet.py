@@ -3,7 +3,7 @@ torchvision.models.resnet18 (and its weights load directly)."""
 from __future__ import annotations
 
 from .. import nn
-from ..nn.module import any_hooks
+from ..nn.module import untouched
 
 _STEMS = ("imagenet", "cifar")
 
@@ -15,7 +15,7 @@ class BasicBlock(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(planes)
-        self.relu = nn.ReLU()       # (run inside the batch norms unless a hook needs it called)
+        self.relu = nn.ReLU()       # (run inside the batch norms while untouched: see forward)
         self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(planes)
         self.downsample = downsample
@@ -23,7 +23,8 @@ class BasicBlock(nn.Module):
 
     def forward(self, x):
         identity = x if self.downsample is None else self.downsample(x)
-        if any_hooks(self.bn1, self.relu, self.bn2):     # torchvision's, each module called
+        if not untouched((self.bn1, nn.BatchNorm2d), (self.relu, nn.ReLU), (self.bn2, nn.BatchNorm2d)):
+            # torchvision's, each module called
             out = self.relu(self.bn1(self.conv1(x)))
             return self.relu(self.bn2(self.conv2(out)) + identity)
         # each normalization with what follows it as one op: one pass over the activations, not three
@@ -72,7 +73,8 @@ class ResNet(nn.Module):
 
     def forward(self, x):
         x = self.conv1(x)
-        x = self.relu(self.bn1(x)) if any_hooks(self.bn1, self.relu) else self.bn1.forward_relu(x)
+        fused = untouched((self.bn1, nn.BatchNorm2d), (self.relu, nn.ReLU))
+        x = self.bn1.forward_relu(x) if fused else self.relu(self.bn1(x))
         x = self.maxpool(x)                                     # (B, 64, H/4, W/4) or (B, 64, H, W)
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))  # (B, 512, h, w)
         x = self.avgpool(x).flatten(1)                          # (B, 512)

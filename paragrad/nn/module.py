@@ -456,7 +456,8 @@ class Module:
         return head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
-def any_hooks(*modules):
-    """Whether any of these modules has a hook. A model that runs their work as one fused op
-    (without calling them) calls them one by one instead when one has: its hooks then run."""
-    return any(m._has_hooks() for m in modules)
+def untouched(*modules_and_classes):
+    """Whether each (module, cls) pair's module is a cls itself (not replaced, not a subclass)
+    with no hook. A model that runs such modules' work as one fused op, without calling them,
+    does so only then; else it calls them one by one, so replacements and hooks take effect."""
+    return all(type(m) is cls and not m._has_hooks() for m, cls in modules_and_classes)

@@ -369,3 +369,18 @@ def test_module_hooks_still_run():
     pm.transformer.h[0].ln_2.register_forward_hook(lambda m, args, out: seen.append("ln_2"))
     assert pm(idx, idx)[1].item() == pytest.approx(plain, rel=1e-12)
     assert seen == ["ln_2", (2, 12, TINY["n_embd"])]
+
+
+def test_a_replaced_module_is_called():
+    """A block whose mlp is replaced by another module calls it (the fused form is only for the
+    modules it was built with)."""
+    _, pm = _pair()
+    calls = []
+
+    class Zero(pg.nn.Module):
+        def forward(self, x):
+            calls.append(tuple(x.shape))
+            return x * 0
+    pm.transformer.h[0].mlp = Zero()
+    pm(pg.tensor(_tokens((2, 12))))
+    assert calls == [(2, 12, TINY["n_embd"])]
