@@ -110,8 +110,7 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(self, x, cache=None):
-        if not untouched((self.ln_1, nn.LayerNorm), (self.attn, CausalSelfAttention), (self.ln_2, nn.LayerNorm),
-                         (self.mlp, MLP), (self.attn.resid_dropout, nn.Dropout), (self.mlp.dropout, nn.Dropout)):
+        if not self._runs_fused():
             x = x + self.attn(self.ln_1(x), cache)          # nanoGPT's, each module called
             return x + self.mlp(self.ln_2(x))
         # the same numbers in fewer passes: each residual add and its branch's dropout one op (not
@@ -119,6 +118,14 @@ class Block(nn.Module):
         # and each norm written in the dtype its Linear reads (_normed)
         x = _add_dropped(x, self.attn.attend(_normed(self.ln_1, x), cache), self.attn.resid_dropout)
         return _add_dropped(x, self.mlp.transform(_normed(self.ln_2, x)), self.mlp.dropout)  # (B, T, C)
+
+    def _runs_fused(self):
+        """Whether the fused forward computes what calling the modules would: they are the ones
+        built here (not replaced, not subclassed), with no hooks."""
+        return (untouched((self.ln_1, nn.LayerNorm), (self.attn, CausalSelfAttention),
+                          (self.ln_2, nn.LayerNorm), (self.mlp, MLP))
+                # (then their dropouts: a replacement may have none)
+                and untouched((self.attn.resid_dropout, nn.Dropout), (self.mlp.dropout, nn.Dropout)))
 
 
 def _add_dropped(x, branch, dropout):
