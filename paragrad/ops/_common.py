@@ -97,3 +97,20 @@ def snapshot(t):
 def floating(dtype):
     """The dtype an op that needs floating point computes in (ints/bool -> default float)."""
     return dtype if dtype.is_floating_point else dt.get_default_dtype()
+
+
+def check_writable(t, name):
+    """torch's refusals of an in-place op `name` on t while grad mode is on: t a leaf that
+    requires grad, or t one of the views a function returned several of (split, chunk: torch
+    won't rebase those, and writing through one would leave its siblings' gradients wrong)."""
+    if not t._requires_grad:
+        return
+    if t.grad_fn is None:
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                           f"in-place operation.")
+    if getattr(t.grad_fn, "multi_view", False):
+        raise RuntimeError(
+            f"{name}: Output {t._output_nr} of {t.grad_fn.name()} is a view and is being modified "
+            f"inplace. This view is the output of a function that returns multiple views. Such "
+            f"functions do not allow the output views to be modified inplace. You should replace "
+            f"the inplace operation by an out-of-place one.")

@@ -10,7 +10,7 @@ import math
 from .. import autograd, dtypes
 from ..dtypes import bool_
 from ..tensor import Tensor, bump_version, rebind
-from ._common import snapshot as _snapshot
+from ._common import check_writable, snapshot as _snapshot
 from . import conversion, creation
 from .creation import full_like, rand, randint, randn
 from .elementwise import binary
@@ -57,9 +57,8 @@ def inplace_view(fn, name):
 def refuse_leaf(self, name):
     """An in-place op's check (torch's): not on a leaf that requires grad while grad mode is
     on. -> whether the op is recorded in the graph."""
-    if grad_mode._enabled and self.grad_fn is None and self._requires_grad:
-        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
-                           f"in-place operation.")
+    if grad_mode._enabled:
+        check_writable(self, name)
     return grad_mode._enabled and self._requires_grad
 
 
@@ -99,9 +98,7 @@ def copy_(self, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     tracked = grad_mode._enabled and (self._requires_grad or src._requires_grad)
     if tracked:
-        if self.grad_fn is None and self._requires_grad:
-            raise RuntimeError("copy_: a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+        check_writable(self, "copy_")
         return rebind(self, src.to(self.dtype, self.device).expand(self.shape) + self.new_zeros(()))
     if src.device != self.device:
         src = src.to(self.device)

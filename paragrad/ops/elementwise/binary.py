@@ -13,7 +13,7 @@ from ... import autograd, dtypes as dt
 from ... import dtypes as dt
 from ...autograd import Node, grad_mode, record
 from ...tensor import _wrap, bump_version, rebind, Tensor
-from .._common import floating, same_device, snapshot
+from .._common import check_writable, floating, same_device, snapshot
 from ..movement.views import grad_for
 from ..creation import tensor, zeros_like
 
@@ -464,9 +464,7 @@ def binary_(op, a, b, fn):
     keep the old values. A leaf that requires grad can't be modified while grad mode is on."""
     name = fn.__name__ + "_"
     if grad_mode._enabled:
-        if a.grad_fn is None and a._requires_grad:
-            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
-                               f"in-place operation.")
+        check_writable(a, name)
         if a._requires_grad or (isinstance(b, Tensor) and b._requires_grad):
             out = fn(snapshot(a), b)     # mul_/div_ save their input: it must keep its old value
             _check_inplace(name, a, out.dtype)

@@ -15,7 +15,7 @@ from ... import autograd, capture, dtypes as dt
 from ... import dtypes as dt
 from ...autograd import Node, grad_mode, record
 from ...tensor import Tensor, _wrap, bump_version, rebind
-from .._common import buffer_view, check_tensor, dim_arg, same_device
+from .._common import buffer_view, check_tensor, check_writable, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
 from ..movement.views import _shared, _unslice, reshape_to, slice_op
 from ..autocast_policy import policy
@@ -404,9 +404,8 @@ def setitem(x, key, value):
         value = tensor(value, dtype=x.dtype, device=x.device)
     tracked = grad_mode._enabled and (
         x._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
-    if tracked and x.grad_fn is None and x._requires_grad:
-        raise RuntimeError("setitem: a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
+    if tracked:
+        check_writable(x, "setitem")
     if not tracked:
         target = _basic_buffer(x, key)
         if target is not None:          # data code's y[i:j] = v, without the general planning

@@ -423,6 +423,7 @@ class SplitBackward(Node):
     Gradients that are already consecutive views of one buffer of x's shape are that buffer,
     nothing copied (cuDNN's attention writes dq, dk and dv into one (B, T, 3C) buffer when q,
     k and v were split from one projection, as a GPT's are)."""
+    multi_view = True       # its outputs may not be modified in place (torch's rule; ops/inplace.py)
 
     def backward(self, *grads):
         ref = next(g for g in grads if g is not None)

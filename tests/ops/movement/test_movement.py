@@ -184,6 +184,23 @@ def test_split_is_one_node_and_differentiates_twice(device):
         np.testing.assert_allclose(mine, theirs, rtol=1e-12)
 
 
+@pytest.mark.parametrize("write", [lambda p, q: p.mul_(3), lambda p, q: p.copy_(q),
+                                   lambda p, q: p.__setitem__(0, 1.0), lambda p, q: p.relu_()])
+def test_split_pieces_refuse_in_place_writes_as_torch(write):
+    """Pieces of split/chunk (one node returning several views) can't be written in place
+    while they require grad: torch's error, and nothing changes. Without grad they can."""
+    for lib in (pg, torch):
+        x = lib.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+        y = x * 1
+        p, q = y.chunk(2)
+        with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+            write(p, q)
+        assert y.tolist() == np.arange(12.0).reshape(4, 3).tolist()
+    with pg.no_grad():
+        p, q = (pg.arange(12.0).reshape(4, 3) * 1).chunk(2)
+        write(p, q)
+
+
 # ---- errors: type, op name and the shapes in the message ------------------------------------
 @pytest.mark.parametrize("fn,exc,words", [
     (lambda x: x.reshape(5, 2), RuntimeError, ["reshape", "[5, 2]", "12", "(3, 4)"]),
