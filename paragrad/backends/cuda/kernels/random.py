@@ -1,7 +1,7 @@
 """Counter-based random numbers (random.cu): a draw of uniform or normal float32/float64
 values from a device-side (seed, offset) state, and the launch that advances the offset, so a
 captured draw gives new numbers on every replay; and dropout drawn, masked and scaled in one
-pass (the fast path of F.dropout)."""
+pass (the fast path of F.dropout), also inside a residual add (F.residual_dropout's)."""
 from __future__ import annotations
 
 import math
