@@ -277,32 +277,29 @@ def torch_step(cfg, device, bf16, compiled=False):
 
 def train_paragrad(cfg, a, data, val, device):
     import paragrad as pg
-    bf16 = a.precision == "bf16"
-    model, step = paragrad_step(cfg, device, bf16)
-    train_step = pg.jit(step)
-    batches = [(pg.tensor(x, device=device), pg.tensor(y, device=device)) for x, y in data]
-    vbatches = [(pg.tensor(x, device=device), pg.tensor(y, device=device)) for x, y in val]
-    sync = pg.cuda.synchronize if device == "cuda" else (lambda: None)
-    rate = per_second(lambda i: train_step(*batches[i % len(batches)]), sync,
-                      a.batch_size * a.block_size, a.iters, a.warmup, windows=1)
-    model.eval()
-    with pg.no_grad(), pg.autocast(device, dtype=pg.bfloat16, enabled=bf16):
-        losses = [model(x, y)[1].float().item() for x, y in vbatches]
-    return Result(rate, float(np.mean(losses)))
+    model, step = paragrad_step(cfg, device, a.precision == "bf16")
+    return _trained(pg, model, model, pg.jit(step), a, data, val, device,
+                    pg.cuda.synchronize if device == "cuda" else (lambda: None))
 
 
 def train_torch(cfg, a, data, val, device, compiled):
     import torch
-    bf16 = a.precision == "bf16"
-    model, fwd, step = torch_step(cfg, device, bf16, compiled)
-    batches = [(torch.tensor(x, device=device), torch.tensor(y, device=device)) for x, y in data]
-    vbatches = [(torch.tensor(x, device=device), torch.tensor(y, device=device)) for x, y in val]
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    model, fwd, step = torch_step(cfg, device, a.precision == "bf16", compiled)
+    return _trained(torch, model, fwd, step, a, data, val, device,
+                    torch.cuda.synchronize if device == "cuda" else (lambda: None))
+
+
+def _trained(lib, model, forward, step, a, data, val, device, sync):
+    """Tokens/s of `step` over the batches `data`, then the mean val loss of `forward` (the
+    model, or its compiled form) over `val`: the same measurement for either framework, `lib`
+    paragrad or torch."""
+    batches = [(lib.tensor(x, device=device), lib.tensor(y, device=device)) for x, y in data]
+    vbatches = [(lib.tensor(x, device=device), lib.tensor(y, device=device)) for x, y in val]
     rate = per_second(lambda i: step(*batches[i % len(batches)]), sync,
                       a.batch_size * a.block_size, a.iters, a.warmup, windows=1)
     model.eval()
-    with torch.no_grad(), torch.autocast(device, dtype=torch.bfloat16, enabled=bf16):
-        losses = [fwd(x, y)[1].float().item() for x, y in vbatches]
+    with lib.no_grad(), lib.autocast(device, dtype=lib.bfloat16, enabled=a.precision == "bf16"):
+        losses = [forward(x, y)[1].float().item() for x, y in vbatches]
     return Result(rate, float(np.mean(losses)))
 
 
