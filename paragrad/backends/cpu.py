@@ -252,6 +252,11 @@ class CPUBackend(ArrayBackend):
     def cast(self, x, dtype):
         return x.astype(dtype.to_numpy())
 
+    def fast_cast_many(self, xs, dtype):
+        """The casts in one call: autocast's casts of an op's inputs become one autograd node
+        (and their gradients' casts back one call) instead of one each."""
+        return [self.cast(x, dtype) for x in xs]
+
     # ---- reduce -------------------------------------------------------------------------------
     @quiet
     def reduce(self, op, x, axes, keepdims):
@@ -371,10 +376,10 @@ class CPUBackend(ArrayBackend):
         return cpu_scatter.row_sums(idx, g, num_weights)
 
     @quiet
-    def fast_cross_entropy(self, x, target, ignore_index, mean):
-        """-> (loss (), counted rows (), per-row logsumexp (N,)) for logits x (N, C) and class
-        indices (N,) in bounds (ops/neural/softmax.py checks them), in float32 for half dtypes. An ignored
-        row adds nothing, not even a NaN from an infinite logit."""
+    def fast_cross_entropy(self, x, target, ignore_index, mean, out_dtype=None):
+        """-> (loss () in out_dtype (default x's), counted rows (), per-row logsumexp (N,)) for
+        logits x (N, C) and class indices (N,) in bounds (ops/neural/softmax.py checks them), in
+        float32 for half dtypes. An ignored row adds nothing, not even a NaN from an infinite logit."""
         kd = np.dtype(np.float32) if x.dtype in _HALF else x.dtype
         xk = x.astype(kd, copy=False)
         valid = target != ignore_index                                      # (N,)
@@ -385,7 +390,8 @@ class CPUBackend(ArrayBackend):
         # (np.add.reduce: ndarray.sum's Python layer costs a microsecond a call)
         total = np.add.reduce(np.where(valid, lse - picked, 0), dtype=kd)
         count = np.asarray(np.add.reduce(valid), dtype=kd)
-        return np.asarray(total / count if mean else total, dtype=x.dtype), count, lse
+        return np.asarray(total / count if mean else total,
+                          dtype=x.dtype if out_dtype is None else out_dtype.to_numpy()), count, lse
 
     @quiet
     def fast_cross_entropy_backward(self, x, target, lse, g, count, mean, ignore_index):

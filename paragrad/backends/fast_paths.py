@@ -30,6 +30,8 @@ FAST_PATHS = (
     "basic_view",
     # the one buffer that split's gradients are consecutive views of, or None (views.py's SplitBackward)
     "joined_view",
+    # several buffers of one dtype cast to another in one call (ops/conversion.py's cast_many)
+    "cast_many",
     # one time step of a recurrent layer's gates (ops/neural/recurrent.py documents the arguments)
     "lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward",
     "rnn_cell_forward", "rnn_cell_backward",
@@ -71,14 +73,15 @@ class FastPaths:
         """-> dx = g - exp(y) * sum(g) along axis, y the log-softmax output."""
 
     # ---- cross_entropy (ops/neural/softmax.py; logits (N, C), int64 targets (N,), mean a bool) ---
-    def fast_cross_entropy(self, x, target, ignore_index, mean):
-        """-> (loss () of x's dtype: the sum over counted rows, or that sum / count for a mean;
-        count () of counted rows, any float dtype; lse (N,), the rows' logsumexp). Targets
-        arrive checked (ops/neural/softmax.py); an out-of-range one may give NaN."""
+    def fast_cross_entropy(self, x, target, ignore_index, mean, out_dtype=None):
+        """-> (loss () of out_dtype (default x's dtype): the sum over counted rows, or that sum /
+        count for a mean; count () of counted rows, any float dtype; lse (N,), the rows'
+        logsumexp). Half logits are computed in float32, as if cast first. Targets arrive checked
+        (ops/neural/softmax.py); an out-of-range one may give NaN."""
 
     def fast_cross_entropy_backward(self, x, target, lse, g, count, mean, ignore_index):
-        """-> dx = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) if mean else g),
-        g and count the 0-d buffers (g of x's dtype)."""
+        """-> dx = (softmax(x) - onehot(target)) * valid * (g / max(count, 1) if mean else g) in
+        x's dtype, g and count the 0-d buffers (g of the loss's dtype: x's, or float32)."""
 
     # ---- elementwise (ops/elementwise/unary.py, power.py) ----------------------------------------
     def fast_pow_scalar(self, x, exponent):
@@ -116,6 +119,11 @@ class FastPaths:
         """-> the buffer that `pieces` are consecutive slices of along axis, in order, as a view
         of the memory they share (no copy), or None: when they are not views of one allocation
         laid out that way."""
+
+    # ---- dtype conversion (ops/conversion.py) -----------------------------------------------------
+    def fast_cast_many(self, xs, dtype):
+        """-> [x.astype(dtype) for x in xs], rounded as the backend's cast, by one call, or None.
+        xs are buffers of one dtype on one device."""
 
     # ---- layer_norm (ops/neural/layer_norm.py) ---------------------------------------------------
     def fast_layer_norm(self, x, w, b, n_norm_dims, eps, out_dtype=None):

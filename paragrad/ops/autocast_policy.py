@@ -23,6 +23,7 @@ import functools
 from .. import autocast_state as state
 from .. import dtypes as dt
 from ..tensor import Tensor
+from . import conversion
 
 LOWER, FP32, FP32_OUT, PROMOTE = "lower", "fp32", "fp32_out", "promote"
 
@@ -82,19 +83,18 @@ def _device_type(values):
     return None
 
 
-def _to(t, dtype, device_type):
-    if t.dtype is dtype:
-        return t
-    if (state.cache_enabled.get(device_type) and dtype is state.dtypes[device_type]
-            and t.dtype is dt.float32 and t.grad_fn is None and t._requires_grad):
-        # a float32 parameter's low-precision cast: made once per autocast context (torch's cache)
-        hit = state.weight_cache.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        out = t.to(dtype)
-        state.weight_cache[id(t)] = (t, out)
-        return out
-    return t.to(dtype)
+def _cacheable(t, dtype, device_type):
+    """A float32 parameter's cast to the autocast dtype: made once per autocast context (torch's
+    weight-cast cache)."""
+    return (state.cache_enabled.get(device_type) and dtype is state.dtypes[device_type]
+            and t.dtype is dt.float32 and t.grad_fn is None and t._requires_grad)
+
+
+def _cached(t, dtype, device_type):
+    if not _cacheable(t, dtype, device_type):
+        return None
+    hit = state.weight_cache.get(id(t))
+    return hit[1] if hit is not None and hit[0] is t else None
 
 
 def _target(policy, device_type, values):
@@ -118,12 +118,30 @@ def _flat(values):
 
 
 def _cast_values(values, dtype, device_type):
+    """values (a list) with each eligible tensor cast to dtype, inside lists and tuples too. The
+    casts not in the weight cache are made together, per source dtype and device: one launch
+    where the backend has one (a Linear's weight and bias, or a whole MLP chain's parameters)."""
+    casts, todo = {}, {}
+    for v in _flat(values):
+        if _eligible(v, device_type) and v.dtype is not dtype and id(v) not in casts:
+            casts[id(v)] = hit = _cached(v, dtype, device_type)
+            if hit is None:
+                todo.setdefault((v.dtype, v._device), []).append(v)
+    for group in todo.values():
+        for t, out in zip(group, conversion.cast_many(group, dtype)):
+            casts[id(t)] = out
+            if _cacheable(t, dtype, device_type):
+                state.weight_cache[id(t)] = (t, out)
+    return _replaced(values, casts) if casts else list(values)
+
+
+def _replaced(values, casts):
     out = []
     for v in values:
         if isinstance(v, (list, tuple)):
-            v = type(v)(_cast_values(v, dtype, device_type))
-        elif _eligible(v, device_type):
-            v = _to(v, dtype, device_type)
+            v = type(v)(_replaced(v, casts))
+        elif isinstance(v, Tensor):
+            v = casts.get(id(v), v)
         out.append(v)
     return out
 
@@ -150,6 +168,13 @@ def cast(name, *values):
         return values
     dtype = _target(policy, device_type, values)
     return values if dtype is None else tuple(_cast_values(values, dtype, device_type))
+
+
+def runs_in(name, *values):
+    """The dtype op `name` runs these inputs in under autocast (None: as they are). Call only
+    when autocast_state.on."""
+    policy, device_type = _policy(name, values)
+    return None if policy is None else _target(policy, device_type, values)
 
 
 def run_as_one(name, fn, *args, policy_only=False):
@@ -180,9 +205,9 @@ def policy(name):
             if rule is None:
                 return fn(*args, **kwargs)
             dtype = _target(rule, device_type, (*args, *kwargs.values()))
-            if dtype is not None:
-                args = _cast_values(args, dtype, device_type)
-                kwargs = dict(zip(kwargs, _cast_values(list(kwargs.values()), dtype, device_type)))
+            if dtype is not None:       # (args and keyword arguments cast together)
+                args, values = _cast_values([list(args), list(kwargs.values())], dtype, device_type)
+                kwargs = dict(zip(kwargs, values))
             was = state.pause()
             try:
                 return fn(*args, **kwargs)

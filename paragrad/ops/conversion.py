@@ -39,6 +39,42 @@ def _convert(x, dtype, dev, copy):
     return out
 
 
+class ToCopyManyBackward(Node):
+    """cast_many's casts as one node: the gradients that arrive are cast back in one call."""
+
+    def backward(self, *grads):
+        present = [g for g in grads if g is not None]
+        if not grad_mode._enabled and len(present) > 1:
+            fast = present[0]._backend.fast("cast_many")
+            back = fast([g._data for g in present], self.dtype) if fast is not None and all(
+                g.dtype is present[0].dtype for g in present) else None
+            if back is not None:
+                back = iter(back)
+                return tuple([_wrap(next(back), self.dtype, g._device) if g is not None else None
+                              for g in grads])
+        return tuple([_convert(g, self.dtype, g._device, copy=False) if g is not None else None
+                      for g in grads])
+
+
+def cast_many(xs, dtype):
+    """[x.to(dtype) for x in xs] for distinct floating tensors of one dtype on one device, as one
+    op (autocast's casts of an op's inputs): one launch where the backend has one, and one
+    autograd node whose backward casts the gradients back in one launch."""
+    fast = xs[0]._backend.fast("cast_many") if len(xs) > 1 else None
+    datas = fast([x._data for x in xs], dtype) if fast is not None else None
+    if datas is None:
+        return [_convert(x, dtype, x._device, copy=False) for x in xs]
+    outs = [_wrap(d, dtype, x._device) for d, x in zip(datas, xs)]
+    needing = [i for i, x in enumerate(xs) if x._requires_grad] if grad_mode._enabled else []
+    if needing:
+        node = ToCopyManyBackward()
+        node.dtype, node.n_outputs = xs[0].dtype, len(xs)
+        record(node, xs, outs[needing[0]])
+        for i in needing:
+            outs[i].grad_fn, outs[i]._output_nr, outs[i]._requires_grad = node, i, True
+    return outs
+
+
 def to(x, *args, dtype=None, device=None, non_blocking=False, copy=False,
        memory_format=preserve_format):
     """x.to(dtype), x.to(device), x.to(device, dtype), x.to(other), and keyword forms;

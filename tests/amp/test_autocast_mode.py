@@ -162,6 +162,52 @@ def test_parameter_cast_is_cached_per_context():
         assert not autocast_state.weight_cache
 
 
+def test_an_ops_casts_are_made_together_with_the_bits_of_single_casts(device):
+    """autocast casts the inputs one op needs cast together: one autograd node (one launch on
+    CUDA) for a Linear's weight and bias. Values, gradients and second derivatives are those of
+    casting each tensor alone; an input that needs no gradient gets none."""
+    x = pg.randn(6, 4, device=device)
+    w = pg.randn(6, 4, device=device, requires_grad=True)
+    b = pg.randn(6, device=device, requires_grad=True)
+    with pg.autocast(device, dtype=pg.bfloat16):      # (b[1:] starts off a 16-byte boundary)
+        y = pg.nn.functional.linear(x, w[1:], b[1:])
+    edges = [e for e in y.grad_fn.next_edges if e is not None]
+    assert len(edges) == 2 and edges[0][0] is edges[1][0] and [i for _, i in edges] == [1, 2]
+    assert type(edges[0][0]).__name__ == "ToCopyManyBackward"
+    ref = pg.nn.functional.linear(*(t.to(pg.bfloat16) for t in (x, w[1:], b[1:])))
+    assert pg.equal(y, ref)
+    grads = []
+    for out in (y, ref):
+        loss = (out.float() ** 2).sum()
+        gw, gb = pg.autograd.grad(loss, (w, b), create_graph=True)
+        assert gw.dtype is pg.float32 and gb.dtype is pg.float32
+        (dw,) = pg.autograd.grad((gw ** 2).sum() + gb.sum(), (w,))
+        grads.append((gw.detach(), gb.detach(), dw))
+    for a, r in zip(*grads):
+        assert pg.equal(a, r)
+
+
+def test_cross_entropy_of_half_logits_reads_them_without_a_cast(device):
+    """autocast runs cross_entropy in float32: the fused kernels read bf16 logits as they are,
+    with the loss, gradient and second derivative of casting them first (no cast node)."""
+    x = pg.randn(5, 7, device=device, requires_grad=True)
+    t = pg.tensor([0, 3, 6, 2, -100], device=device)
+    results = []
+    for autocast in (True, False):
+        logits = x * 2.0
+        with pg.autocast(device, dtype=pg.bfloat16, enabled=autocast):
+            lo = logits.to(pg.bfloat16)
+            loss = pg.nn.functional.cross_entropy(lo if autocast else lo.float(), t)
+        assert loss.dtype is pg.float32
+        if autocast:
+            assert loss.grad_fn.next_edges[0][0] is lo.grad_fn       # no cast between them
+        (gx,) = pg.autograd.grad(loss, (x,), create_graph=True)
+        (gg,) = pg.autograd.grad((gx ** 2).sum(), (x,))
+        results.append((loss.detach(), gx.detach(), gg))
+    for a, r in zip(*results):
+        assert pg.equal(a, r)
+
+
 def test_backward_inside_the_context_is_not_autocast():
     """torch runs backward formulas without autocast: a float32 graph stays float32 even when
     backward() is called inside the context."""

@@ -133,6 +133,12 @@ def _seeded_residual_dropout(r, y, p):
     return F.residual_dropout(r, y, p)
 
 
+def _float32_loss_of_bf16(x, y):
+    """mse_loss under autocast runs in float32: both bf16 inputs cast up together (cast_many)."""
+    with pg.autocast(x.device.type, dtype=pg.bfloat16):
+        return F.mse_loss(x.to(pg.bfloat16), y.to(pg.bfloat16), reduction="none")
+
+
 # fast path -> the row that reaches it (forward and backward pairs share a row)
 ROWS = {
     "softmax": _op(lambda x: x.softmax(-1), (4, 7)),
@@ -164,6 +170,7 @@ ROWS = {
     "sum_of_squares": _clip,
     "basic_view": _op(lambda x: x[1:3, ::2] * 2, (4, 5)),
     "joined_view": _op(lambda x: _use_pieces(x.split([2, 3, 4], 1)), (4, 9)),
+    "cast_many": _op(_float32_loss_of_bf16, (3, 4), (3, 4)),
     "lstm_cell": _module(lambda: pg.nn.LSTM(3, 4), (5, 2, 3)),
     "gru_cell": _module(lambda: pg.nn.GRU(3, 4), (5, 2, 3)),
     "rnn_cell": _module(lambda: pg.nn.RNN(3, 4), (5, 2, 3)),

@@ -271,6 +271,9 @@ class CUDABackend(ArrayBackend):
             x = x.astype(np.int64)
         return x.astype(target)
 
+    def fast_cast_many(self, xs, dtype):
+        return elementwise.cast_many(xs, _dt(dtype))
+
     # ---- reduce ------------------------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
         if op == "sum" and x.dtype in _HALF:   # accumulate in float32
@@ -393,8 +396,8 @@ class CUDABackend(ArrayBackend):
     def fast_log_softmax_backward(self, y, g, axis):
         return softmax.softmax_backward(y, g, axis, log=True)
 
-    def fast_cross_entropy(self, x, target, ignore_index, mean):
-        return cross_entropy.cross_entropy(x, target, ignore_index, mean)
+    def fast_cross_entropy(self, x, target, ignore_index, mean, out_dtype=None):
+        return cross_entropy.cross_entropy(x, target, ignore_index, mean, None if out_dtype is None else _dt(out_dtype))
 
     def fast_cross_entropy_backward(self, x, target, lse, g, count, mean, ignore_index):
         return cross_entropy.cross_entropy_backward(x, target, lse, g, count, mean, ignore_index)

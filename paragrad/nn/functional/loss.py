@@ -21,7 +21,7 @@ from ...ops.neural.regression_loss import regression_loss
 from ...ops.linalg.vector_norm import vector_norm
 from .activation import log_softmax
 from .distance import pairwise_distance
-from ...ops.autocast_policy import cast
+from ...ops.autocast_policy import cast, runs_in
 
 
 def _legacy_reduction(size_average, reduce, reduction):
@@ -121,17 +121,24 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction="mean", label_smoothing=0.0):
     """Cross-entropy of logits input (N, C, ...) or (C,) against class indices or class
     probabilities, with PyTorch's weighting, ignore_index and label smoothing rules."""
-    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
-        input, target, weight = cast("cross_entropy", input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "cross_entropy")
+    fused = (input.ndim == 2 and weight is None and label_smoothing == 0.0 and reduction != "none"
+             and not target.dtype.is_floating_point and target.ndim == 1
+             and target.shape[0] == input.shape[0] and input.dtype.is_floating_point)
+    upcast = False
+    if autocast_state.on:     # paragrad.amp: the dtype this op runs in
+        # half logits in float32: the fused kernels read them as they are (no cast's pass)
+        upcast = (fused and input.dtype in (dt.bfloat16, dt.float16) and runs_in("cross_entropy", input)
+                  is dt.float32 and None not in (input._backend.fast("cross_entropy"),
+                                                   input._backend.fast("cross_entropy_backward")))
+        if not upcast:
+            input, target, weight = cast("cross_entropy", input, target, weight)
     same_device("cross_entropy", input, target, weight)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
-    if (input.ndim == 2 and weight is None and label_smoothing == 0.0 and reduction != "none"
-            and not target.dtype.is_floating_point and target.ndim == 1
-            and target.shape[0] == input.shape[0] and input.dtype.is_floating_point):
-        return cross_entropy_indices(input, target, ignore_index, reduction)   # the fused common case
+    if fused:
+        return cross_entropy_indices(input, target, ignore_index, reduction, upcast)   # the fused common case
     class_dim = 0 if input.ndim == 1 else 1
     logp = log_softmax(input, class_dim)
     n_classes = input.shape[class_dim]

@@ -179,9 +179,9 @@ def _compose(x, params, acts):
 def mlp(x, layers):
     """A chain of linear layers, each followed by an activation or nothing: layers = [(weight,
     bias, act), ...], act one of None, 'relu', 'gelu_tanh'. With a backend `mlp` fast path the
-    whole chain is one op whose backward fuses each activation's derivative and bias gradient
-    into the GEMM epilogue of the layer above (cuBLASLt DRELU_BGRAD / DGELU_BGRAD); otherwise
-    it composes linear_act / linear. nn.Sequential uses it."""
+    whole chain is one op whose backward fuses each activation's derivative into the GEMM
+    epilogue of the layer above (cuBLASLt DRELU / DGELU) and each bias gradient into a weight
+    gradient's; otherwise it composes linear_act / linear. nn.Sequential uses it."""
     acts = tuple(act for _, _, act in layers)
     if any(a is not None and a not in _ACTS for a in acts):
         raise ValueError(f"mlp: activations must be None or one of {_ACTS}, got {acts}")

@@ -82,6 +82,8 @@ def log_softmax(x, dim=None, dtype=None):
 
 
 class CrossEntropyBackward(Node):
+    upcast = False          # half logits, float32 loss (cross_entropy_indices)
+
     def backward(self, g):
         x, target = self.saved
         b = x._backend
@@ -93,9 +95,10 @@ class CrossEntropyBackward(Node):
         valid = target != self.ignore_index
         safe = target.masked_fill(~valid, 0)
         if autograd.is_grad_enabled():       # double backward: the differentiable composite
-            picked = x.log_softmax(1).gather(1, safe.unsqueeze(1)).squeeze(1)
+            xc = x.float() if self.upcast else x
+            picked = xc.log_softmax(1).gather(1, safe.unsqueeze(1)).squeeze(1)
             loss = -(picked * valid).sum()
-            return _grad_of(loss / valid.sum().to(x.dtype) if self.mean else loss, x, g)
+            return _grad_of(loss / valid.sum().to(xc.dtype) if self.mean else loss, x, g)
         # the gradient scale: g, over the number of counted rows for a mean (no counted
         # row: count 0 and every row ignored -> a zero gradient, as PyTorch)
         count = b.cast(self.count, x.dtype)
@@ -133,11 +136,13 @@ def check_targets(target, n, ignore_index, op="cross_entropy"):
         raise IndexError(f"{op}: Target {bad} is out of bounds for {n} classes")
 
 
-def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
+def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean", upcast=False):
     """Cross-entropy of logits x (N, C) against class indices (N,) as one op: the loss is
     logsumexp(x_i) - x_i[target_i] averaged over non-ignored rows; the backward is one
     softmax pass. (nn.functional.cross_entropy routes its common case here.) A backend's
-    `cross_entropy` fast path does the forward in one kernel."""
+    `cross_entropy` fast path does the forward in one kernel. upcast (half logits, with the
+    backend's fast paths only): the float32 loss of x.float(), and its gradient cast back to
+    x's dtype, without the casts' passes (autocast's cross-entropy)."""
     b = x._backend
     n = x.shape[1]
     if target.numel() and not capture.active():     # (no host reads inside pg.jit)
@@ -146,7 +151,8 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
     mean = reduction == "mean"
     lse_rows = None
     if fast is not None:
-        loss, count, lse_rows = fast(x._data, target._data, ignore_index, mean)  # (), (), (N,)
+        extra = {"out_dtype": dt.float32} if upcast else {}
+        loss, count, lse_rows = fast(x._data, target._data, ignore_index, mean, **extra)  # (), (), (N,)
     else:
         valid_b = b.binary("ne", target._data, ignore_index)                   # (N,) bool
         safe_b = b.where(valid_b, target._data, b.full((), 0, target.dtype, x._device.index))
@@ -160,10 +166,11 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean"):
         total = b.reduce("sum", per_row, (0,), False)
         count = b.reduce("sum", vf, (0,), False)
         loss = b.binary("div", total, count) if mean else total
-    out = _wrap(loss, x.dtype, x._device)
+    out = _wrap(loss, dt.float32 if upcast else x.dtype, x._device)
     if x._requires_grad and grad_mode._enabled:
         node = CrossEntropyBackward()
         node.saved = (x, target)
         node.mean, node.count, node.lse, node.ignore_index = mean, count, lse_rows, ignore_index
+        node.upcast = upcast
         record(node, (x,), out)
     return out

@@ -105,7 +105,7 @@ def _act_module(name):
     ((20, 64, 32, 5), ("gelu", "gelu")), ((20, 64, 32, 48, 5), ("gelu", None, "relu")),
     ((20, 64, 32, 5), ("relu", "gelu", "gelu"))])
 def test_fused_mlp_chain_matches_the_pairwise_composition(layers, acts):
-    """The whole chain as one op (cuBLASLt RELU/GELU_AUX_BIAS forward, DRELU/DGELU_BGRAD
+    """The whole chain as one op (cuBLASLt RELU/GELU_AUX_BIAS forward, DRELU/DGELU + BGRADB
     backward) against the layers run one by one; the last act, if any, ends the chain."""
     from paragrad.backends.base import fast_paths
     results = []

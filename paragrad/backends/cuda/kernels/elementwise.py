@@ -14,7 +14,9 @@ import math
 import cupy
 import numpy as np
 
+from .... import capture
 from ....dtypes import bfloat16
+from ..runtime import memory
 from ..runtime.compile import GRID_BLOCK, compiled, grid_stride, whole_packs
 from .row_views import binary_rows
 
@@ -132,6 +134,39 @@ def cast(x, dtype):
         _kernel(f"cast_vec<{types[0]}, {types[1]}, {_CAST_PACK}>")(
             grid_stride(x.size // _CAST_PACK), (GRID_BLOCK,), (x, y, np.int64(x.size)))
     return y
+
+
+_MANY_CHUNK = 4096      # elements a block of cast_many: 16 a thread
+_many_tables = {}
+
+
+def cast_many(xs, dtype):
+    """The buffers xs (contiguous, of one dtype) each cast to dtype, rounded as cast() does, by
+    one launch: -> [y], or None (not between float32 and a half type, or a buffer not
+    contiguous)."""
+    types = _CASTS.get((xs[0].dtype, dtype))
+    if types is None or any(x.dtype != xs[0].dtype or not x._c_contiguous for x in xs):
+        return None
+    ys = [cupy.empty(x.shape, dtype) for x in xs]
+    rows, blocks = [], 0
+    for x, y in zip(xs, ys):
+        rows.append((x.data.ptr, y.data.ptr, x.size, blocks))
+        blocks += -(-x.size // _MANY_CHUNK)
+    if blocks:
+        _kernel(f"cast_many<{types[0]}, {types[1]}, {_CAST_PACK}>")(
+            (blocks,), (GRID_BLOCK,), (_many_table(tuple(rows)), np.int32(len(rows)), np.int32(_MANY_CHUNK)))
+    return ys
+
+
+def _many_table(rows):
+    """rows as a device array, uploaded once per distinct rows (a training step's casts reuse
+    their addresses from step to step) and kept alive by a graph that captures its use."""
+    t = _many_tables.get(rows)
+    if t is None:
+        if len(_many_tables) > 256:
+            _many_tables.clear()
+        t = _many_tables[rows] = memory.upload(np.array(rows, dtype=np.int64).reshape(-1))
+    return capture.keep(t)
 
 
 def activation_grad(op, g, y):
