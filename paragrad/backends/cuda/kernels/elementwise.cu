@@ -111,29 +111,40 @@ __global__ void cast_vec(const S* x, D* y, long long n) {
 
 // Several contiguous buffers of one dtype cast in one launch (autocast's casts of a layer's
 // weight, bias and input, and their gradients' casts back): table[4t..4t+3] = (source, result,
-// elements, first block) of buffer t. A block casts `chunk` elements of one buffer, V at a time
-// where both addresses allow it.
+// elements, first block) of buffer t. A block casts MANY_PACKS * V * blockDim.x elements of one
+// buffer; a thread loads all its packs before it stores any (the stores might alias the next
+// loads as far as the compiler knows: a load-store loop waits out a memory latency per pack).
+#define MANY_PACKS 4
 template <typename S, typename D, int V>
-__global__ void cast_many(const long long* table, int count, int chunk) {
+__global__ void cast_many(const long long* table, int count) {
     int t = 0;
     while (t + 1 < count && table[4 * (t + 1) + 3] <= blockIdx.x) ++t;      // a few buffers: a scan
     const S* x = (const S*)table[4 * t];
     D* y = (D*)table[4 * t + 1];
-    const long long n = table[4 * t + 2], start = (blockIdx.x - table[4 * t + 3]) * (long long)chunk;
+    const long long chunk = (long long)MANY_PACKS * V * blockDim.x;
+    const long long n = table[4 * t + 2], start = (blockIdx.x - table[4 * t + 3]) * chunk;
     const long long end = min(start + chunk, n);
-    const bool packs = ((unsigned long long)x % (V * sizeof(S))) == 0 && ((unsigned long long)y % (V * sizeof(D))) == 0;
-    long long i = start;
-    if (packs) {        // (chunk is a multiple of V: every pack of this chunk is aligned)
-        const long long whole = start + (end - start) / V * V;
-        for (long long p = start + (long long)threadIdx.x * V; p < whole; p += (long long)blockDim.x * V) {
-            Pack<S, V> a = load<S, V>(x + p);
-            Pack<D, V> b;
-            for (int k = 0; k < V; k++) b.v[k] = convert<S, D>(a.v[k]);
-            store<D, V>(y + p, b);
+    if (((unsigned long long)x % (V * sizeof(S))) == 0 && ((unsigned long long)y % (V * sizeof(D))) == 0) {
+        Pack<S, V> a[MANY_PACKS];
+#pragma unroll
+        for (int k = 0; k < MANY_PACKS; k++) {
+            const long long p = start + ((long long)k * blockDim.x + threadIdx.x) * V;
+            if (p + V <= end) a[k] = load<S, V>(x + p);
         }
-        i = whole;
+#pragma unroll
+        for (int k = 0; k < MANY_PACKS; k++) {
+            const long long p = start + ((long long)k * blockDim.x + threadIdx.x) * V;
+            if (p + V <= end) {
+                Pack<D, V> b;
+                for (int j = 0; j < V; j++) b.v[j] = convert<S, D>(a[k].v[j]);
+                store<D, V>(y + p, b);
+            }
+        }
+        const long long tail = start + (end - start) / V * V;       // the last partial pack
+        if (threadIdx.x < end - tail) y[tail + threadIdx.x] = convert<S, D>(x[tail + threadIdx.x]);
+        return;
     }
-    for (i += threadIdx.x; i < end; i += blockDim.x) y[i] = convert<S, D>(x[i]);
+    for (long long i = start + threadIdx.x; i < end; i += blockDim.x) y[i] = convert<S, D>(x[i]);
 }
 
 // a op s, the scalar s passed by value (already rounded to T, as the ufunc's weak scalar)

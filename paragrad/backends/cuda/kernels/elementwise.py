@@ -136,7 +136,7 @@ def cast(x, dtype):
     return y
 
 
-_MANY_CHUNK = 4096      # elements a block of cast_many: 16 a thread
+_MANY_CHUNK = 4 * _CAST_PACK * GRID_BLOCK    # elements a block of cast_many (MANY_PACKS packs a thread)
 _many_tables = {}
 
 
@@ -154,7 +154,7 @@ def cast_many(xs, dtype):
         blocks += -(-x.size // _MANY_CHUNK)
     if blocks:
         _kernel(f"cast_many<{types[0]}, {types[1]}, {_CAST_PACK}>")(
-            (blocks,), (GRID_BLOCK,), (_many_table(tuple(rows)), np.int32(len(rows)), np.int32(_MANY_CHUNK)))
+            (blocks,), (GRID_BLOCK,), (_many_table(tuple(rows)), np.int32(len(rows))))
     return ys
 
 
