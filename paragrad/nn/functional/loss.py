@@ -14,7 +14,7 @@ from ... import dtypes as dt
 from ...autograd import Function
 from ...ops import arange, cumprod, minimum, scatter_add, softplus, where, zeros_like
 from ...ops import full as full_like
-from ...ops._common import same_device
+from ...ops._common import check_tensor, same_device
 from ...ops.indexing.index_bounds import known
 from ...ops.neural.softmax import check_targets, cross_entropy_indices
 from ...ops.neural.regression_loss import regression_loss
@@ -123,6 +123,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     probabilities, with PyTorch's weighting, ignore_index and label smoothing rules."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "cross_entropy")
+    check_tensor(input, "cross_entropy")
+    check_tensor(target, "cross_entropy", "target")
+    same_device("cross_entropy", input, target, weight)      # (the casts below keep devices)
     fused = (input.ndim == 2 and weight is None and label_smoothing == 0.0 and reduction != "none"
              and not target.dtype.is_floating_point and target.ndim == 1
              and target.shape[0] == input.shape[0] and input.dtype.is_floating_point)
@@ -134,7 +137,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                                    input._backend.fast("cross_entropy_backward")))
         if not upcast:
             input, target, weight = cast("cross_entropy", input, target, weight)
-    same_device("cross_entropy", input, target, weight)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     if fused:

@@ -172,6 +172,13 @@ def test_cross_entropy_bad_target_next_to_ignored_ones(target, device):
         F.cross_entropy(x, pg.tensor(target, device=device))
 
 
+def test_cross_entropy_of_a_non_tensor_is_torchs_type_error():
+    with pytest.raises(TypeError, match="argument 'input' must be Tensor, not list"):
+        F.cross_entropy([[1.0, 2.0]], pg.tensor([0]))
+    with pytest.raises(TypeError, match="argument 'target' must be Tensor, not list"):
+        F.cross_entropy(pg.ones(1, 2), [0])
+
+
 def test_cross_entropy_bfloat16_logits_match_torch(device):
     x = make_input((6, 5))
     target = np.array([0, 4, -100, 2, 1, 3], np.int64)
