@@ -34,6 +34,7 @@ __device__ __forceinline__ unsigned int divide(unsigned int n, unsigned int magi
 }
 
 #include "block_reduce.cuh"
+#include "last_block.cuh"
 #include "pack.cuh"
 
 // The geometry every kernel gets: C, HW and the magic numbers that divide by them.
@@ -63,18 +64,13 @@ __device__ __forceinline__ void split_range(unsigned int m, unsigned int* lo, un
 // Write this block's two partial sums, take a ticket; true in the channel's last block, whose
 // threads then hold the channel's totals in s1, s2 (added in split order).
 __device__ bool combine(double* s1, double* s2, double* partial, unsigned int* ticket, double* shm) {
-    __shared__ bool last;
     const unsigned int c = blockIdx.y, splits = gridDim.x;
     double a = block_sum(*s1, shm), b = block_sum(*s2, shm);
     if (threadIdx.x == 0) {
         partial[2 * ((u64)c * splits + blockIdx.x)] = a;
         partial[2 * ((u64)c * splits + blockIdx.x) + 1] = b;
-        __threadfence();                    // the partials are visible before the ticket says so
-        last = atomicAdd(ticket + c, 1u) == splits - 1;
     }
-    __syncthreads();
-    if (!last) return false;
-    __threadfence();
+    if (!arrived_last(ticket + c, splits)) return false;
     const volatile double* p = partial + 2 * (u64)c * splits;
     a = 0.0;
     b = 0.0;
@@ -84,7 +80,6 @@ __device__ bool combine(double* s1, double* s2, double* partial, unsigned int* t
     }
     *s1 = block_sum(a, shm);
     *s2 = block_sum(b, shm);
-    if (threadIdx.x == 0) ticket[c] = 0u;   // ready for the next launch on this stream
     return true;
 }
 

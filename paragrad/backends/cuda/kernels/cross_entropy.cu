@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include "block_reduce.cuh"
+#include "last_block.cuh"
 
 __device__ __forceinline__ float to_compute(float x) { return x; }
 __device__ __forceinline__ double to_compute(double x) { return x; }
@@ -23,14 +24,13 @@ template <> __device__ __forceinline__ double qnan<double>() { return __longlong
 
 // Cross-entropy forward in one launch. Block r computes row r's logsumexp and its loss
 // (lse - x[target]) * valid into rows[r], its valid flag into rows[n + r]. The last block to
-// finish (a ticket counter, reset by that block for the next launch) sums both halves in a
+// finish (arrived_last) sums both halves in a
 // fixed order, so the result is deterministic, and writes out = [loss (mean: sum / count), count].
 // An out-of-range target gives NaN (the host checks bounds when it is not capturing a graph).
 template <typename T, typename X> __device__ void xent_fwd(const X* x, const long long* target, T* rows, T* lse_out,
                                                T* out, unsigned int* ticket, long long cols,
                                                long long ignore_index, int mean) {
     __shared__ T shm[32];
-    __shared__ bool last;
     const X* xr = x + blockIdx.x * cols;
     T m = neg_inf<T>();
     for (long long j = threadIdx.x; j < cols; j += blockDim.x) m = max(m, to_compute(xr[j]));
@@ -46,12 +46,8 @@ template <typename T, typename X> __device__ void xent_fwd(const X* x, const lon
         bool bad = !ignored && (t < 0 || t >= cols);
         rows[blockIdx.x] = ignored ? T(0) : (bad ? qnan<T>() : lse - to_compute(xr[t]));
         rows[gridDim.x + blockIdx.x] = ignored ? T(0) : T(1);
-        __threadfence();                    // the row is visible before the ticket says so
-        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
     }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!arrived_last(ticket, gridDim.x)) return;
     const volatile T* vr = rows;
     T total = T(0), count = T(0);
     for (long long i = threadIdx.x; i < gridDim.x; i += blockDim.x) {
@@ -63,7 +59,6 @@ template <typename T, typename X> __device__ void xent_fwd(const X* x, const lon
     if (threadIdx.x == 0) {
         out[0] = mean ? total / count : total;
         out[1] = count;
-        *ticket = 0u;
     }
 }
 

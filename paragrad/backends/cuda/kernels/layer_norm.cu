@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include "block_reduce.cuh"
+#include "last_block.cuh"
 
 // y = (x - mean) * rstd * w + b over each row; saves mean and rstd per row
 template <typename T> __device__ void ln_fwd(const T* x, const T* w, const T* b, T* y, T* mean_out,
@@ -171,13 +172,12 @@ template <typename T> __device__ void ln_params_sum(const T* part, T* dw, T* db,
 // layer_norm's dw = sum over rows of g * xhat, db = sum of g, for (rows, cols) g and x.
 // Grid (column strips of 32, row chunks), block (32, 8): each block sums its chunk for its 32
 // columns, in a fixed order. With one chunk it writes dw and db; with several it writes
-// partials (2, chunks, cols) and the last block to finish (a ticket counter, reset by that
-// block for the next launch) adds the chunks in order, so the result is deterministic.
+// partials (2, chunks, cols) and the last block to finish (arrived_last) adds the chunks in
+// order, so the result is deterministic.
 template <typename T> __device__ void ln_bwd_params(const T* g, const T* x, const T* mean, const T* rstd,
                                                     T* part, T* dw, T* db, unsigned int* ticket,
                                                     long long rows, long long cols, long long chunk) {
     __shared__ T sw[8][33], sb[8][33];
-    __shared__ bool last;
     int tx = threadIdx.x, ty = threadIdx.y;
     long long c = blockIdx.x * 32LL + tx;
     long long r0 = blockIdx.y * chunk, r1 = min(rows, r0 + chunk);
@@ -198,13 +198,7 @@ template <typename T> __device__ void ln_bwd_params(const T* g, const T* x, cons
         if (chunks == 1) { dw[c] = w; db[c] = b; }
         else { part[blockIdx.y * cols + c] = w; part[(chunks + blockIdx.y) * cols + c] = b; }
     }
-    if (chunks == 1) return;
-    __threadfence();                        // the partials are visible before the ticket says so
-    __syncthreads();
-    if (tx == 0 && ty == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (chunks == 1 || !arrived_last(ticket, gridDim.x * gridDim.y)) return;
     const volatile T* vp = part;
     for (long long j = ty * 32LL + tx; j < cols; j += 256) {
         T w = T(0), b = T(0);
@@ -212,7 +206,6 @@ template <typename T> __device__ void ln_bwd_params(const T* g, const T* x, cons
         dw[j] = w;
         db[j] = b;
     }
-    if (tx == 0 && ty == 0) *ticket = 0u;
 }
 
 #define LAYER_NORM(T, S) \

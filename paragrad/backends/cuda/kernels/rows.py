@@ -40,9 +40,9 @@ _tickets = {}
 
 
 def ticket():
-    """The last-block counter of the kernels that finish in their last block (xent_fwd,
-    ln_bwd_params, adam_f32): one per device and stream (launches on one stream run in order;
-    the kernel resets it to 0 when done)."""
+    """The counter of the kernels that finish in their last block (last_block.cuh: xent_fwd,
+    ln_bwd_params, sum_squares_f32): one per device and stream (launches on one stream run in
+    order; the last block resets it to 0)."""
     stream = cupy.cuda.get_current_stream()
     key = (cupy.cuda.runtime.getDevice(), stream.ptr)
     t = _tickets.get(key)

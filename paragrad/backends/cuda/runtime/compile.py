@@ -46,7 +46,7 @@ _modules = {}
 _instances = {}       # (source, kernel name or template instantiation, device) -> Kernel
 _device = cupy.cuda.runtime.getDevice       # (a loaded function belongs to one device)
 _DIR = Path(__file__).parent.parent             # backends/cuda/: sources are named from here
-_HEADERS = ("block_reduce.cuh", "pack.cuh")     # in kernels/, pasted where a source includes them
+_HEADERS = ("block_reduce.cuh", "last_block.cuh", "pack.cuh")     # in kernels/, pasted where a source includes them
 # optimizer updates, batch norm and the elementwise kernels must round like the composed
 # primitives (or ufuncs) they replace: no fused multiply-add
 _OPTIONS = {"kernels/optimizer.cu": ("--fmad=false",), "kernels/batch_norm.cu": ("--fmad=false",),
