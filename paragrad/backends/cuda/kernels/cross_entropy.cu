@@ -24,8 +24,8 @@ template <> __device__ __forceinline__ double qnan<double>() { return __longlong
 
 // Cross-entropy forward in one launch. Block r computes row r's logsumexp and its loss
 // (lse - x[target]) * valid into rows[r], its valid flag into rows[n + r]. The last block to
-// finish (arrived_last) sums both halves in a
-// fixed order, so the result is deterministic, and writes out = [loss (mean: sum / count), count].
+// finish (arrived_last) sums both halves in a fixed order, so the result is deterministic, and
+// writes out = [loss (mean: sum / count), count].
 // An out-of-range target gives NaN (the host checks bounds when it is not capturing a graph).
 template <typename T, typename X> __device__ void xent_fwd(const X* x, const long long* target, T* rows, T* lse_out,
                                                T* out, unsigned int* ticket, long long cols,

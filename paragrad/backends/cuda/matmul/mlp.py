@@ -1,7 +1,8 @@
 """A chain of Linear layers as one op (the `mlp` fast path): each layer's activation derivative
 and bias gradient fused into the epilogue of the GEMM above it, the weight gradients on a side
 stream, and per chain geometry a timed choice between cuBLASLt's GEMMs (cublaslt.py) and
-small_gemm's for batches of at most 64 rows.
+small_gemm's for batches of at most 64 rows. A narrow top layer (a classifier head of at most
+16 outputs) over at most 64 rows runs narrow.py's kernels.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from nvmath.linalg.advanced import MatmulEpilog as E
 from .... import capture
 from ..runtime import machine_cache, timing
 from ..kernels.row_views import c_contiguous
-from . import cublas, small_gemm
+from . import cublas, narrow, small_gemm
 from .cublaslt import gelu_tanh_grad, owned, relu_grad, run, supported, zeros
 
 
@@ -37,35 +38,55 @@ def mlp(x, layers):
                                in zip(layers, layers[1:])):
         return None
     h = c_contiguous(x).reshape(-1, x.shape[-1])
-    small = _small_chain(h, layers)
-    h, saved = (_forward_small if small else _forward_lt)(h, layers)
-    return h.reshape(x.shape[:-1] + (h.shape[-1],)), _Saved(small, saved)
+    small, narrow_top = _small_chain(h, layers), _narrow_top(h, layers)
+    h, saved = (_forward_small if small else _forward_lt)(h, layers, narrow_top)
+    return h.reshape(x.shape[:-1] + (h.shape[-1],)), _Saved(small, narrow_top, saved)
 
 
 class _Saved(NamedTuple):
     """What mlp() keeps for mlp_backward: which GEMMs ran (small_gemm's or cuBLASLt's, whose
-    activation aux formats differ) and per layer (its input, its activation aux)."""
+    activation aux formats differ; narrow.py's for the top layer or not) and per layer (its
+    input, its activation aux)."""
     small: bool
+    narrow_top: bool
     layers: list
 
 
-def _forward_small(h, layers):
+def _narrow_top(h, layers):
+    """Whether the top layer runs narrow.py's kernels: no activation of its own, and a ReLU or
+    nothing below it (its data gradient applies the ReLU's derivative from its input)."""
+    w, _, act = layers[-1]
+    return (act is None and narrow.takes(h.shape[0], w)
+            and (len(layers) == 1 or layers[-2][2] in (None, "relu")))
+
+
+def _bias(w, b, dtype):
+    return b if b is not None else zeros(w.shape[0], dtype)
+
+
+def _forward_small(h, layers, narrow_top):
     saved = []
-    for w, b, act in layers:
-        y, aux = small_gemm.linear_act(h, w, b if b is not None else zeros(w.shape[0], h.dtype), act)
+    for i, (w, b, act) in enumerate(layers):
+        if narrow_top and i == len(layers) - 1:
+            y, aux = narrow.forward(h, w, _bias(w, b, h.dtype)), None
+        else:
+            y, aux = small_gemm.linear_act(h, w, _bias(w, b, h.dtype), act)
         saved.append((h, aux))
         h = y
     return h, saved
 
 
-def _forward_lt(h, layers):
+def _forward_lt(h, layers, narrow_top):
     saved = []
     for i, (w, b, act) in enumerate(layers):
-        bias = {"bias": b if b is not None else zeros(w.shape[0], h.dtype)}
+        bias = {"bias": _bias(w, b, h.dtype)}
         top = i == len(layers) - 1
-        if act is None:
+        below_narrow = narrow_top and i == len(layers) - 2
+        if narrow_top and top:
+            r, aux = narrow.forward(h, w, bias["bias"]).T, None
+        elif act is None:
             r, aux = run(E.BIAS, w, h.T, bias), None
-        elif top and act == "relu":     # no layer above to fuse dReLU into: keep y for it
+        elif (top or below_narrow) and act == "relu":     # no cuBLASLt GEMM above to fuse dReLU into: keep y
             r = run(E.RELU_BIAS, w, h.T, bias)
             aux = r.T
         else:
@@ -102,9 +123,10 @@ def _small_chain(h, layers):
 
 
 def _step(h, layers, small):
-    y, saved = (_forward_small if small else _forward_lt)(h, layers)
+    narrow_top = _narrow_top(h, layers)
+    y, saved = (_forward_small if small else _forward_lt)(h, layers, narrow_top)
     needs = [(True, b is not None) for _, b, _ in layers]
-    mlp_backward(cupy.ones_like(y), layers, _Saved(small, saved), False, needs)
+    mlp_backward(cupy.ones_like(y), layers, _Saved(small, narrow_top, saved), False, needs)
 
 
 _side_streams = {}
@@ -134,7 +156,7 @@ def mlp_backward(g, layers, saved, need_dx, needs):
     captured graph they become parallel branches)."""
     main = cupy.cuda.get_current_stream()
     side = _side_stream(main)
-    small, saved = saved
+    small, narrow_top, saved = saved
     dz = c_contiguous(g).reshape(-1, g.shape[-1])
     top = layers[-1][2]
     if top is not None:     # the top layer's activation: elementwise, from its y (relu) or z (gelu)
@@ -151,7 +173,12 @@ def mlp_backward(g, layers, saved, need_dx, needs):
         # the data gradient is launched before the weight gradient that runs beside it: it is the
         # critical path, and a graph launches the branch created first first (the other order let
         # the weight-gradient GEMM take every SM and stretched a data-gradient kernel 15 -> 28 us)
-        if i > 0 and small:
+        narrow_i = narrow_top and i == len(layers) - 1
+        if narrow_i and i > 0:      # the ReLU below, if any, has this layer's input as its y
+            dz = narrow.data_grad(dz, w, x_i if layers[i - 1][2] == "relu" else None)
+        elif narrow_i and need_dx:
+            dx = narrow.data_grad(dz, w)
+        elif i > 0 and small:
             dz, db_known = small_gemm.data_grad(dz, w, layers[i - 1][2], saved[i - 1][1])
         elif i > 0:
             below = layers[i - 1][2]
@@ -165,7 +192,11 @@ def mlp_backward(g, layers, saved, need_dx, needs):
         side.wait_event(ready)
         read_by_side.append(dz_i)
         with side:
-            out[i] = _weight_grads(x_i, dz_i, db_i, need_dw, need_db)
+            if narrow_i:
+                dw, db = narrow.weight_grads(x_i, dz_i)
+                out[i] = (dw if need_dw else None, db if need_db else None)
+            else:
+                out[i] = _weight_grads(x_i, dz_i, db_i, need_dw, need_db)
     main.wait_event(side.record())
     return dx, out
 
