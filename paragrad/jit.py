@@ -5,7 +5,7 @@ other argument's value):
   call 1  runs fn eagerly (allocations, kernel compiles, GEMM plans, optimizer state);
   call 2  records fn into a CUDA graph on a side stream, with the tensor arguments copied into
           static buffers that the graph reads, and runs the graph once;
-  later   copy the tensor arguments into those buffers and replay the graph.
+  later   replay the graph, which starts by copying the tensor arguments into those buffers.
 A new signature goes through the same two calls and gets its own graph. Calls whose tensors
 are all on the CPU run fn eagerly: there is nothing to capture.
 
@@ -82,8 +82,7 @@ class jit:
 class _Entry:
     def __init__(self, device):
         from .backends import backend_for
-        self.backend = backend_for(device)
-        self.graph = self.backend.step_graph(device.index)
+        self.graph = backend_for(device).step_graph(device.index)
         self.calls = 0
         self.statics = None
         self.out = None
@@ -96,17 +95,14 @@ class _Entry:
         if self.calls == 2:
             self.statics = [_static_copy(t) for t in tensors]
             s_args, s_kwargs = _replace((args, kwargs), iter(self.statics))
+            inputs = [(s._data, t._data) for s, t in zip(self.statics, tensors)]
             try:
-                self.out = self.graph.capture(lambda: fn(*s_args, **s_kwargs), name)
+                self.out = self.graph.capture(lambda: fn(*s_args, **s_kwargs), name, inputs)
             except BaseException:
                 self.calls = 1          # the next call tries the capture again
                 raise
             return self.out
-        b = self.backend
-        for static, t in zip(self.statics, tensors):
-            if static._data is not t._data:
-                b.copy_(static._data, t._data)
-        self.graph.replay()
+        self.graph.replay([t._data for t in tensors])
         return self.out
 
 

@@ -163,6 +163,24 @@ def test_a_channels_last_argument_keeps_its_layout_in_the_graph():
         np.testing.assert_array_equal(out, 2 * x.cpu().numpy())
 
 
+def test_the_graph_copies_each_calls_inputs_in_itself():
+    """A whole-buffer argument is copied by a memcpy node of the graph, re-pointed at each call's
+    tensor: new tensors, the same one again, a row view into a larger buffer, a transposed view
+    (copied before the launch instead), and the graph's own output fed back in."""
+    f = pg.jit(lambda x, y: x * 2 + y)
+    y = pg.randn(3, 6, device="cuda")
+    base = pg.randn(4, 6, device="cuda")
+    fresh = [pg.randn(3, 6, device="cuda") for _ in range(3)]
+    xs = fresh + [fresh[2], base[1:], pg.randn(6, 3, device="cuda").t(), base[1:], None, None]
+    out = None
+    for x in xs:
+        x = out if x is None else x
+        want = 2 * x.cpu().numpy() + y.cpu().numpy()
+        out = f(x, y)
+        np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-6)
+    assert all(node is not None for node in f._last.graph.inputs), "both arguments are memcpy nodes"
+
+
 def test_joining_many_tensors_is_captured():
     """CuPy joins more than 8 arrays with a table of addresses uploaded from the host, which a
     capture forbids: stack/cat of many tensors and clip_grad_norm_ over many parameters (one

@@ -513,7 +513,7 @@ class CUDABackend(ArrayBackend):
         return cudnn_frontend.sdpa_backward(q, k, v, out, dout, stats, scale, is_causal, dropout_p, rng)
 
     def step_graph(self, device_index=0):
-        return graphs.StepGraph(device_index)
+        return graphs.StepGraph(device_index, self.copy_)
 
     def fast_adam_step(self, *bufs, **hyper):
         return optimizer.adam_step(*bufs, **hyper)
