@@ -45,6 +45,7 @@ _BITWISE = {"and": (cupy.logical_and, cupy.bitwise_and), "or": (cupy.logical_or,
 # half-precision float dtypes, summed with a float32 accumulator (compared as dtypes: the
 # .name property of a NumPy dtype is slow enough to show in per-op overhead)
 _HALF = tuple(d for d in (np.dtype(np.float16), _bf16.np) if d is not None)
+_COLUMN_SUM_DTYPES = (np.dtype(np.float32),) + _HALF     # column_sums.cu
 _PY_NUMBERS = (int, float, bool)
 
 
@@ -276,19 +277,20 @@ class CUDABackend(ArrayBackend):
 
     # ---- reduce ------------------------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
-        if op == "sum" and x.dtype in _HALF:   # accumulate in float32
-            k = len(axes)
-            if axes == tuple(range(k)) and 0 < k < x.ndim and x.size and x._c_contiguous:
-                # over the leading axes (a Linear layer's bias gradient): column_sums.cu's two
-                # launches, else a product with a ones vector on the tensor cores; float32
-                # accumulation, one rounding (CuPy's column reduction of a half buffer ran at a
-                # tenth of the memory bandwidth, the product at a third)
-                rest = x.shape[k:]
-                x2 = x.reshape(-1, math.prod(rest))
-                sums = column_sums.column_sums(x2)
-                if sums is None:
-                    sums = cublas.column_sums(x2)
+        k = len(axes)
+        if (op == "sum" and x.dtype in _COLUMN_SUM_DTYPES and axes == tuple(range(k)) and 0 < k < x.ndim
+                and x.size and x._c_contiguous):
+            # over the leading axes (a Linear layer's bias gradient): column_sums.cu's two
+            # launches, float32 accumulation, one rounding (CuPy's column reduction of a half
+            # buffer ran at a tenth of the memory bandwidth, of a float32 one at a fifth)
+            rest = x.shape[k:]
+            x2 = x.reshape(-1, math.prod(rest))
+            sums = column_sums.column_sums(x2)
+            if sums is None and x.dtype in _HALF:       # a product with a ones vector instead
+                sums = cublas.column_sums(x2)
+            if sums is not None:
                 return sums.reshape((1,) * k + rest if keepdims else rest)
+        if op == "sum" and x.dtype in _HALF:   # accumulate in float32
             return cupy.sum(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
         if (op == "sum" and axes == (0,) and x.ndim == 2 and not keepdims and x.dtype in _GEMM_SUM_DTYPES
                 and 0 < x.shape[0] <= _GEMM_SUM_ROWS and x.shape[1]):

@@ -84,6 +84,19 @@ def test_half_column_sums_are_float32_sums_rounded_once(half, shape):
     assert (np.abs(cupy.asnumpy(got).astype(np.float64) - exact) <= ulp + 1e-6).all()
 
 
+@pytest.mark.parametrize("shape", [(16384, 384), (100, 24), (3, 1544), (2, 64, 40), (5, 12), (7, 3), (1, 8)])
+def test_float32_column_sums_match_float64(shape):
+    """A float32 buffer summed over its leading axes (a Linear's bias gradient): column_sums.cu
+    (c a multiple of 4) or CuPy's reduction (c = 3), within float32 accumulation error."""
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    got = _backend().reduce("sum", cupy.asarray(x), tuple(range(len(shape) - 1)), False)
+    x2 = x.astype(np.float64).reshape(-1, shape[-1])
+    assert got.dtype == np.float32 and got.shape == shape[-1:]
+    np.testing.assert_allclose(cupy.asnumpy(got), x2.sum(0), rtol=0, atol=1e-5 * np.abs(x2).sum(0).max())
+    kept = _backend().reduce("sum", cupy.asarray(x), tuple(range(len(shape) - 1)), True)
+    assert kept.shape == (1,) * (len(shape) - 1) + shape[-1:]
+
+
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 @pytest.mark.parametrize("half", ["bfloat16", "float16"])
 def test_half_binary_in_packs_equals_float32_math_rounded_once(op, half):
