@@ -13,15 +13,9 @@
 #include <cuda_bf16.h>
 #include "pack.cuh"
 
+// NMAX: outputs at most (narrow.py's MAX_OUT). The half types convert to and from float as their
+// constructors do: round to nearest even.
 #define NMAX 16
-
-__device__ __forceinline__ float to_f(float x) { return x; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
-template <typename T> __device__ __forceinline__ T from_f(float x);
-template <> __device__ __forceinline__ float from_f(float x) { return x; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f(float x) { return __float2bfloat16_rn(x); }
-template <> __device__ __forceinline__ __half from_f(float x) { return __float2half_rn(x); }
 
 // These GEMMs are latency-bound (one MFLOP, a few microseconds): each thread issues all its
 // loads before it uses any, so a block waits for memory once, not once a loop iteration
@@ -46,7 +40,7 @@ template <typename T, int V> __device__ void narrow_fwd(const T* x, const T* w, 
         for (int j = 0; j < NMAX; ++j)
             if (j < n)
 #pragma unroll
-                for (int v = 0; v < V; ++v) acc[j] += to_f(xp.v[v]) * to_f(wp[j].v[v]);
+                for (int v = 0; v < V; ++v) acc[j] += float(xp.v[v]) * float(wp[j].v[v]);
     }
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) {
@@ -59,7 +53,7 @@ template <typename T, int V> __device__ void narrow_fwd(const T* x, const T* w, 
     if (threadIdx.x < n) {
         float s = 0.f;
         for (int r = 0; r < 8; ++r) s += sums[r][threadIdx.x];
-        y[(long long)row * n + threadIdx.x] = from_f<T>(s + to_f(b[threadIdx.x]));
+        y[(long long)row * n + threadIdx.x] = T(s + float(b[threadIdx.x]));
     }
 }
 
@@ -75,7 +69,7 @@ template <typename T, int V> __device__ void narrow_dx(const T* dz, const T* w, 
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) {
         if (j < n) {
-            d[j] = to_f(dz[(long long)row * n + j]);
+            d[j] = float(dz[(long long)row * n + j]);
             wp[j] = load<T, V>(w + (long long)j * k + c);
         }
     }
@@ -87,11 +81,11 @@ template <typename T, int V> __device__ void narrow_dx(const T* dz, const T* w, 
     for (int j = 0; j < NMAX; ++j)
         if (j < n)
 #pragma unroll
-            for (int v = 0; v < V; ++v) acc[v] += d[j] * to_f(wp[j].v[v]);
+            for (int v = 0; v < V; ++v) acc[v] += d[j] * float(wp[j].v[v]);
     Pack<T, V> out;
 #pragma unroll
     for (int v = 0; v < V; ++v)     // torch's threshold_backward: 0 where y <= 0
-        out.v[v] = from_f<T>(relu_y && to_f(yp.v[v]) <= 0.f ? 0.f : acc[v]);
+        out.v[v] = T(relu_y && float(yp.v[v]) <= 0.f ? 0.f : acc[v]);
     store<T, V>(dx + (long long)row * k + c, out);
 }
 
@@ -113,7 +107,7 @@ template <typename T> __device__ void narrow_dw(const T* dz, const T* x, T* dw, 
         if (threadIdx.x + 256 * i < m * n) dzt[i] = dz[threadIdx.x + 256 * i];
 #pragma unroll
     for (int i = 0; i < 64 * NMAX / 256; ++i)
-        if (threadIdx.x + 256 * i < m * n) dzs[threadIdx.x + 256 * i] = to_f(dzt[i]);
+        if (threadIdx.x + 256 * i < m * n) dzs[threadIdx.x + 256 * i] = float(dzt[i]);
     __syncthreads();
     float acc[NMAX][2];
 #pragma unroll
@@ -122,7 +116,7 @@ template <typename T> __device__ void narrow_dw(const T* dz, const T* x, T* dw, 
     for (int i = 0; i < 8; ++i) {
         int r = warp + 8 * i;
         if (c < k && r < m) {
-            float x0 = to_f(xs[i].v[0]), x1 = to_f(xs[i].v[1]);
+            float x0 = float(xs[i].v[0]), x1 = float(xs[i].v[1]);
 #pragma unroll
             for (int j = 0; j < NMAX; ++j)
                 if (j < n) { float d = dzs[r * n + j]; acc[j][0] += d * x0; acc[j][1] += d * x1; }
@@ -137,13 +131,13 @@ template <typename T> __device__ void narrow_dw(const T* dz, const T* x, T* dw, 
         if (col >= k) continue;
         float s = 0.f;
         for (int r = 0; r < 8; ++r) s += part[r][jv][l];
-        dw[(long long)(jv >> 1) * k + col] = from_f<T>(s);
+        dw[(long long)(jv >> 1) * k + col] = T(s);
     }
     if (blockIdx.x == 0)            // warp j sums db[j]: rows lane and lane + 32, then a shuffle tree
         for (int j = warp; j < n; j += 8) {
             float s = (lane < m ? dzs[lane * n + j] : 0.f) + (lane + 32 < m ? dzs[(lane + 32) * n + j] : 0.f);
             for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffff, s, o);
-            if (lane == 0) db[j] = from_f<T>(s);
+            if (lane == 0) db[j] = T(s);
         }
 }
 

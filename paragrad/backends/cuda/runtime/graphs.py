@@ -154,14 +154,16 @@ class _CopyNode:
 
 
 def _copy_nodes(graph, inputs):
-    """Per input, its memcpy node in the graph (found by its destination), or None."""
+    """Per input, its memcpy node in the graph (the one copying that source into that static
+    buffer: fn's own copies have other ends, and any doubt leaves the input to a copy before
+    each launch), or None."""
     lib = _libcuda()
     count = ctypes.c_size_t(0)
     handle = ctypes.c_void_p(int(graph.graph))
     _check(lib.cuGraphGetNodes(handle, None, ctypes.byref(count)), "cuGraphGetNodes")
     nodes = (ctypes.c_void_p * count.value)()
     _check(lib.cuGraphGetNodes(handle, nodes, ctypes.byref(count)), "cuGraphGetNodes")
-    by_dst = {}
+    by_ends = {}
     for node in nodes:
         kind = ctypes.c_int()
         _check(lib.cuGraphNodeGetType(ctypes.c_void_p(node), ctypes.byref(kind)), "cuGraphNodeGetType")
@@ -169,11 +171,11 @@ def _copy_nodes(graph, inputs):
             params = _Memcpy3D()
             _check(lib.cuGraphMemcpyNodeGetParams(ctypes.c_void_p(node), ctypes.byref(params)),
                    "cuGraphMemcpyNodeGetParams")
-            by_dst[params.dstDevice] = (ctypes.c_void_p(node), params)
+            by_ends.setdefault((params.srcDevice, params.dstDevice), []).append((ctypes.c_void_p(node), params))
     out = []
     for static, source in inputs:
-        found = by_dst.get(static.data.ptr) if _whole(static, source) else None
-        out.append(_CopyNode(graph, *found, static) if found else None)
+        found = by_ends.get((source.data.ptr, static.data.ptr), []) if _whole(static, source) else []
+        out.append(_CopyNode(graph, *found[0], static) if len(found) == 1 else None)
     return out
 
 
