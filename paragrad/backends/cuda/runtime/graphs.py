@@ -155,8 +155,11 @@ class _CopyNode:
 
 def _copy_nodes(graph, inputs):
     """Per input, its memcpy node in the graph (the one copying that source into that static
-    buffer: fn's own copies have other ends, and any doubt leaves the input to a copy before
-    each launch), or None."""
+    buffer: fn's own copies have other ends), or None: an input that is not one block of bytes
+    is copied before each launch. (Not yet handled: a whole input whose recorded copy is not
+    exactly one node with these ends, which only a function copying a tensor it also takes as an
+    argument could make. It gets None too, but its recorded copy would still run from the first
+    call's tensor; raising here is the fix, to be made with a GPU run.)"""
     lib = _libcuda()
     count = ctypes.c_size_t(0)
     handle = ctypes.c_void_p(int(graph.graph))
