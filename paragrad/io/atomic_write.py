@@ -43,14 +43,19 @@ def atomic_write(path, chunks):
                 f.write(c)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        rename_into_place(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
-    _fsync_folder(folder)
+
+
+def rename_into_place(src, dst):
+    """os.replace, made durable (the folder fsynced), for a file already written and fsynced."""
+    os.replace(src, dst)
+    _fsync_folder(os.path.dirname(os.path.abspath(os.fspath(dst))))
 
 
 def remove_stale_temporaries(folder):

@@ -5,9 +5,16 @@
                               `safetensors` package, and by name into the same PyTorch model)
   path + ".train.safetensors" optimizer tensors, with the optimizer's other state, the
                               scheduler, step, epoch and every RNG state as JSON metadata
-Both carry one random checkpoint id; each is written to a temp file and renamed into place, so
-a write killed midway leaves the previous checkpoint intact, and `load` refuses a mismatched
-pair. Restoring everything makes a resumed run repeat the uninterrupted one exactly.
+Both carry one random checkpoint id. Two files can't be renamed into place in one step, so a
+save is ordered to leave a consistent pair at every moment a kill can strike:
+  1. the new weights, complete, as path + ".pending" (written to a temp file and renamed);
+  2. the new training state over the old one (the same way): the commit point;
+  3. the pending weights renamed over path.
+Before step 2 the previous pair is untouched; after it the training state names the new id,
+whose weights are the pending file until step 3 moves them into place. `load` reads the weights
+whose id the training state names, from path or else from the pending file, so a reader always
+finds the previous checkpoint or the new one, never neither. Restoring everything makes a
+resumed run repeat the uninterrupted one exactly.
 """
 from __future__ import annotations
 
@@ -17,13 +24,19 @@ import uuid
 
 from ..random import _defaults, default_generator
 from ..tensor import Tensor
-from .safetensors import SafetensorsError, load_file, save_file
+from .atomic_write import rename_into_place
+from .safetensors import SafetensorsError, load_file, read_header, save_file
 
 CheckpointError = SafetensorsError
 
 
 def train_state_path(path):
     return os.fspath(path) + ".train.safetensors"
+
+
+def pending_path(path):
+    """Where a save puts the new weights until its training state is in place (module doc)."""
+    return os.fspath(path) + ".pending"
 
 
 def _arrays(named):
@@ -50,9 +63,30 @@ def save(path, model, optimizer=None, scheduler=None, step=0, epoch=0, extra=Non
         state["scheduler"] = {k: v for k, v in scheduler.state_dict().items() if not callable(v)}
     state["rng"] = {name: g.get_state() for name, g in _defaults.items()}
     state["generators"] = [g.get_state() for g in generators]
-    save_file(_arrays(tensors), train_state_path(path), {"paragrad_train_state": json.dumps(state)})
-    save_file(_arrays(model.state_dict()), path, {"format": "pt", "paragrad_checkpoint_id": ckpt_id,
-                                                  "step": step, "epoch": epoch})
+    # the order is what makes a kill at any moment leave a consistent pair (module doc)
+    save_file(_arrays(model.state_dict()), pending_path(path),
+              {"format": "pt", "paragrad_checkpoint_id": ckpt_id, "step": step, "epoch": epoch})
+    save_file(_arrays(tensors), train_state_path(path),
+              {"paragrad_train_state": json.dumps(state)})
+    rename_into_place(pending_path(path), path)
+
+
+def weights_path(path, ckpt_id):
+    """The file holding the weights of checkpoint `ckpt_id`: path, or its pending file when a
+    save was stopped between its last two steps (module doc)."""
+    for candidate in (os.fspath(path), pending_path(path)):
+        if os.path.isfile(candidate) and _id(candidate) == ckpt_id:
+            return candidate
+    raise CheckpointError(f"checkpoint {path} and {train_state_path(path)} come from different saves "
+                          f"(the weights of save {ckpt_id} are in neither {path} nor "
+                          f"{pending_path(path)})")
+
+
+def _id(path):
+    try:
+        return read_header(path)[1].get("paragrad_checkpoint_id")
+    except SafetensorsError:        # a damaged file holds no checkpoint's weights
+        return None
 
 
 def load_weights(path):
@@ -64,22 +98,16 @@ def load_weights(path):
 
 def load(path, model, optimizer=None, scheduler=None, generators=(), strict=True):
     """Restore what `save` wrote into the given objects; returns {'step', 'epoch', 'extra'}."""
-    weights, meta = load_weights(path)
-    model.load_state_dict({k: v.to(next(iter(model.state_dict().values()), v).device)
-                           for k, v in weights.items()}, strict=strict)
     tpath = train_state_path(path)
     if not os.path.exists(tpath):
         if optimizer is not None or scheduler is not None:
             raise CheckpointError(f"checkpoint {path}: its training state {tpath} is missing")
+        weights, meta = load_weights(path)
+        _load_model(model, weights, strict)
         return {"step": int(meta.get("step", 0)), "epoch": int(meta.get("epoch", 0)), "extra": {}}
-    arrays, tmeta = load_file(tpath)
-    try:
-        state = json.loads(tmeta["paragrad_train_state"])
-    except (KeyError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"checkpoint {tpath}: corrupt training state ({e})") from None
-    if state.get("id") != meta.get("paragrad_checkpoint_id"):
-        raise CheckpointError(f"checkpoint {path} and {tpath} come from different saves "
-                              f"(a write was interrupted?)")
+    arrays, state = read_train_state(path)
+    weights, _ = load_weights(weights_path(path, state.get("id")))
+    _load_model(model, weights, strict)
     if optimizer is not None:
         from ..ops.creation import from_numpy
         opt = state["optimizer"]
@@ -100,3 +128,22 @@ def load(path, model, optimizer=None, scheduler=None, generators=(), strict=True
     for g, s in zip(generators, state.get("generators", [])):
         g.set_state(s)
     return {"step": state["step"], "epoch": state["epoch"], "extra": state["extra"]}
+
+
+def read_train_state(path):
+    """(optimizer arrays, the JSON state) of checkpoint `path`'s training state file."""
+    tpath = train_state_path(path)
+    arrays, tmeta = load_file(tpath)
+    try:
+        state = json.loads(tmeta["paragrad_train_state"])
+    except (KeyError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"checkpoint {tpath}: corrupt training state ({e})") from None
+    if not isinstance(state, dict):
+        raise CheckpointError(f"checkpoint {tpath}: corrupt training state (not a JSON object)")
+    return arrays, state
+
+
+def _load_model(model, weights, strict):
+    device = next(iter(model.state_dict().values()), None)
+    model.load_state_dict({k: v.to(device.device) if device is not None else v for k, v in weights.items()},
+                          strict=strict)

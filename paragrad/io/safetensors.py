@@ -76,12 +76,30 @@ def load_file(path):
     return out, metadata
 
 
-def _read_header(path, data):
-    if len(data) < 8:
-        raise SafetensorsError(f"{path}: truncated or not a safetensors file ({len(data)} bytes)")
+def read_header(path):
+    """-> ({name: (DType, shape)}, metadata) from the header alone: what a file holds, checked
+    as load_file checks it, without reading (or allocating) the tensors."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(8)
+            n = int.from_bytes(head, "little") if len(head) == 8 else 0
+            data = head + f.read(min(n, size))
+    except FileNotFoundError:
+        raise SafetensorsError(f"checkpoint file not found: {path}") from None
+    header, metadata = _read_header(path, data, size)
+    entries = [_entry(path, name, info, size - 8 - n) for name, info in header.items()]
+    return {name: (dtype, shape) for name, dtype, shape, _, _ in entries}, metadata
+
+
+def _read_header(path, data, size=None):
+    size = len(data) if size is None else size
+    if size < 8:
+        raise SafetensorsError(f"{path}: truncated or not a safetensors file ({size} bytes)")
     n = int.from_bytes(data[:8], "little")
-    if n > len(data) - 8:
-        raise SafetensorsError(f"{path}: truncated or corrupt (header of {n} bytes, file of {len(data)})")
+    if n > size - 8:
+        raise SafetensorsError(f"{path}: truncated or corrupt (header of {n} bytes, file of {size})")
     try:
         header = json.loads(data[8:8 + n], object_pairs_hook=_no_duplicates)
     except _DuplicateKey as e:

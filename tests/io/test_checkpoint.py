@@ -89,6 +89,56 @@ def test_killed_write_leaves_previous_checkpoint(tmp_path, monkeypatch):
         assert np.array_equal(v.numpy(), before[k])
 
 
+class _Killed(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("kill_at", range(3))
+def test_a_save_killed_at_any_rename_leaves_a_checkpoint_that_loads_whole(tmp_path, monkeypatch, kill_at, when):
+    """A save renames three files into place (the pending weights, the training state, the
+    weights). Killed just before or after any of them, load gives the old checkpoint or the new
+    one, its weights and optimizer state from the same save, never a refusal."""
+    m = _model()
+    o = optim.Adam(m.parameters())
+    _train(m, o, steps=1)
+    path = tmp_path / "ck.safetensors"
+    checkpoint.save(path, m, o, epoch=1)
+    saved = {1: (m.state_dict(), o.state_dict())}
+    saved[1] = ({k: v.numpy().copy() for k, v in saved[1][0].items()},
+                {i: {k: np.array(v.tolist()) for k, v in e.items()} for i, e in saved[1][1]["state"].items()})
+    _train(m, o, steps=1, seed=1)
+    saved[2] = ({k: v.numpy().copy() for k, v in m.state_dict().items()},
+                {i: {k: np.array(v.tolist()) for k, v in e.items()} for i, e in o.state_dict()["state"].items()})
+
+    real_replace, calls = os.replace, []
+
+    def replace(src, dst):
+        calls.append(dst)
+        if len(calls) - 1 == kill_at and when == "before":
+            raise _Killed
+        real_replace(src, dst)
+        if len(calls) - 1 == kill_at:
+            raise _Killed
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(_Killed):
+        checkpoint.save(path, m, o, epoch=2)
+    monkeypatch.undo()
+    m2 = _model()
+    o2 = optim.Adam(m2.parameters())
+    epoch = checkpoint.load(path, m2, o2)["epoch"]
+    expect_new = kill_at >= 1 + (when == "before")     # the training state's rename commits
+    assert epoch == (2 if expect_new else 1)
+    weights, state = saved[epoch]
+    for k, v in m2.state_dict().items():
+        assert np.array_equal(v.numpy(), weights[k]), k
+    for i, entry in o2.state_dict()["state"].items():
+        for k, v in entry.items():
+            assert np.array_equal(np.array(v.tolist()), state[i][k]), (i, k)
+    checkpoint.save(path, m2, o2, epoch=3)      # the next save tidies up: a plain pair again
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck.safetensors", "ck.safetensors.train.safetensors"]
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
 def test_corrupt_file_gives_clear_error(tmp_path, damage):
     m = _model()
