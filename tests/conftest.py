@@ -12,6 +12,19 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("device", DEVICES)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache(tmp_path_factory):
+    """The suite's token caches and timed choices ($PARAGRAD_CACHE) in a folder of its own, not
+    the user's ~/.cache/paragrad (the compiled CUDA kernels stay shared: CUPY_CACHE_DIR is set when
+    paragrad is imported, before this runs). An explicit PARAGRAD_CACHE is kept."""
+    if os.environ.get("PARAGRAD_CACHE"):
+        yield
+        return
+    os.environ["PARAGRAD_CACHE"] = str(tmp_path_factory.mktemp("paragrad-cache"))
+    yield
+    del os.environ["PARAGRAD_CACHE"]
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     import numpy as np

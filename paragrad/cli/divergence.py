@@ -4,8 +4,9 @@ Each step adds its batch's loss to a device scalar, the epoch's loss sum; once o
 finite, that sum stays non-finite for the rest of the epoch. So each step also counts, on the
 device, the steps after which the sum was still finite. The host reads the sum only where the
 loop already shows it (progress-bar redraws, the epoch's end); when it is not finite, the count
-names the first bad step. The weights are checked once per epoch before they are saved, since
-the last step's update can break them without its loss showing it yet.
+names the first bad step. The weights are checked once per epoch (a language model: per evaluation)
+before they are saved, since the last step's update can break them without its loss showing it
+yet.
 """
 from __future__ import annotations
 
@@ -33,14 +34,19 @@ class LossWatch:
         self.loss_sum.zero_()
         self.finite_steps.zero_()
 
+    def bad_step(self):
+        """(the loss sum, None) while every loss recorded since new_epoch is finite, else (the
+        sum, the 1-based index of the first step whose loss was not): host reads."""
+        total = float(self.loss_sum)
+        return total, None if math.isfinite(total) else int(self.finite_steps) + 1
+
     def checked_loss(self, seen, epoch, steps_per_epoch, last_checkpoint):
         """The epoch's mean loss over its first `seen` samples (a host read); Diverged, naming
         the first bad step, once it is not finite. `epoch` counts from 0."""
-        value = float(self.loss_sum) / seen
-        if math.isfinite(value):
-            return value
-        k = int(self.finite_steps) + 1          # the epoch's first step with a non-finite loss
-        raise Diverged(f"the loss became {value} at step {epoch * steps_per_epoch + k} (epoch "
+        total, k = self.bad_step()
+        if k is None:
+            return total / seen
+        raise Diverged(f"the loss became {total / seen} at step {epoch * steps_per_epoch + k} (epoch "
                        f"{epoch + 1}, batch {k} of {steps_per_epoch}); training stopped, "
                        f"{kept(last_checkpoint)} (a lower --lr may help)")
 

@@ -11,6 +11,7 @@ import sys
 
 from ..ops.creation import tensor
 from ..random import Generator
+from ..text import StreamDecoder
 from .arguments import UsageError
 from .lm_checkpoint import load_language_model
 
@@ -46,15 +47,13 @@ def _stream(model, tokenizer, idx, args, gen, out):
     """The prompt as given (none by default), then the sampled text as it comes, then a newline."""
     if args.prompt is not None:
         out.write(args.prompt)
-    new, shown = [], ""
+    # a token at a time: decoding the whole continuation again per token made n tokens cost n^2
+    text = StreamDecoder(tokenizer)
     for token in model.generate_tokens(idx, args.max_new_tokens, args.temperature, args.top_k,
                                        args.top_p, gen):
-        new.append(int(token[0, 0]))
-        # decode the whole continuation: a BPE token may end in the middle of a UTF-8 character
-        text = tokenizer.decode(new)
-        if not text.endswith("\ufffd"):
-            out.write(text[len(shown):])
+        piece = text.push(int(token[0, 0]))
+        if piece:       # ('' while a BPE token has ended in the middle of a UTF-8 character)
+            out.write(piece)
             out.flush()
-            shown = text
-    out.write(tokenizer.decode(new)[len(shown):] + "\n")
+    out.write(text.flush() + "\n")
     out.flush()

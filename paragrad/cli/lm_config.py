@@ -7,7 +7,11 @@ checkpoint is refused.
 """
 from __future__ import annotations
 
+import re
+
 from ..backends import device
+from ..io import checkpoint
+from ..io.safetensors import SafetensorsError, read_header
 from .arguments import UsageError
 from .run_config import contradiction, flag, read_train_state, recorded_run
 
@@ -58,6 +62,7 @@ def resolve_lm(args):
         run, dataset = state["extra"].get("run", {}), recorded_run(state).get("dataset", "mnist")
         if dataset != args.dataset:
             raise UsageError(f"--resume {args.resume}: a {dataset} checkpoint, not {args.dataset}")
+        check_config(args.resume, state, "--resume")
         for name in (*LM_RUN_FLAGS, "max_iters", "eval_interval", "eval_iters"):
             given, kept = getattr(args, name), run.get(name)
             if name in LM_RUN_FLAGS and given is not None and given != kept:
@@ -79,6 +84,37 @@ def resolve_lm(args):
         raise UsageError(f"--max-iters {args.max_iters} is fewer than the {state['step']} iterations "
                          f"{args.resume} has trained (--max-iters counts the run's total)")
     return state
+
+
+def check_config(path, state, source):
+    """Refuse a GPT config (of checkpoint `path`'s training state) that doesn't describe the
+    weights saved with it, before anything is built: a damaged or edited state must not make the
+    model whatever it says (n_layer 10**9 would allocate until killed). Reads only the header."""
+    config = state["extra"]["config"]
+    for name in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size"):
+        if type(config.get(name)) is not int or config[name] <= 0:
+            raise UsageError(f"{source} {path}: its config's {name} is {str(config.get(name))[:40]}, "
+                             f"not a positive integer")
+    if not (isinstance(config.get("dropout"), (int, float)) and 0 <= config["dropout"] < 1) \
+            or type(config.get("bias")) is not bool:
+        raise UsageError(f"{source} {path}: its config's dropout {str(config.get('dropout'))[:40]} or "
+                         f"bias {str(config.get('bias'))[:40]} is not one a GPT takes")
+    try:
+        weights = checkpoint.weights_path(path, state.get("id"))
+        shapes = {name: shape for name, (_, shape) in read_header(weights)[0].items()}
+        wte, wpe = shapes["transformer.wte.weight"], shapes["transformer.wpe.weight"]
+    except (SafetensorsError, KeyError) as e:
+        raise UsageError(f"{source} {path}: its weights are not a GPT's ({type(e).__name__}: {e})") from None
+    layers = {m.group(1) for m in map(re.compile(r"transformer\.h\.(\d+)\.").match, shapes) if m}
+    found = {"vocab_size": wte[0], "n_embd": wte[1], "block_size": wpe[0], "n_layer": len(layers),
+             "bias": any(name.endswith(".bias") for name in shapes)}
+    for name, value in found.items():
+        if config[name] != value:
+            raise UsageError(f"{source} {path}: its config says {name} {config[name]}, its weights "
+                             f"({weights}) {value}")
+    if config["n_embd"] % config["n_head"]:
+        raise UsageError(f"{source} {path}: its config's n_embd {config['n_embd']} is not a multiple "
+                         f"of its n_head {config['n_head']}")
 
 
 def gpt_config(args, vocab_size):

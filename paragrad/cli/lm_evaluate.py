@@ -75,8 +75,10 @@ def evaluate_lm_checkpoint(args, state):
     model, tokenizer, _ = load_language_model(args.checkpoint, args.device)
     run = recorded_run(state)
     data_dir = data_folder(args.data_dir, run.get("data_dir"))
+    # token files cached in the run's folder (tokens/) if there are intact ones, else the user's
+    # cache: evaluating must not write beside a checkpoint (the folder may be read-only, or someone's)
     data = language_model_data(run["dataset"], data_dir, tokenizer,
-                               cache_dir=Path(args.checkpoint).parent / "tokens")
+                               read_only=[Path(args.checkpoint).parent / "tokens"])
     eval_iters = args.eval_iters or run["eval_iters"]
     val = data.val.tokens_on_device(args.device)
     losses = LossEstimator(model, {"val": val}, run["batch_size"], run["block_size"], eval_iters,

@@ -2,6 +2,10 @@
 per evaluation (needs matplotlib: paragrad[plot])."""
 from __future__ import annotations
 
+import io
+
+from ..io.atomic_write import atomic_write
+
 
 def _pyplot():
     """matplotlib.pyplot drawing to files only, or None when matplotlib is not installed."""
@@ -15,9 +19,12 @@ def _pyplot():
 
 
 def _save(plt, fig, path):
+    """Atomically, as the checkpoints: a kill mid-write leaves the previous plot."""
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=100)
     plt.close(fig)
+    atomic_write(path, [png.getvalue()])
     return True
 
 

@@ -7,19 +7,19 @@ moments, its scheduler, its data order) would otherwise silently win over what w
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ..io import checkpoint
 from ..data.download import data_root
-from ..io.safetensors import SafetensorsError, load_file
+from ..io.safetensors import SafetensorsError
 from .arguments import UsageError
 from .precision import default_precision
 
 # which models each dataset can train; the first is the default
 MODELS = {"mnist": ("mlp", "cnn"), "cifar10": ("resnet18",)}
 DATASET_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
+KNOWN_DATASETS = (*MODELS, "shakespeare", "tinystories")
 # flags that make a run what it is; a resumed run keeps them (None for limits means "all")
 RUN_FLAGS = ("model", "hidden", "optimizer", "lr", "weight_decay", "schedule", "batch_size", "seed",
              "limit", "test_limit", "precision")
@@ -47,23 +47,30 @@ def contradiction(name, given, kept, resume):
 def read_train_state(path, source):
     """The training state `paragrad train` saved beside checkpoint `path`, checked enough to
     rebuild the run. `source` says where the path came from ('--resume', 'checkpoint')."""
-    if not os.path.isfile(path):
-        raise UsageError(f"{source} {path}: no such checkpoint file")
     tpath = checkpoint.train_state_path(path)
+    if not os.path.isfile(path) and not os.path.isfile(tpath):
+        raise UsageError(f"{source} {path}: no such checkpoint file")
     if not os.path.isfile(tpath):
         raise UsageError(f"{source} {path}: its training state {tpath} is missing (paragrad train "
                          f"writes it beside each checkpoint)")
     try:
-        _, meta = load_file(tpath)
-        state = json.loads(meta["paragrad_train_state"])
+        state = checkpoint.saved_state(path)
         config = state["extra"]["config"]
-        if not isinstance(config, dict) or "model" not in config or not isinstance(state["epoch"], int):
+        if not isinstance(config, dict) or "model" not in config:
             raise KeyError("extra.config.model")
     except SafetensorsError as e:
         raise UsageError(f"{source} {path}: {e}") from None
-    except (KeyError, TypeError, json.JSONDecodeError) as e:
+    except (KeyError, TypeError) as e:
         raise UsageError(f"{source} {path}: {tpath} is not a paragrad training state "
                          f"({type(e).__name__}: {e})") from None
+    for name in ("step", "epoch"):
+        if type(state.get(name)) is not int or state[name] < 0:
+            raise UsageError(f"{source} {path}: {tpath} records {name} {state.get(name)!r}, not a "
+                             f"count (a damaged training state)")
+    dataset = config.get("dataset", "mnist")
+    if dataset not in KNOWN_DATASETS:
+        raise UsageError(f"{source} {path}: its config names dataset {str(dataset)[:40]!r}, which "
+                         f"paragrad doesn't train ({', '.join(KNOWN_DATASETS)})")
     return state
 
 

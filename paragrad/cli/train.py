@@ -2,7 +2,6 @@
 (`train shakespeare|tinystories` goes to train_language_model.)"""
 from __future__ import annotations
 
-import json
 import time
 
 from .. import nn, optim
@@ -149,6 +148,7 @@ def train(args):
             return train_language_model(args, ranks)
         return _train_images(args, ranks)
     finally:
+        out_folder.unlock()
         ranks.close()
 
 
@@ -198,7 +198,8 @@ def _train_images(args, ranks):
         records, ckpt = state["extra"].get("records", [])[:start_epoch], args.resume
         print(f"resumed from {args.resume} at epoch {start_epoch}")
     if ranks.main:
-        out.mkdir(parents=True, exist_ok=True)
+        out_folder.lock(out)
+        out, stale = out_folder.check(args, start_epoch)    # again, under the lock: another run may have written
         out_folder.remove(stale)
     run = ranks.record(run_record(args, data_dir), args)
     n_params = sum(p.numel() for p in model.parameters())
@@ -255,9 +256,7 @@ def _train_images(args, ranks):
                         epoch=epoch + 1, extra={"config": config, "run": run, "records": records,
                                                 "grad_scaler": scaler.state_dict(), **ranks.scheme_state()},
                         generators=generators)
-        with open(out / "metrics.jsonl", "w") as f:
-            for r in records:
-                f.write(json.dumps(r) + "\n")
+        out_folder.write_records(records, out / "metrics.jsonl")
         plotted = plot_curves(records, out / "curves.png")
     if not plotted:
         print('note: curves.png not written (install matplotlib: pip install "paragrad[plot]")')

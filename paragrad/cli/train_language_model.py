@@ -5,12 +5,12 @@ precision, clips the gradient norm and takes an AdamW step, as one CUDA graph (p
 Every --eval-interval iterations and at the end: train and val loss, metrics.jsonl, curves.png
 and ckpt.safetensors (the latest state, for --resume; tokenizer.json beside it), and, when the val
 loss is the lowest so far, best.safetensors (as nanoGPT keeps its best: these models overfit late).
+A loss that becomes NaN or inf stops the run (exit 1) naming the iteration, checked on the device
+and read where the loop reads anyway (progress redraws, evaluations): see divergence.py.
 """
 from __future__ import annotations
 
-import json
 import math
-import shutil
 import time
 from pathlib import Path
 
@@ -21,10 +21,13 @@ from ..io.safetensors import SafetensorsError
 from ..jit import jit
 from ..nn.utils.clip_grad import clip_grad_norm_
 from ..random import Generator, manual_seed
-from ..text import load_tokenizer
+from ..text import fingerprint
+from . import out_folder
 from .arguments import UsageError
 from .data_parallel import Ranks
+from .divergence import Diverged, LossWatch, kept, weights_finite
 from .lm_config import LM_DATASETS, build_gpt, gpt_config, lm_run_record, resolve_lm
+from .lm_checkpoint import run_tokenizer
 from .lm_evaluate import LossEstimator
 from .plot import plot_lm_curves
 from .precision import describe_precision, forward_autocast, grad_scaler
@@ -32,8 +35,10 @@ from .progress import Progress
 from .run_config import data_folder, recorded_run
 
 CHECKPOINT, BEST = "ckpt.safetensors", "best.safetensors"
-_RUN_FILES = (CHECKPOINT, checkpoint.train_state_path(CHECKPOINT), BEST, checkpoint.train_state_path(BEST),
-              "metrics.jsonl", "curves.png", "tokenizer.json")
+_CHECKPOINT_FILES = {name: (name, checkpoint.train_state_path(name), checkpoint.pending_path(name))
+                     for name in (CHECKPOINT, BEST)}
+_RUN_FILES = (*_CHECKPOINT_FILES[CHECKPOINT], *_CHECKPOINT_FILES[BEST], "metrics.jsonl", "curves.png",
+              "tokenizer.json")
 
 
 def lr_at(it, args):
@@ -46,9 +51,10 @@ def lr_at(it, args):
     return args.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (args.lr - args.min_lr)
 
 
-def make_step(model, opt, args, generator, scaler):
-    """One iteration on windows of `tokens` (its argument, so that pg.jit captures on its device);
-    returns the loss tensor. No host reads: the whole step can be one CUDA graph."""
+def make_step(model, opt, args, generator, scaler, watch):
+    """One iteration on windows of `tokens` (its argument, so that pg.jit captures on its device),
+    its loss recorded in `watch` (a LossWatch); returns the loss tensor. No host reads: the whole
+    step can be one CUDA graph."""
     def train_step(tokens):
         x, y = random_windows(tokens, args.batch_size, args.block_size, generator)
         with forward_autocast(args.precision, tokens.device):
@@ -60,43 +66,77 @@ def make_step(model, opt, args, generator, scaler):
             clip_grad_norm_(model.parameters(), args.grad_clip)
         scaler.step(opt)
         scaler.update()
+        watch.record(loss, 1)
         return loss
     return train_step
 
 
-def _check_out(args):
-    """Refuse an --out holding another run (unless --overwrite); returns (out, files to remove)."""
+def _check_out(args, start):
+    """Refuse an --out that is a file, holds another run, or holds checkpoints of this run later
+    than the one resumed (unless --overwrite); returns (out, the files --overwrite removes)."""
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {args.out}: it is a file, not a folder")
     held = [out / name for name in _RUN_FILES if (out / name).exists()]
     continuing = args.resume is not None and Path(args.resume).resolve().parent == out.resolve()
-    if held and not continuing and not args.overwrite:
-        raise UsageError(f"--out {args.out} already holds another run ({', '.join(p.name for p in held)}); "
-                         f"continue it with --resume {out / CHECKPOINT}, replace it with --overwrite, "
-                         f"or choose another --out")
-    return out, [] if continuing else held
+    if not continuing:
+        if held and not args.overwrite:
+            raise UsageError(f"--out {args.out} already holds another run ({', '.join(p.name for p in held)}); "
+                             f"continue it with --resume {out / CHECKPOINT}, replace it with --overwrite, "
+                             f"or choose another --out")
+        return out, held
+    later = {name: step for name in (CHECKPOINT, BEST) if (step := _saved_at(out / name)) > start}
+    if later and not args.overwrite:
+        raise out_folder.later_checkpoints(args, [f"{name} at iteration {step}" for name, step in later.items()],
+                                           f"iteration {start}", out / CHECKPOINT)
+    return out, [out / f for name in later for f in _CHECKPOINT_FILES[name]]
 
 
-def _tokenizer(args):
+def _saved_at(path):
+    """The iteration checkpoint `path` was saved at (-1 if there is none; a damaged one counts
+    as the latest, so that only --overwrite replaces it)."""
+    if not Path(checkpoint.train_state_path(path)).exists():
+        return -1
+    try:
+        step = checkpoint.saved_state(path)["step"]
+    except (SafetensorsError, KeyError):
+        return math.inf
+    return step if type(step) is int else math.inf
+
+
+def _tokenizer(args, state):
     """The resumed run's tokenizer (its ids are what the weights know), else the dataset's kind."""
-    if not args.resume:
+    if state is None:
         return LM_DATASETS[args.dataset]
-    path = Path(args.resume).parent / "tokenizer.json"
-    if not path.is_file():
-        raise UsageError(f"--resume {args.resume}: its tokenizer {path} is missing")
-    return load_tokenizer(path)
+    return run_tokenizer(args.resume, state, "--resume")
 
 
-def _save(out, it, model, opt, scaler, generator, config, run, records, scheme_state=None):
+def _save(out, it, model, opt, scaler, generator, config, run, records, tokenizer_sha256, scheme_state=None):
     extra = {"config": config, "run": run, "records": records, "grad_scaler": scaler.state_dict(),
-             **(scheme_state or {})}
+             "tokenizer_sha256": tokenizer_sha256, **(scheme_state or {})}
     checkpoint.save(out / CHECKPOINT, model, opt, step=it, extra=extra, generators=[generator])
-    if records[-1]["val_loss"] <= min(r["val_loss"] for r in records):
+    if records[-1]["val_loss"] <= _best_kept(out)["val_loss"]:
         checkpoint.save(out / BEST, model, opt, step=it, extra=extra, generators=[generator])
-    with open(out / "metrics.jsonl", "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in records)
+    out_folder.write_records(records, out / "metrics.jsonl")
     return plot_lm_curves(records, out / "curves.png")
+
+
+def _best_kept(out):
+    """The evaluation record of best.safetensors (val loss inf when there is none: a resume with
+    --overwrite may have removed a later one, and the next evaluation then becomes the best)."""
+    try:
+        return checkpoint.saved_state(out / BEST)["extra"]["records"][-1]
+    except (SafetensorsError, KeyError, IndexError, TypeError):
+        return {"iter": None, "val_loss": math.inf}
+
+
+def _load_data(args, data_dir, tokenizer, ranks):
+    """The corpus tokenized (rank 0 first: the others then read the token files it cached)."""
+    def load():
+        return language_model_data(args.dataset, data_dir, tokenizer, args.vocab_size or 4096)
+    data = load() if ranks.main else None
+    ranks.barrier()
+    return data if ranks.main else load()
 
 
 def train_language_model(args, ranks=None):
@@ -111,31 +151,14 @@ def train_language_model(args, ranks=None):
               f"of its run (pass a larger --max-iters to train further)")
         return 0
     args.out = args.out or (str(Path(args.resume).parent) if args.resume else f"runs/{args.dataset}")
-    out, stale = _check_out(args)
-    tokenizer = _tokenizer(args)
-    ranks.barrier()     # every rank checked --out before rank 0 writes into it
-    created = None
-    if ranks.main:
-        for p in stale:
-            p.unlink()
-        # the outermost folder this run creates (removed again if the data then refuses the run)
-        created = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)
-        out.mkdir(parents=True, exist_ok=True)
-        data = language_model_data(args.dataset, data_dir, tokenizer, args.vocab_size or 4096,
-                                   cache_dir=out / "tokens")
-    ranks.barrier()     # the other ranks read the tokens rank 0 cached
-    if not ranks.main:
-        data = language_model_data(args.dataset, data_dir, tokenizer, args.vocab_size or 4096,
-                                   cache_dir=out / "tokens")
+    _check_out(args, start)
+    tokenizer = _tokenizer(args, state)
+    data = _load_data(args, data_dir, tokenizer, ranks)
     shortest = min(len(data.train), len(data.val))
-    if shortest <= args.block_size:     # known only once tokenized: undo what that wrote
-        if created is not None:
-            shutil.rmtree(created)
+    if shortest <= args.block_size:     # known only once tokenized (into the cache, not --out)
         raise UsageError(f"--block-size {args.block_size}: the {args.dataset} splits have "
                          f"{len(data.train):,} and {len(data.val):,} tokens; a window needs "
                          f"block_size + 1 of them, so --block-size must be below {shortest}")
-    if ranks.main:
-        data.tokenizer.save(out / "tokenizer.json")
     manual_seed(args.seed)
     config = gpt_config(args, data.tokenizer.vocab_size)
     model = build_gpt(config).to(args.device)
@@ -156,30 +179,63 @@ def train_language_model(args, ranks=None):
             raise UsageError(f"--resume {args.resume}: can't restore it ({type(e).__name__}: {e})") from None
         records = [r for r in state["extra"].get("records", []) if r["iter"] <= start]
         print(f"resumed from {args.resume} at iteration {start}")
+    ranks.barrier()     # every rank checked everything before rank 0 writes into --out
+    if ranks.main:
+        out_folder.lock(Path(args.out))
+        out, stale = _check_out(args, start)     # again, under the lock: another run may have written
+        out_folder.remove(stale)
+        data.tokenizer.save(out / "tokenizer.json")
+    out = Path(args.out)
     run = ranks.record(lm_run_record(args, data_dir), args)
+    tokenizer_sha256 = fingerprint(data.tokenizer)      # recorded at each save, checked at each load
     tokens = {"train": data.train.tokens_on_device(args.device), "val": data.val.tokens_on_device(args.device)}
     jitted = args.jit and dev_type != "cpu"
     print(f"training GPT ({model.get_num_params():,} parameters, vocabulary {data.tokenizer.vocab_size}) "
           f"on {len(data.train):,} {args.dataset} tokens, device {args.device}, "
           f"{describe_precision(args.precision)}{', one CUDA graph per step (pg.jit)' if jitted else ''}"
           f"{ranks.describe(args)}")
-    step = make_step(train_model, opt, ranks.per_rank(args), generator, scaler)
+    watch = LossWatch(args.device)
+    step = make_step(train_model, opt, ranks.per_rank(args), generator, scaler, watch)
     step = jit(step) if jitted else step
     estimator = LossEstimator(model, tokens, args.batch_size, args.block_size, args.eval_iters, args.precision,
                               args.seed, jitted)
     t0, before = time.perf_counter(), records[-1]["seconds"] if records else 0.0
 
+    saved = args.resume     # the last good checkpoint, for a divergence's message
+
+    def check_finite(it):
+        """Diverged if a loss since the last check (iterations after `it`), or the weights, are
+        not finite: host reads, made only where the loop reads anyway."""
+        total, k = watch.bad_step()
+        if k is not None:
+            raise Diverged(f"the loss became {total} at iteration {it + k}; training stopped, "
+                           f"{kept(saved)} (a lower --lr may help)")
+
     def evaluate(it):
+        nonlocal saved
         ranks.synchronize()
+        ranks.sum_(watch.loss_sum)      # every rank stops together
+        check_finite(window[0])
+        watch.new_epoch()
+        window[0] = it
+        if not weights_finite(model):
+            raise Diverged(f"the weights became non-finite by iteration {it}; training stopped without "
+                           f"saving them, {kept(saved)} (a lower --lr may help)")
         if not ranks.main:      # rank 0 evaluates, on the batches a single process would
             return True
         losses = estimator.estimate()
+        if not all(map(math.isfinite, losses.values())):
+            raise Diverged(f"the {'val' if math.isfinite(losses['train']) else 'train'} loss became "
+                           f"non-finite at iteration {it}; training stopped, {kept(saved)}")
         records.append({"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
                         "lr": lr_at(it, args), "seconds": round(before + time.perf_counter() - t0, 3)})
         print(f"iter {it}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
-        return _save(out, it, model, ranks.checkpointed(opt), scaler, generator, config, run, records,
-                     ranks.scheme_state())
+        plotted = _save(out, it, model, ranks.checkpointed(opt), scaler, generator, config, run, records,
+                        tokenizer_sha256, ranks.scheme_state())
+        saved = out / CHECKPOINT
+        return plotted
 
+    window = [start]        # the iteration the watch's count starts after
     plotted = evaluate(0) if start == 0 else True
     bar = Progress(args.max_iters - start, desc="iters", stream=ranks.progress_stream())
     model.train()
@@ -191,7 +247,8 @@ def train_language_model(args, ranks=None):
             loss = step(tokens["train"])
             ranks.after_step()
             done = it + 1 - start
-            if bar.due(done):       # the loop's only host read, a few per second at most
+            if bar.due(done):       # the loop's only host reads, a few per second at most
+                check_finite(window[0])
                 bar.update(done, done * args.batch_size, loss=float(loss))    # (rank 0's loss)
             if (it + 1) % args.eval_interval == 0 or it + 1 == args.max_iters:
                 bar.close()
@@ -202,7 +259,7 @@ def train_language_model(args, ranks=None):
         return 0
     if not plotted:
         print('note: curves.png not written (install matplotlib: pip install "paragrad[plot]")')
-    best = min(records, key=lambda r: r["val_loss"])
+    best = _best_kept(out)
     print(f"done: {args.max_iters} iterations, val loss {records[-1]['val_loss']:.4f}, checkpoint "
           f"{out / CHECKPOINT}; best val loss {best['val_loss']:.4f} at iteration {best['iter']}, "
           f"{out / BEST}; metrics {out / 'metrics.jsonl'}")

@@ -76,15 +76,16 @@ def make_tokenizer(kind, text, vocab_size=4096):
 
 
 def language_model_data(name, root=None, tokenizer="char", vocab_size=4096, cache_dir=None,
-                        download=True) -> LanguageModelData:
+                        download=True, read_only=()) -> LanguageModelData:
     """(tokenizer, train, val) for corpus `name` ('shakespeare' or 'tinystories').
 
     tokenizer: "char", "bpe" (trained on the corpus with `vocab_size` tokens; training is
     deterministic, so the same corpus gives the same tokenizer and reuses its token files), or a
     tokenizer object (e.g. from paragrad.text.load_tokenizer). The token files are written once
-    under cache_dir (default: beside the corpus), see prepare_tokens."""
+    under cache_dir (default: $PARAGRAD_CACHE/tokens, else ~/.cache/paragrad/tokens; never
+    beside the corpus), or taken from one of the read_only places; see prepare_tokens."""
     path = corpus_path(name, root, download)
     if isinstance(tokenizer, str):
         tokenizer = make_tokenizer(tokenizer, read_corpus(path), vocab_size)
-    train, val = prepare_tokens(path, tokenizer, cache_dir)
+    train, val = prepare_tokens(path, tokenizer, cache_dir, read_only)
     return LanguageModelData(tokenizer, TokenDataset(train), TokenDataset(val))

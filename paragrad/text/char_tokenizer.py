@@ -5,8 +5,18 @@ from __future__ import annotations
 import json
 
 from ..io.atomic_write import atomic_write
+from .utf8 import describe, invalid_utf8
 
 TYPE = "char"       # the "type" field of its tokenizer.json, how load_tokenizer recognizes it
+
+
+class NotInVocabulary(ValueError):
+    """encode() met a character outside the vocabulary: `char`, first seen at index `position`
+    of the text (so that a caller can name the line of the file it came from)."""
+
+    def __init__(self, message, char, position):
+        super().__init__(message)
+        self.char, self.position = char, position
 
 
 class CharTokenizer:
@@ -16,6 +26,10 @@ class CharTokenizer:
             raise ValueError("CharTokenizer: the vocabulary must be single characters")
         if len(set(chars)) != len(chars):
             raise ValueError("CharTokenizer: the vocabulary has a character twice")
+        lone = next((c for c in chars if 0xD800 <= ord(c) <= 0xDFFF), None)
+        if lone is not None:    # (a tokenizer.json is UTF-8: it couldn't be saved)
+            raise ValueError(f"CharTokenizer: the vocabulary holds U+{ord(lone):04X}, a lone "
+                             f"surrogate, not a character of UTF-8 text")
         self.chars = chars
         self._ids = {c: i for i, c in enumerate(chars)}
 
@@ -38,8 +52,12 @@ class CharTokenizer:
         try:
             return [ids[c] for c in text]
         except KeyError as e:
-            raise ValueError(f"CharTokenizer.encode(): character {e.args[0]!r} is not in the "
-                             f"vocabulary of {self.vocab_size} characters") from None
+            char = e.args[0]
+            position = text.index(char)
+            what = (describe(char, position) if invalid_utf8(char) else
+                    f"character {char!r} is not in the vocabulary of {self.vocab_size} characters "
+                    f"(position {position} of the text)")
+            raise NotInVocabulary(f"CharTokenizer.encode(): {what}", char, position) from None
 
     def decode(self, ids) -> str:
         chars, n = self.chars, len(self.chars)
@@ -52,15 +70,22 @@ class CharTokenizer:
             out.append(chars[i])
         return "".join(out)
 
+    def token_bytes(self) -> list[bytes]:
+        """The UTF-8 bytes of each token, by id (see BPETokenizer.token_bytes)."""
+        return [c.encode("utf-8") for c in self.chars]
+
     def to_json(self) -> str:
         return json.dumps({"type": TYPE, "chars": "".join(self.chars)}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text):
         data = json.loads(text)
-        if data.get("type") != TYPE:
-            raise ValueError(f"CharTokenizer.from_json(): expected \"type\": \"{TYPE}\", got "
-                             f"{data.get('type')!r}")
+        if not isinstance(data, dict) or data.get("type") != TYPE:
+            got = data.get("type") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"CharTokenizer.from_json(): expected \"type\": \"{TYPE}\", got {got!r}")
+        if not isinstance(data.get("chars"), str):
+            raise ValueError("CharTokenizer.from_json(): expected \"chars\": the vocabulary as one "
+                             f"string, got {type(data.get('chars')).__name__}")
         return cls(data["chars"])
 
     def save(self, path):

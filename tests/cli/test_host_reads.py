@@ -61,6 +61,7 @@ def test_a_language_model_step_reads_nothing(counting_device, precision):
     import numpy as np
 
     import paragrad as pg
+    from paragrad.cli.divergence import LossWatch
     from paragrad.cli.lm_config import build_gpt
     from paragrad.cli.precision import grad_scaler
     from paragrad.cli.train_language_model import make_step
@@ -70,10 +71,12 @@ def test_a_language_model_step_reads_nothing(counting_device, precision):
                        "dropout": 0.1, "bias": False}).to("cuda")
     opt = pg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     tokens = pg.tensor(np.random.default_rng(0).integers(0, 20, 200)).to("cuda")
-    step = make_step(model, opt, args, Generator("cuda").manual_seed(1), grad_scaler(precision, "cuda"))
+    watch = LossWatch("cuda")
+    step = make_step(model, opt, args, Generator("cuda").manual_seed(1), grad_scaler(precision, "cuda"), watch)
     step(tokens)                                    # the first step creates the optimizer's state
     counting_device.reads = 0
     for _ in range(3):
         loss = step(tokens)
     assert counting_device.reads == 0
     assert 0 < float(loss) < 10
+    assert watch.bad_step()[1] is None      # the watch saw the four losses

@@ -30,8 +30,11 @@ def test_new_run_into_a_used_folder_is_refused_then_overwritten(tmp_path, capsys
 def test_resuming_an_early_checkpoint_of_the_folder_needs_overwrite(tmp_path, capsys):
     out = tmp_path / "run"
     assert train_mnist(out, "--epochs", "2") == 0
-    refused(capsys, "train", "mnist", "--resume", out / "epoch1.safetensors", "--epochs", "3",
-            naming=["--out", "epoch2.safetensors", "--overwrite"])
+    # (a plain run's later epochs, not "an earlier continuation": the message says what is there)
+    err = refused(capsys, "train", "mnist", "--resume", out / "epoch1.safetensors", "--epochs", "3",
+                  naming=["--out", "later checkpoints of this run (epoch2.safetensors)", "from epoch 1",
+                          f"--resume {out / 'epoch2.safetensors'}", "--overwrite"])
+    assert "continuation" not in err
     assert train_mnist(None, "--resume", out / "epoch1.safetensors", "--epochs", "3", "--overwrite") == 0
     assert (out / "epoch3.safetensors").exists()
 

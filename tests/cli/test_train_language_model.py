@@ -6,6 +6,7 @@ import pytest
 
 from paragrad.text import load_tokenizer
 from tests.cli.helpers import lm_records, refused, train_shakespeare, train_state
+from tests.data_paths import shared_data_file
 
 
 def test_training_lowers_the_loss_and_writes_its_files(shakespeare_run, capsys):
@@ -80,8 +81,10 @@ def test_bad_flags_are_refused_before_anything_is_written(argv, naming, tmp_path
 def test_a_block_size_longer_than_a_split_is_refused_and_leaves_nothing(tmp_path, capsys):
     """Shakespeare's val split is 111,540 characters: a window of 200,000 can't be drawn. Known
     only after tokenizing, so the refusal removes the out folder that tokenizing wrote."""
-    refused(capsys, "train", "shakespeare", "--block-size", "200000", "--n-layer", "1", "--n-head", "1",
-            "--n-embd", "8", "--out", tmp_path / "runs" / "out", naming=["--block-size 200000", "111,540"])
+    data = shared_data_file("tinyshakespeare/input.txt").parent.parent      # as the README's --data-dir
+    refused(capsys, "train", "shakespeare", "--data-dir", data, "--block-size", "200000", "--n-layer", "1",
+            "--n-head", "1", "--n-embd", "8", "--out", tmp_path / "runs" / "out",
+            naming=["--block-size 200000", "111,540"])
     assert not (tmp_path / "runs").exists()
 
 

@@ -51,6 +51,26 @@ def test_any_text_round_trips(bpe):
         assert bpe.decode(bpe.encode(text)) == text
 
 
+def test_ids_outside_the_vocabulary_and_text_that_is_not_utf8_are_refused(bpe):
+    # (the library decodes an unknown id to nothing and passes on a lone surrogate as a TypeError)
+    for bad in (512, 70000, -1):
+        with pytest.raises(ValueError, match=rf"BPETokenizer.decode\(\): id {bad} is outside the "
+                                             rf"vocabulary \[0, 512\)"):
+            bpe.decode([1, bad])
+    # `--prompt $'\xff'`: Python decodes the byte that isn't UTF-8 to the surrogate U+DCFF
+    with pytest.raises(ValueError, match=r"BPETokenizer.encode\(\): byte 0xff at position 3 is not valid UTF-8"):
+        bpe.encode("abc\udcffd")
+    with pytest.raises(ValueError, match=r"U\+D800 at position 0 is a lone surrogate"):
+        bpe.encode("\ud800")
+
+
+def test_token_bytes_join_to_what_decode_gives(bpe):
+    table = bpe.token_bytes()
+    assert len(table) == 512 and table[bpe.eot_id] == EOT.encode()
+    ids = bpe.encode("日本 🙂 naïve") + list(range(512))         # bytes that aren't UTF-8 too
+    assert b"".join(table[i] for i in ids).decode("utf-8", "replace") == bpe.decode(ids)
+
+
 def test_save_and_load(bpe, tmp_path, stories):
     path = tmp_path / "tokenizer.json"
     bpe.save(path)

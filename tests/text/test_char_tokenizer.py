@@ -36,6 +36,12 @@ def test_unknown_character_and_bad_id_are_named(shakespeare):
         tok.decode([0, 65])
     with pytest.raises(ValueError, match="id -1"):
         tok.decode([-1])
+    with pytest.raises(ValueError, match=r"character 'é' is not in the vocabulary of 65 characters "
+                                         r"\(position 3 of the text\)") as e:
+        tok.encode("café")
+    assert (e.value.char, e.value.position) == ("é", 3)
+    with pytest.raises(ValueError, match="byte 0xff at position 1 is not valid UTF-8"):
+        tok.encode("a\udcff")           # (`--prompt $'a\xff'` as Python gives it)
 
 
 def test_save_and_load(tmp_path, shakespeare):
@@ -53,6 +59,8 @@ def test_bad_vocabularies_and_files_are_refused(tmp_path):
         CharTokenizer("abca")
     with pytest.raises(ValueError, match="single characters"):
         CharTokenizer(["ab"])
+    with pytest.raises(ValueError, match="U\\+DCFF, a lone surrogate"):
+        CharTokenizer("a\udcff")
     other = tmp_path / "other.json"
     other.write_text('{"type": "words"}')
     with pytest.raises(ValueError, match="neither a paragrad char tokenizer"):

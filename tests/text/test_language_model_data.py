@@ -34,6 +34,14 @@ def test_a_given_tokenizer_is_used(tmp_path):
     assert tokenizer is mine and train.tokens.max() < 66
 
 
+def test_nothing_is_written_into_the_data_folder(tmp_path):
+    """The token files go to the cache ($PARAGRAD_CACHE, see conftest.py), not beside the corpus."""
+    before = sorted(p.relative_to(ROOT) for p in ROOT.rglob("*"))
+    language_model_data("shakespeare", ROOT)
+    assert sorted(p.relative_to(ROOT) for p in ROOT.rglob("*")) == before
+    assert len(list((tmp_path / "paragrad-cache" / "tokens").iterdir())) == 1
+
+
 def test_missing_corpus_and_bad_names(tmp_path):
     with pytest.raises(DataError, match=r"missing .*input\.txt.*PARAGRAD_DATA.*tinyshakespeare/"):
         language_model_data("shakespeare", tmp_path, download=False)

@@ -46,9 +46,16 @@ def test_bpe_token_files_keep_the_eot_between_stories(tmp_path):
     assert tok.decode(ids) == text
 
 
-def test_default_folder_is_beside_the_corpus(corpus):
-    train, _ = prepare_tokens(corpus, CharTokenizer.from_text(corpus.read_text()))
-    assert train.parent.parent == corpus.parent and train.parent.name.startswith("input-tokens-")
+def test_default_folder_is_the_user_cache_never_beside_the_corpus(corpus, tmp_path, monkeypatch):
+    tok = CharTokenizer.from_text(corpus.read_text())
+    train, _ = prepare_tokens(corpus, tok)                  # $PARAGRAD_CACHE: see conftest.py
+    assert train.parent.parent == tmp_path / "paragrad-cache" / "tokens"
+    assert train.parent.name.startswith("input-")
+    monkeypatch.delenv("PARAGRAD_CACHE")                   # then ~/.cache/paragrad
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    train, _ = prepare_tokens(corpus, tok)
+    assert train.parent.parent == tmp_path / "home" / ".cache" / "paragrad" / "tokens"
+    assert sorted(p.name for p in corpus.parent.iterdir()) == ["input.txt"]
 
 
 def test_unchanged_corpus_and_tokenizer_reuse_the_files(corpus, tmp_path, monkeypatch):
