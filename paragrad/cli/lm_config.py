@@ -65,7 +65,9 @@ def resolve_lm(args):
         check_config(args.resume, state, "--resume")
         for name in (*LM_RUN_FLAGS, "max_iters", "eval_interval", "eval_iters"):
             given, kept = getattr(args, name), run.get(name)
-            if name in LM_RUN_FLAGS and given is not None and given != kept:
+            if name == "lr_decay_iters" and kept in (None, run.get("max_iters")):
+                kept = None     # the cosine followed --max-iters: a new total stretches it (as image runs do)
+            elif name in LM_RUN_FLAGS and given is not None and given != kept:
                 raise contradiction(name, given, kept, args.resume)
             if given is None:
                 setattr(args, name, kept)

@@ -35,6 +35,7 @@ from .progress import Progress
 from .run_config import data_folder, recorded_run
 
 CHECKPOINT, BEST = "ckpt.safetensors", "best.safetensors"
+PLOT_EVERY_S = 10.0     # curves.png costs about 0.3 s: drawn at most this often, and at the end
 _CHECKPOINT_FILES = {name: (name, checkpoint.train_state_path(name), checkpoint.pending_path(name))
                      for name in (CHECKPOINT, BEST)}
 _RUN_FILES = (*_CHECKPOINT_FILES[CHECKPOINT], *_CHECKPOINT_FILES[BEST], "metrics.jsonl", "curves.png",
@@ -118,7 +119,6 @@ def _save(out, it, model, opt, scaler, generator, config, run, records, tokenize
     if records[-1]["val_loss"] <= _best_kept(out)["val_loss"]:
         checkpoint.save(out / BEST, model, opt, step=it, extra=extra, generators=[generator])
     out_folder.write_records(records, out / "metrics.jsonl")
-    return plot_lm_curves(records, out / "curves.png")
 
 
 def _best_kept(out):
@@ -202,6 +202,8 @@ def train_language_model(args, ranks=None):
     t0, before = time.perf_counter(), records[-1]["seconds"] if records else 0.0
 
     saved = args.resume     # the last good checkpoint, for a divergence's message
+    counted_from = start    # the iteration after which the watch's count starts
+    plotted_at = t0
 
     def check_finite(it):
         """Diverged if a loss since the last check (iterations after `it`), or the weights, are
@@ -212,12 +214,12 @@ def train_language_model(args, ranks=None):
                            f"{kept(saved)} (a lower --lr may help)")
 
     def evaluate(it):
-        nonlocal saved
+        nonlocal saved, counted_from, plotted_at
         ranks.synchronize()
         ranks.sum_(watch.loss_sum)      # every rank stops together
-        check_finite(window[0])
+        check_finite(counted_from)
         watch.new_epoch()
-        window[0] = it
+        counted_from = it
         if not weights_finite(model):
             raise Diverged(f"the weights became non-finite by iteration {it}; training stopped without "
                            f"saving them, {kept(saved)} (a lower --lr may help)")
@@ -230,12 +232,14 @@ def train_language_model(args, ranks=None):
         records.append({"iter": it, "train_loss": losses["train"], "val_loss": losses["val"],
                         "lr": lr_at(it, args), "seconds": round(before + time.perf_counter() - t0, 3)})
         print(f"iter {it}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
-        plotted = _save(out, it, model, ranks.checkpointed(opt), scaler, generator, config, run, records,
-                        tokenizer_sha256, ranks.scheme_state())
+        _save(out, it, model, ranks.checkpointed(opt), scaler, generator, config, run, records,
+              tokenizer_sha256, ranks.scheme_state())
         saved = out / CHECKPOINT
-        return plotted
+        if it == args.max_iters or time.perf_counter() - plotted_at >= PLOT_EVERY_S:
+            plotted_at = time.perf_counter()
+            return plot_lm_curves(records, out / "curves.png")
+        return True
 
-    window = [start]        # the iteration the watch's count starts after
     plotted = evaluate(0) if start == 0 else True
     bar = Progress(args.max_iters - start, desc="iters", stream=ranks.progress_stream())
     model.train()
@@ -248,7 +252,7 @@ def train_language_model(args, ranks=None):
             ranks.after_step()
             done = it + 1 - start
             if bar.due(done):       # the loop's only host reads, a few per second at most
-                check_finite(window[0])
+                check_finite(counted_from)
                 bar.update(done, done * args.batch_size, loss=float(loss))    # (rank 0's loss)
             if (it + 1) % args.eval_interval == 0 or it + 1 == args.max_iters:
                 bar.close()

@@ -44,11 +44,13 @@ def atomic_write(path, chunks):
             f.flush()
             os.fsync(f.fileno())
         rename_into_place(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError) and e.filename is None:      # a full disk: say which file
+            raise OSError(e.errno, e.strerror or str(e), path) from None
         raise
 
 

@@ -105,7 +105,8 @@ def load(path, model, optimizer=None, scheduler=None, generators=(), strict=True
         weights, meta = load_weights(path)
         _load_model(model, weights, strict)
         return {"step": int(meta.get("step", 0)), "epoch": int(meta.get("epoch", 0)), "extra": {}}
-    arrays, state = read_train_state(path)
+    state = saved_state(path)      # (the header first: a corrupt state fails before the arrays load)
+    arrays, _ = load_file(tpath)
     weights, _ = load_weights(weights_path(path, state.get("id")))
     _load_model(model, weights, strict)
     if optimizer is not None:
@@ -130,17 +131,18 @@ def load(path, model, optimizer=None, scheduler=None, generators=(), strict=True
     return {"step": state["step"], "epoch": state["epoch"], "extra": state["extra"]}
 
 
-def read_train_state(path):
-    """(optimizer arrays, the JSON state) of checkpoint `path`'s training state file."""
+def saved_state(path):
+    """The JSON state of checkpoint `path` (step, epoch, extra, ...), from its training state
+    file's header alone: the optimizer's tensors are not read."""
     tpath = train_state_path(path)
-    arrays, tmeta = load_file(tpath)
+    _, meta = read_header(tpath)
     try:
-        state = json.loads(tmeta["paragrad_train_state"])
+        state = json.loads(meta["paragrad_train_state"])
     except (KeyError, json.JSONDecodeError) as e:
         raise CheckpointError(f"checkpoint {tpath}: corrupt training state ({e})") from None
     if not isinstance(state, dict):
         raise CheckpointError(f"checkpoint {tpath}: corrupt training state (not a JSON object)")
-    return arrays, state
+    return state
 
 
 def _load_model(model, weights, strict):

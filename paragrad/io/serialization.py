@@ -92,7 +92,7 @@ def _seekable(fh):
 _TORCH_LEGACY_MAGIC = 0x1950a86a20f9469cfc6c     # torch.serialization.MAGIC_NUMBER
 _CONVERT = ("convert it once in PyTorch with the safetensors package: `from safetensors.torch "
             "import save_file; save_file(torch.load(path, map_location='cpu'), 'model.safetensors')` "
-            "(for a state_dict: a flat dict of tensors), then in paragrad: `from paragrad.checkpoint "
+            "(for a state_dict: a flat dict of tensors), then in paragrad: `from paragrad.io.checkpoint "
             "import load_weights; weights, _ = load_weights('model.safetensors'); "
             "model.load_state_dict(weights)`")
 
@@ -119,7 +119,7 @@ def _refuse_foreign_formats(data, name):
     elif len(data) > 9 and data[8:10] == b'{"' and int.from_bytes(data[:8], "little") < len(data):
         raise pickle.UnpicklingError(
             f"load: {name} is a safetensors file, not one written by pg.save; read it with "
-            f"`from paragrad.checkpoint import load_weights; weights, metadata = load_weights(path)`")
+            f"`from paragrad.io.checkpoint import load_weights; weights, metadata = load_weights(path)`")
 
 
 def _rebuild_at(map_location, cls, arr, dtype_name, saved, requires_grad, attrs):

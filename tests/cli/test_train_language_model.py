@@ -101,3 +101,14 @@ def test_resume_without_the_tokenizer_is_refused(shakespeare_run, tmp_path, caps
         (tmp_path / name).write_bytes((shakespeare_run / name).read_bytes())
     refused(capsys, "train", "shakespeare", "--resume", tmp_path / "ckpt.safetensors", "--max-iters", "60",
             naming=["tokenizer.json", "missing"])
+
+
+def test_resuming_with_more_iterations_stretches_the_cosine(tmp_path):
+    """--lr-decay-iters left out follows --max-iters: a resume to a larger total decays over the
+    new total (as the image runs stretch theirs), instead of sitting at --min-lr."""
+    out = tmp_path / "run"
+    assert train_shakespeare(out, "--max-iters", "20") == 0
+    assert train_shakespeare(None, "--resume", out / "ckpt.safetensors", "--max-iters", "40") == 0
+    lrs = {r["iter"]: r["lr"] for r in lm_records(out)}
+    assert lrs[30] == pytest.approx(1e-4 + 0.5 * (1 + math.cos(math.pi * 25 / 35)) * 9e-4)
+    assert lrs[30] > 1e-4 and lrs[40] == pytest.approx(1e-4)

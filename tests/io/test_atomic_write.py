@@ -71,3 +71,29 @@ def test_stale_temporaries_go_and_everything_else_stays(tmp_path):
         sleeper.wait()
     assert set(os.listdir(tmp_path)) == keep | {"new.bin"}
     assert not gone & set(os.listdir(tmp_path))
+
+
+def test_a_full_disk_names_the_file_and_leaves_the_old_one(tmp_path, monkeypatch):
+    import errno
+    target = tmp_path / "ckpt.safetensors"
+    aw.atomic_write(target, [b"old"])
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode: Full(real_fdopen(fd, mode)))
+    with pytest.raises(OSError, match=r"No space left on device: '.*ckpt\.safetensors'") as e:
+        aw.atomic_write(target, [b"new"])
+    assert e.value.errno == errno.ENOSPC
+    monkeypatch.undo()
+    assert target.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.safetensors"]

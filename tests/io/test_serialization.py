@@ -129,7 +129,7 @@ def test_pytorch_file_is_named_with_how_to_convert(tmp_path, zip_format, weights
     torch.save(torch.nn.Linear(2, 2).state_dict(), path, _use_new_zipfile_serialization=zip_format)
     fmt = "zip" if zip_format else "legacy"
     with pytest.raises(pickle.UnpicklingError, match=f"model.pt is a PyTorch file \\(torch.save's {fmt} "
-                       "format\\).*safetensors.torch import save_file.*from paragrad.checkpoint import load_weights"):
+                       "format\\).*safetensors.torch import save_file.*from paragrad.io.checkpoint import load_weights"):
         pg.load(path, weights_only=weights_only)
 
 
@@ -140,11 +140,11 @@ def test_pytorch_conversion_route_in_the_message_works(tmp_path):
     torch.save(tm.state_dict(), tmp_path / "model.pt")
     st.save_file(torch.load(tmp_path / "model.pt", map_location="cpu"), tmp_path / "model.safetensors")
     m = pg.nn.Linear(3, 2)
-    from paragrad.checkpoint import load_weights
+    from paragrad.io.checkpoint import load_weights
     weights, _ = load_weights(tmp_path / "model.safetensors")
     m.load_state_dict(weights)
     assert np.allclose(m.weight.detach().numpy(), tm.weight.detach().numpy())
-    with pytest.raises(pickle.UnpicklingError, match="is a safetensors file.*load_weights"):
+    with pytest.raises(pickle.UnpicklingError, match="is a safetensors file.*paragrad.io.checkpoint import load_weights"):
         pg.load(tmp_path / "model.safetensors")
 
 
