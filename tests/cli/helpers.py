@@ -1,5 +1,8 @@
 """Running the command line in-process on small slices of the real MNIST."""
+import contextlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from paragrad.cli import main
@@ -74,3 +77,19 @@ def train_shakespeare(out, *extra):
 def lm_records(folder):
     """The rows of a language-model run's metrics.jsonl."""
     return [json.loads(x) for x in (Path(folder) / "metrics.jsonl").read_text().splitlines()]
+
+
+@contextlib.contextmanager
+def run_lock_held(out):
+    """Another process holding the run lock of folder `out`, as a run in progress does; yields
+    its pid."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; from paragrad.cli import "
+         "out_folder; out_folder.lock(Path(sys.argv[1])); print('locked', flush=True); time.sleep(60)",
+         str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        yield holder.pid
+    finally:
+        holder.kill()
+        holder.wait()

@@ -3,13 +3,11 @@ an earlier checkpoint of the folder needs --overwrite, two runs can't write into
 once, and a diverging run stops before it saves non-finite weights."""
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 
 from paragrad.io import checkpoint
-from tests.cli.helpers import lm_records, refused, train_shakespeare, train_state
+from tests.cli.helpers import lm_records, refused, run_lock_held, train_shakespeare, train_state
 
 
 def _snapshot(folder):
@@ -61,19 +59,10 @@ def test_resuming_an_earlier_checkpoint_of_the_folder_needs_overwrite(shakespear
 def test_a_second_run_into_a_folder_being_written_is_refused_naming_the_first(tmp_path, capsys):
     out = tmp_path / "x"
     out.mkdir()
-    # another process holds the run lock, as a run in progress does
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
-         "from paragrad.cli import out_folder; out_folder.lock(Path(sys.argv[1])); print('locked', flush=True); "
-         "time.sleep(60)", str(out)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "locked"
+    with run_lock_held(out) as pid:
         refused(capsys, "train", "shakespeare", "--data-dir", _data(), "--out", out, "--max-iters", "10",
                 "--n-layer", "1", "--n-head", "1", "--n-embd", "8", "--block-size", "8",
-                naming=[f"--out {out}", f"pid {holder.pid}", "another run"])
-    finally:
-        holder.kill()
-        holder.wait()
+                naming=[f"--out {out}", f"pid {pid}", "another run"])
     assert sorted(p.name for p in out.iterdir()) == [".paragrad.lock"]
     assert train_shakespeare(out, "--max-iters", "10") == 0       # the lock died with its process
 

@@ -4,7 +4,7 @@ import urllib.request
 
 import pytest
 
-from tests.cli.helpers import refused, train_mnist, run
+from tests.cli.helpers import refused, run, run_lock_held, train_mnist
 from tests.data_paths import mnist_root
 
 
@@ -74,3 +74,12 @@ def test_data_dir_without_the_dataset_creates_nothing(tmp_path, capsys, monkeypa
     refused(capsys, "train", "mnist", "--data-dir", data, "--out", tmp_path / "o",
             naming=["MNIST: missing", str(data / "mnist")])
     assert sorted(tmp_path.iterdir()) == [data] and list(data.iterdir()) == []
+
+
+def test_a_run_into_a_folder_another_run_is_writing_is_refused(tmp_path, capsys):
+    out = tmp_path / "run"
+    with run_lock_held(out) as pid:
+        refused(capsys, "train", "mnist", "--data-dir", mnist_root(), "--out", out, "--limit", "100",
+                "--epochs", "1", naming=[f"--out {out}", f"pid {pid}"])
+    assert sorted(p.name for p in out.iterdir()) == [".paragrad.lock"]
+    assert train_mnist(out, "--epochs", "1") == 0
