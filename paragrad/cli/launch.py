@@ -102,6 +102,10 @@ def launch(args):
     if not command:
         raise UsageError("give the command each rank runs after --, e.g. "
                          "paragrad launch -n 4 -- python train.py")
+    if command[0].startswith("-"):     # mpirun would take it as its own option, not a program
+        raise UsageError(f"the command each rank runs must start with a program, got the option "
+                         f"{command[0]!r} (it would go to mpirun, not to the ranks), e.g. "
+                         f"paragrad launch -n 4 -- python train.py")
     argv = launcher_command(args.nproc, command)
     sys.stdout.flush()
     sys.stderr.flush()

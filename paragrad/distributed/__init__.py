@@ -7,8 +7,10 @@ tensors, mpi4py) and NCCL (CUDA tensors, through CuPy).
 
 No collective waits forever: each one is bounded by the group's timeout and, when it expires,
 raises DistTimeoutError naming the ranks that never arrived (process_group.py, control.py).
-PARAGRAD_DISTRIBUTED_DEBUG=1 checks before each collective that all ranks call the same one
-with the same shapes and dtypes. bytes_communicated() counts this rank's traffic (traffic.py).
+Ranks that call different collectives, or one with a different src, op, dtype or element
+count, raise DistMismatchError on every rank, naming each rank's call (call_header.py).
+PARAGRAD_DISTRIBUTED_DEBUG=1 also checks shapes, before each collective sends anything.
+bytes_communicated() counts this rank's traffic (traffic.py).
 """
 from .collectives import (all_gather, all_gather_into_tensor, all_reduce, barrier, broadcast,
                           reduce_scatter_tensor)

@@ -3,11 +3,18 @@ result in place into the tensors passed, outside autograd (no graph is recorded;
 tensors' version counters move, as for any in-place write). With async_op=True a collective
 returns a Work whose wait() blocks until the output holds the result; otherwise it returns
 None once done. Every rank must call the same collectives in the same order with tensors of
-the same shapes and dtypes (PARAGRAD_DISTRIBUTED_DEBUG=1 checks that before each one).
+the same shapes and dtypes. Each collective checks, always, that the other ranks called the
+same collective with the same src, op, dtype and element count (call_header.py), and raises
+DistMismatchError on every rank where they differ; the group is unusable after that, and the
+tensors hold whatever the transport left. PARAGRAD_DISTRIBUTED_DEBUG=1 also compares shapes,
+before each collective sends anything (the group stays usable after its DistMismatchError).
+Over MPI a collective returns only once every rank has entered it (its header has come in):
+a broadcast's root waits for the other ranks too, which MPI allows any collective to do.
 """
 from __future__ import annotations
 
 from ..tensor import bump_version
+from . import call_header
 from .argument_checks import (check_no_overlap, check_numel_ratio, check_reducible, check_same_dtype,
                               check_src, check_tensor, describe)
 from .process_group import default_group
@@ -20,7 +27,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     op = check_reduce_op(op, "all_reduce")
     check_tensor(pg, "all_reduce", "tensor", tensor)
     check_reducible(pg, "all_reduce", tensor, op)
-    return _run(pg, "all_reduce", f"all_reduce({describe(tensor)}, op={op.name})", [tensor], async_op,
+    return _run(pg, "all_reduce", f"all_reduce({describe(tensor)}, op={op.name})",
+                call_header.make("all_reduce", tensor, op), [tensor], async_op,
                 lambda: pg.transport.all_reduce(tensor._data, tensor.dtype.name, op))
 
 
@@ -31,7 +39,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         src = group_src
     check_src("broadcast", src, pg.world_size)
     check_tensor(pg, "broadcast", "tensor", tensor)
-    return _run(pg, "broadcast", f"broadcast({describe(tensor)}, src={src})", [tensor], async_op,
+    return _run(pg, "broadcast", f"broadcast({describe(tensor)}, src={src})",
+                call_header.make("broadcast", tensor, root=src), [tensor], async_op,
                 lambda: pg.transport.broadcast(tensor._data, src, pg.rank))
 
 
@@ -46,7 +55,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     check_numel_ratio(name, "output_tensor", output_tensor, "input_tensor", input_tensor, pg.world_size)
     check_no_overlap(name, output_tensor, input_tensor)
     return _run(pg, name, f"{name}(output {describe(output_tensor)}, input {describe(input_tensor)})",
-                [output_tensor], async_op,
+                call_header.make(name, input_tensor), [output_tensor], async_op,
                 lambda: pg.transport.all_gather_into(output_tensor._data, input_tensor._data))
 
 
@@ -69,7 +78,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     def start():
         request, finish, nbytes = pg.transport.all_gather_into(gathered._data, tensor._data)
         return request, _then(finish, lambda: _scatter_rows(gathered, tensor_list)), nbytes
-    return _run(pg, "all_gather", f"all_gather({describe(tensor)})", tensor_list, async_op, start)
+    return _run(pg, "all_gather", f"all_gather({describe(tensor)})",
+                call_header.make("all_gather", tensor), tensor_list, async_op, start)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -85,7 +95,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     check_reducible(pg, name, input, op)
     check_no_overlap(name, output, input)
     return _run(pg, name, f"{name}(output {describe(output)}, input {describe(input)}, op={op.name})",
-                [output], async_op,
+                call_header.make(name, input, op), [output], async_op,
                 lambda: pg.transport.reduce_scatter(output._data, input._data, input.dtype.name, op))
 
 
@@ -96,11 +106,12 @@ def barrier(group=None, async_op=False, device_ids=None):
     if pg.backend_name == "nccl":   # the host waits for the GPU: impossible while pg.jit captures
         from .. import capture
         capture.forbid_sync("barrier")
-    return _run(pg, "barrier", "barrier()", [], async_op, pg.transport.barrier)
+    return _run(pg, "barrier", "barrier()", call_header.make("barrier"), [], async_op,
+                pg.transport.barrier)
 
 
-def _run(pg, collective, signature, written, async_op, start):
-    seq = pg.begin(collective, signature)
+def _run(pg, collective, signature, header, written, async_op, start):
+    seq = pg.begin(collective, signature, header)
     request, finish, nbytes = start()
     pg.traffic.count(collective, nbytes)
     for t in written:

@@ -23,5 +23,7 @@ class DistTimeoutError(DistBackendError):
 
 
 class DistMismatchError(DistError):
-    """PARAGRAD_DISTRIBUTED_DEBUG=1 found ranks calling different collectives, or one collective
-    with different shapes, dtypes or arguments (paragrad's own name)."""
+    """Ranks called different collectives, or one collective with a different src, op, dtype or
+    element count (checked always, from each collective's header; the group is broken after
+    it), or, with PARAGRAD_DISTRIBUTED_DEBUG=1, with different shapes or arguments (checked
+    before anything is sent; the group stays usable). paragrad's own name."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import time
 
 from . import process_exit
 from .launcher_env import check_identity, local_rank, mpi_world
@@ -21,8 +22,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     tensors, "nccl" CUDA tensors (one process per GPU: device LOCAL_RANK, else the rank on its
     node, modulo the GPUs; device_id picks another). A collective that doesn't complete within
     `timeout` (default 30 minutes for mpi, 10 for nccl, as torch) raises DistTimeoutError
-    naming the ranks it waited for. init_method may be None or "env://"; store and
-    pg_options are not supported (the launcher is the rendezvous)."""
+    naming the ranks it waited for. The timeout bounds init_process_group itself too: when a
+    rank doesn't call it in time, the others raise DistTimeoutError, or, if they are still
+    inside MPI's own start-up (MPI_Init, run by the call that starts MPI), print that error as
+    one line and end their process (MPI_Init can't be interrupted; startup_watchdog.py).
+    init_method may be None or "env://"; store and pg_options are not supported (the launcher
+    is the rendezvous)."""
     op = "init_process_group"
     if current_group() is not None:
         raise ValueError("trying to initialize the default process group twice!")   # torch's words
@@ -42,10 +47,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         timeout = DEFAULT_TIMEOUTS[backend]
     if not isinstance(timeout, datetime.timedelta) or timeout.total_seconds() <= 0:
         raise TypeError(f"{op}: timeout must be a positive datetime.timedelta, got {timeout!r}")
-    world = mpi_world(op)
+    deadline = time.monotonic() + timeout.total_seconds()    # for MPI's start-up and the meeting
+    world = mpi_world(op, timeout.total_seconds())
     rank, size = check_identity(op, world, rank, world_size)
-    process_exit.install(lambda: current_group().on_sigterm() if current_group() else None)
-    _meet_every_rank(world, rank, size, timeout)
+    process_exit.install(lambda: current_group().on_sigterm() if current_group() else None,
+                         lambda: current_group() and current_group().check_every_header("at exit"))
+    _meet_every_rank(world, rank, size, timeout, deadline)
     from .control import ControlChannel
     control = ControlChannel(world)
     if backend == "mpi":
@@ -61,11 +68,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     set_default_group(pg)
 
 
-def _meet_every_rank(world, rank, size, timeout):
-    """A barrier bounded by the timeout, before the collective set-up calls (communicator
+def _meet_every_rank(world, rank, size, timeout, deadline):
+    """A barrier bounded by the deadline, before the collective set-up calls (communicator
     duplication, NCCL's rendezvous) that MPI would let wait forever for a rank that never
     comes."""
-    import time
     from .errors import DistTimeoutError
     from .work import poll
     request = world.Ibarrier()
@@ -74,7 +80,7 @@ def _meet_every_rank(world, rank, size, timeout):
         process_exit.mark_broken()     # MPI_Finalize would wait for the missing rank too
         raise DistTimeoutError(f"init_process_group timed out after {timeout.total_seconds():.1f} s on "
                                f"rank {rank}: not every one of the {size} ranks called it")
-    poll(request.Test, timed_out, time.monotonic() + timeout.total_seconds(), lambda: None)
+    poll(request.Test, timed_out, deadline, lambda: None)
 
 
 def destroy_process_group(group=None):

@@ -5,6 +5,7 @@ and carries the control messages; a variable that disagrees with it is an error,
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -23,13 +24,20 @@ _WORLD_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", 
 OPEN_MPI_DEFAULTS = {"OMPI_MCA_coll_libnbc_iallreduce_algorithm": "ring"}
 
 
-def mpi_world(op):
-    """MPI's COMM_WORLD (MPI starts as a singleton of one rank when no launcher started us)."""
+def mpi_world(op, timeout_seconds=None):
+    """MPI's COMM_WORLD (MPI starts as a singleton of one rank when no launcher started us).
+    Where this call starts MPI, a rank still missing after timeout_seconds (None: no limit)
+    ends this process with a one-line DistTimeoutError (startup_watchdog.py)."""
+    watch = contextlib.nullcontext()
     if "mpi4py.MPI" not in sys.modules:
         for name, value in OPEN_MPI_DEFAULTS.items():
             os.environ.setdefault(name, value)
+        if timeout_seconds is not None:
+            from .startup_watchdog import StartupWatchdog
+            watch = StartupWatchdog(timeout_seconds)
     try:
-        from mpi4py import MPI
+        with watch:
+            from mpi4py import MPI
     except ImportError as e:
         launched = [v for v in _LAUNCHER_VARS if v in os.environ]
         hint = f" (this process was started by an MPI launcher: {launched[0]} is set)" if launched else ""

@@ -14,6 +14,13 @@
 - Timeouts: each eager collective records an event; a watchdog thread (nccl_watchdog.py)
   ends the process when one is not done within the timeout.
   Collectives inside a captured graph are not watched (replays run no Python).
+- Mismatched calls: each collective's header (call_header.py) goes to the other ranks over MPI
+  as on the mpi backend, but nothing here waits for theirs, since the host never waits for an
+  nccl collective: the headers are compared as they come in, at the next collective's start
+  (DistMismatchError), by the watchdog (which ends the process), and in full, waiting for
+  them, at barrier(), destroy_process_group() and the end of the program. Under pg.jit's
+  capture the headers are sent and compared the same way (host-side MPI only, no device sync),
+  once per capture: replays run no Python, so they are not checked again.
 - NCCL_NVLS_ENABLE defaults to 0 in the process (NVLink SHARP stalled NCCL on our machines).
 """
 from __future__ import annotations
@@ -169,7 +176,9 @@ class NCCLBackend:
             self.watchdog.watch(collective, seq, event)
         if request == "barrier":
             import time
-            pg.wait_until(event, collective, seq, time.monotonic() + pg.timeout.total_seconds())
+            deadline = time.monotonic() + pg.timeout.total_seconds()
+            pg.wait_until(event, collective, seq, deadline)
+            pg.confirm(collective, seq, deadline)     # every header so far came in and agreed
         return NCCLWork(collective, seq, event)
 
     def test(self, request):

@@ -19,6 +19,13 @@ its deadline passed and the follower has not seen it done), and moves the arriva
 with MPI's non-blocking Test and Iprobe. The one false alarm: a collective that did finish, when
 the follower is blocked for a whole timeout behind a longer GPU job the main thread waits for
 (torch's default timeout, which paragrad's nccl groups share, is 10 minutes).
+
+Mismatched calls: the host never waits for an nccl collective, so the headers of the calls
+(call_header.py) are compared as they come in: by `timer` every tick while some collective
+still waits for a peer's header, and by the main thread at each collective's start. A
+difference the timer finds ends the process the same way, with the DistMismatchError naming
+each rank's call (NCCL would hang in mismatched kernels, or complete them with garbage), unless
+the main thread raised it already.
 """
 from __future__ import annotations
 
@@ -85,25 +92,31 @@ class Watchdog:
                 del oldest
 
     def _timer(self):
+        pg = self._pg
         while not self._stopped.wait(_POLL_SECONDS):
             with self._lock:
                 oldest = self._pending[0] if self._pending else None
-            if oldest is None:
-                continue
-            if time.monotonic() > oldest[3]:
+            if oldest is not None and time.monotonic() > oldest[3]:
                 self._give_up(*oldest[:2])
+            if oldest is None and not pg.control.unmatched():
+                continue
             # the arrival messages need MPI calls on this rank to reach the others (control.py);
             # Test and Iprobe don't block
-            self._pg.control.progress_if_possible()
+            pg.control.progress_if_possible()
+            if pg.control.mismatch is not None and pg.broken is None:
+                self._end(pg.fail(pg.mismatch_error("nccl watchdog")))
 
     def _give_up(self, collective, seq):
         pg = self._pg
         missing = pg._others_missing(seq)
         who = (f"waiting for {'rank ' if len(missing) == 1 else 'ranks '}{', '.join(map(str, missing))}"
                if missing else "(every rank arrived at it; a rank may have died inside it)")
-        error = pg.fail(DistTimeoutError(
+        self._end(pg.fail(DistTimeoutError(
             f"{collective} timed out after {pg.timeout.total_seconds():.1f} s {who} (nccl, "
-            f"collective #{seq} on rank {pg.rank}); ending this process"))
-        print(f"paragrad.distributed: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+            f"collective #{seq} on rank {pg.rank})")))
+
+    def _end(self, error):
+        print(f"paragrad.distributed: {type(error).__name__}: {error}; ending this process",
+              file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(1)

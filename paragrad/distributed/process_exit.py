@@ -15,6 +15,10 @@ Open MPI's MPI_Finalize waits for every rank, so the others would sit in their n
 until the timeout; skipping it lets the launcher see the failure at once and end the job. (A
 `raise SystemExit(1)` bypasses this hook: that rank waits in MPI_Finalize and the others time
 out naming it.)
+A group still open when Python ends (no destroy_process_group) first has its collectives'
+headers checked, as destroy_process_group does: a collective whose handle nobody waited for, or
+an nccl one (the host never waits for those), may have met a different call on another rank;
+then the DistMismatchError is printed and the process exits 1 rather than 0.
 """
 from __future__ import annotations
 
@@ -24,22 +28,24 @@ import signal
 import sys
 import threading
 
-_state = {"broken": False, "installed": False, "on_term": None}
+_state = {"broken": False, "installed": False, "on_term": None, "on_exit": None}
 
 
 def mark_broken():
     _state["broken"] = True
 
 
-def install(on_sigterm_in_collective):
+def install(on_sigterm_in_collective, check_at_exit):
     """Register the exit guard, and the SIGTERM handler if SIGTERM has its default action and
     this is the main thread (Python runs signal handlers there only). on_sigterm_in_collective()
-    returns the error to raise, or None when no collective is waiting."""
-    _state["on_term"] = on_sigterm_in_collective
+    returns the error to raise, or None when no collective is waiting; check_at_exit() raises
+    if the open group's collectives turn out mismatched."""
+    _state["on_term"], _state["on_exit"] = on_sigterm_in_collective, check_at_exit
     if _state["installed"]:
         return
     _state["installed"] = True
     atexit.register(_exit_if_broken)
+    atexit.register(_check_at_exit)     # runs before _exit_if_broken (atexit runs last-in first)
     previous_hook = sys.excepthook
 
     def excepthook(kind, value, traceback):
@@ -57,6 +63,16 @@ def _on_sigterm(signum, frame):
         raise error
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _check_at_exit():
+    if _state["broken"] or _state["on_exit"] is None:
+        return
+    try:
+        _state["on_exit"]()
+    except Exception as e:      # an exception here would be printed, yet the exit status stay 0
+        print(f"paragrad.distributed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        mark_broken()
 
 
 def _exit_if_broken():

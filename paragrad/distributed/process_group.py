@@ -7,7 +7,9 @@ sub-groups: a collective's `group` argument may be None or the default group onl
 from __future__ import annotations
 
 import os
+import time
 
+from .call_header import describe
 from .errors import DistBackendError, DistMismatchError, DistTimeoutError
 from .process_exit import mark_broken
 from .traffic import Traffic
@@ -28,19 +30,25 @@ class ProcessGroup:
         self.seq = 0                        # collectives started, this one included
         self.traffic = Traffic()
         self.debug = os.environ.get("PARAGRAD_DISTRIBUTED_DEBUG", "0") not in ("", "0")
+        # headers are compared unless the debug check supersedes them (control.py) or this rank is
+        # alone (nobody to disagree with, and its own headers would pile up unmatched)
+        control.compare = not self.debug and world_size > 1
         self.broken = None                  # the error that broke the group
         self.waiting = None                 # (collective, seq) while this rank waits for one
 
     # ---- starting a collective ------------------------------------------------------------
-    def begin(self, collective, signature):
-        """Number the collective, announce this rank's arrival and (debug mode) check that
+    def begin(self, collective, signature, header):
+        """Number the collective, announce this rank's arrival with the call's header (raising
+        DistMismatchError if a peer's header already disagrees) and (debug mode) check that
         every rank calls the same thing; returns the sequence number."""
         if self.broken is not None:
             raise DistBackendError(f"{collective}: the process group is unusable after an earlier "
                                    f"error on rank {self.rank} ({self.broken}); "
                                    f"call destroy_process_group() and end the process")
         self.seq += 1
-        self.control.announce(self.seq)
+        self.control.announce(self.seq, header)
+        if self.control.mismatch is not None:
+            raise self.fail(self.mismatch_error(collective))
         if self.debug:
             self._check_same_call(collective, signature)
         return self.seq
@@ -65,11 +73,54 @@ class ProcessGroup:
         try:
             return self.transport.test(request)
         except Exception as e:     # the transport's own error (e.g. MPI after a peer died)
+            if self.control.progress_if_possible() and self.control.mismatch is not None:
+                raise self.fail(self.mismatch_error(collective)) from e   # the likelier cause
             raise self.fail(DistBackendError(
                 f"{collective} failed on rank {self.rank} (collective #{seq}): {e}; "
                 f"{self._who_is_missing(seq)}")) from e
 
+    def confirm(self, collective, seq, deadline):
+        """After the transport completed collective `seq` on this rank: wait until every other
+        rank's header of it came in (usually there already: they sent it before they started),
+        raising DistMismatchError if one differs. So a rank never goes on with what mismatched
+        calls left in its tensors, and a broadcast returns only once every rank has entered it."""
+        if not self.control.matched(seq):     # (usually every header is in at the first look)
+            self._poll(lambda: self.confirmed_now(collective, seq), collective, seq, deadline)
+
+    def confirmed_now(self, collective, seq):
+        """confirm() without waiting: whether every header of collective `seq` came in."""
+        matched = self.control.matched(seq)
+        self._raise_if_mismatched(collective)
+        return matched
+
+    def _raise_if_mismatched(self, collective):
+        if self.control.mismatch is not None:
+            raise self.fail(self.mismatch_error(collective))
+
+    def mismatch_error(self, collective):
+        """The DistMismatchError for the disagreement the headers showed (control.mismatch)."""
+        seq, calls = self.control.mismatch
+        by_call = {}
+        for r in sorted(calls):
+            by_call.setdefault(calls[r], []).append(r)
+        detail = "; ".join(f"{_ranks(rs)} called {describe(h)}" for h, rs in by_call.items())
+        unknown = [r for r in range(self.world_size) if r not in calls]
+        if unknown:
+            detail += f"; {_ranks(unknown)} not heard from yet"
+        where = f"collective #{seq}" if seq == self.seq else f"the earlier collective #{seq}"
+        return DistMismatchError(
+            f"{collective}: {where} differs across ranks, as seen on rank {self.rank}: {detail}. Every "
+            f"rank must call the same collectives in the same order, with the same src, op, dtype "
+            f"and number of elements; the process group is unusable now (the transport may have "
+            f"paired the different calls up). PARAGRAD_DISTRIBUTED_DEBUG=1 checks shapes too, "
+            f"before anything is sent")
+
     def wait_until(self, request, collective, seq, deadline):
+        self._poll(lambda: self.test(request, collective, seq), collective, seq, deadline)
+
+    def _poll(self, done, collective, seq, deadline):
+        """poll(done) until the deadline, then DistTimeoutError naming the ranks that never
+        arrived; now and then moves the control messages, raising on a header mismatch."""
         def timed_out():
             missing = self._others_missing(seq)
             if missing:
@@ -83,9 +134,13 @@ class ProcessGroup:
                 f"{self.rank}: every rank arrived at collective #{seq} but the transport did not "
                 f"complete it (a rank may have died inside it)"))
 
+        def progress():
+            self.control.progress()
+            self._raise_if_mismatched(collective)
+
         self.waiting = (collective, seq)
         try:
-            poll(lambda: self.test(request, collective, seq), timed_out, deadline, self.control.progress)
+            poll(done, timed_out, deadline, progress)
         finally:
             self.waiting = None
 
@@ -114,7 +169,14 @@ class ProcessGroup:
             f"{collective} ended on rank {self.rank} by SIGTERM from the launcher (another rank "
             f"failed or exited) while {self._who_is_missing(seq)} (collective #{seq})"))
 
+    def check_every_header(self, collective):
+        """confirm() every collective so far (those whose handle nobody waited for, and nccl's,
+        which the host never waits for), within the timeout; nothing once the group broke."""
+        if self.broken is None:
+            self.confirm(collective, self.seq, time.monotonic() + self.timeout.total_seconds())
+
     def close(self):
+        self.check_every_header("destroy_process_group")
         if self.broken is None:         # a broken transport may not even free cleanly
             self.transport.free()
             self.control.free()

@@ -4,6 +4,9 @@ deadline-bounded wait that every MPI collective, blocking or not, goes through.
 Blocking collectives are non-blocking MPI calls (MPI_Iallreduce, ...) followed by wait(): the
 request is tested in a loop that also drains arrival messages and gives the core away between
 tests, until it completes or the group's timeout passes. So no collective waits forever.
+Then every other rank's header of the collective must have come in and agree (process_group's
+confirm): a rank whose peers called something else raises DistMismatchError instead of going on
+with what the transport left in its tensors.
 """
 from __future__ import annotations
 
@@ -34,7 +37,8 @@ class Work:
         self._done = False
 
     def is_completed(self):
-        if not self._done and self._group.test(self._request, self._collective, self._seq):
+        if not self._done and self._group.test(self._request, self._collective, self._seq) \
+                and self._group.confirmed_now(self._collective, self._seq):
             self._complete()
         return self._done
 
@@ -51,6 +55,7 @@ class Work:
         if timeout is not None and timeout.total_seconds() > 0:
             deadline = min(deadline, time.monotonic() + timeout.total_seconds())
         self._group.wait_until(self._request, self._collective, self._seq, deadline)
+        self._group.confirm(self._collective, self._seq, deadline)
         self._complete()
         return True
 

@@ -45,3 +45,13 @@ def test_rank_missing_at_init_makes_init_time_out():
     assert "init_process_group timed out after 2.0 s on rank 0: not every one of the 2 ranks called it" \
         in ranks.output, ranks
     assert "returned" not in ranks.stdout and ranks.seconds < 15, ranks
+
+
+def test_rank_missing_at_mpi_start_up_makes_init_time_out():
+    # no rank started MPI before init_process_group: the others wait inside MPI_Init
+    ranks = run_ranks(2, "late_init_worker.py", "before-mpi", limit=60)
+    assert ranks.returncode != 0, ranks
+    assert ("DistTimeoutError: init_process_group timed out after 2.0 s on rank 0: MPI's start-up "
+            "(MPI_Init) is still waiting for ranks that have not called init_process_group") \
+        in ranks.output, ranks
+    assert "returned" not in ranks.stdout and ranks.seconds < 15, ranks

@@ -32,6 +32,18 @@ def test_launch_needs_a_command(capsys):
     assert "paragrad launch -n 4 -- python train.py" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", [["--version"], ["-x", "FOO=1", "python", "x.py"], ["--", "python"]])
+def test_launch_refuses_a_command_that_starts_with_an_option(monkeypatch, capsys, command):
+    # mpirun would run `--version` itself and exit 0: nothing may be started
+    started = []
+    monkeypatch.setattr(launch_module.os, "execv", lambda *argv: started.append(argv))
+    assert main(["launch", "-n", "2", "--", *command]) == 2
+    err = capsys.readouterr().err.strip()
+    assert not started, started
+    assert len(err.splitlines()) == 1 and repr(command[0]) in err, err
+    assert "must start with a program" in err and "paragrad launch -n 4 -- python train.py" in err, err
+
+
 def test_launcher_flags(monkeypatch):
     monkeypatch.setattr(launch_module, "is_open_mpi", lambda launcher: True)
     monkeypatch.setattr(launch_module, "physical_cores", lambda: 2)

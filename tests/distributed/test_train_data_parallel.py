@@ -41,7 +41,8 @@ def without_time(rows):
 
 
 def written(folder):
-    return {p.name for p in folder.iterdir()} - {"curves.png"}     # (matplotlib may be absent)
+    # (matplotlib may be absent; the run folder's lock file stays: paragrad/cli/out_folder.py)
+    return {p.name for p in folder.iterdir()} - {"curves.png", ".paragrad.lock"}
 
 
 @pytest.fixture(scope="module")
