@@ -43,9 +43,12 @@ class Backend(ABC):
     """One device type. `device_type` is 'cpu' or 'cuda'; buffers carry their own device."""
 
     device_type: str = "?"
-    # whether take() raises IndexError for an out-of-range index itself (NumPy's does); a
+    # whether take() raises IndexError for an index outside [-size, size) itself, taking a
+    # negative one from the end (NumPy's does), so that x[idx] needs no check of its own; a
     # device's check would read the device on the host at every gather, so the op layer does
-    # it instead (ops/indexing/index_bounds.py), reading nothing where the indices' range is known
+    # it instead (ops/indexing/index_bounds.py), reading nothing where the indices' range is
+    # known. Ops that refuse negative indices (embedding, index_select) check in the op layer
+    # on every backend.
     checks_indices: bool = False
     # whether the fast paths of 4-D activations (conv2d, batch_norm, max_pool2d) take a
     # channels-last buffer as it is (NHWC kernels); else the op layer hands them row-major copies

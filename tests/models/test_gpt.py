@@ -179,6 +179,22 @@ def test_without_targets_only_the_last_position():
     np.testing.assert_allclose(logits[:, 0], full.detach().numpy()[:, -1], rtol=1e-10)
 
 
+def test_a_negative_token_id_is_refused_and_changes_nothing(device):
+    """nanoGPT raises for id -1 (its embedding does); a NumPy take alone would read the last
+    row. The refused forward records nothing: no gradient lands on any parameter."""
+    tm, pm = _pair(device=device)
+    idx = _tokens((2, 6))
+    idx[1, 3] = -1
+    with pytest.raises(IndexError, match="index out of range in self"):
+        tm(torch.tensor(idx), torch.tensor(_tokens((2, 6), seed=1)))
+    before = {k: v.numpy().copy() for k, v in pm.state_dict().items()}
+    with pytest.raises(IndexError, match="index out of range in self"):
+        pm(pg.tensor(idx, device=device), pg.tensor(_tokens((2, 6), seed=1), device=device))
+    assert all(p.grad is None for p in pm.parameters())
+    for k, v in pm.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), before[k])
+
+
 def test_too_long_sequence_raises():
     pm = GPT(GPTConfig(**TINY))
     with pytest.raises(ValueError, match=r"GPT.forward: sequence length 17 exceeds block_size 16"):

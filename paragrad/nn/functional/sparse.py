@@ -63,6 +63,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError(f"embedding_bag: per_sample_weights (shape {tuple(per_sample_weights.shape)}) must have "
                          f"the shape of input ({tuple(input.shape)})")
     flat, bag_of, n_bags = _bags(input, offsets, include_last_offset)
+    _check_indices(flat, weight.shape[0])
     keep = np.ones(len(flat), bool) if padding_idx is None else flat != padding_idx % weight.shape[0]
     dev = weight.device
     idx = tensor(flat[keep], dtype=dt.int64, device=dev)                             # (K,)
@@ -79,6 +80,16 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         return total
     counts = np.bincount(bag_of[keep], minlength=n_bags).astype(np.float64)
     return total / tensor(np.maximum(counts, 1), dtype=weight.dtype, device=dev).unsqueeze(1)
+
+
+def _check_indices(flat, n):
+    """torch's embedding_bag check (a RuntimeError, where embedding raises IndexError), made on
+    the host copy the bag bookkeeping already read, before max_norm writes into the weight."""
+    bad = np.flatnonzero((flat < 0) | (flat >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise RuntimeError(f"embedding_bag: Index {i} of input takes value {int(flat[i])} which is not "
+                           f"in the valid range [0, {n})")
 
 
 def one_hot(tensor, num_classes=-1):

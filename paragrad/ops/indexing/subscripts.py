@@ -75,9 +75,17 @@ def index_select(input, dim, index):
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {tuple(index.shape)}")
     d = dim_arg(dim, x.ndim, "index_select")
+    size = x.shape[d] if x.ndim else 1
+    # torch refuses a negative index here (x[idx] takes it): checked on every backend, as a
+    # take's own check (NumPy's) would wrap it; no host read when the index's range is known
+    if index.numel() and not capture.active():
+        bad = out_of_range(index, 0, size - 1)
+        if bad is not None:
+            raise IndexError(f"index_select(): index out of range in self: index {bad} is out of range "
+                             f"for dimension {d} with size {size} (input shape {tuple(x.shape)})")
     if x.ndim == 0:
-        return take_along(x.reshape(1), index.reshape(-1), 0).reshape(())
-    return take_along(x, index.reshape(-1), d)
+        return take_along(x.reshape(1), index.reshape(-1), 0, checked=True).reshape(())
+    return take_along(x, index.reshape(-1), d, checked=True)
 
 
 class GatherBackward(Node):

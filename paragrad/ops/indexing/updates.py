@@ -16,6 +16,7 @@ from ..elementwise.binary import maximum, minimum, where
 from ..inplace import inplace_unary
 from ..movement.copies import cat
 from ..reduce.sorting import argsort
+from .index_bounds import out_of_range, remember
 from .subscripts import _check_gather_shapes, _index_tensor, getitem
 from ..autocast_policy import policy
 
@@ -233,9 +234,27 @@ def index_add(input, dim, index, source, *, alpha=1):
     return input + (input * 0).detach().scatter_add(d, idx, source * alpha)
 
 
+def _check_along(op, input, dim, index, negatives):
+    """IndexError naming an index along dim outside [0, size) ([-size, size) where torch takes
+    a negative index from the end): torch's check and type for index_fill and index_copy
+    (index_add's is scatter_add's RuntimeError). No host read when index's range is known.
+    -> the dim's size."""
+    d = dim_arg(dim, input.ndim, op)
+    size = input.shape[d]
+    if index.numel() and not capture.active():
+        bad = out_of_range(index, -size if negatives else 0, size - 1)
+        if bad is not None:
+            raise IndexError(f"{op}(): index {bad} is out of bounds for dimension {d} with size {size}")
+    return size
+
+
 def index_fill(input, dim, index, value):
-    """input with the slices at index along dim set to value."""
+    """input with the slices at index along dim set to value (a negative index counts from the
+    end, as torch's)."""
     from ..creation import zeros
+    size = _check_along("index_fill", input, dim, index, negatives=True)
+    if size and index.numel():
+        index = remember(index.remainder(size), 0, size - 1)
     d, idx = _index_mask_and_source(input, dim, index, None)
     hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(
         d, idx, 1) > 0
@@ -246,6 +265,7 @@ def index_fill(input, dim, index, value):
 def index_copy(input, dim, index, source):
     """input with its slices at index along dim replaced by source's."""
     from ..creation import zeros
+    _check_along("index_copy", input, dim, index, negatives=False)
     d, idx = _index_mask_and_source(input, dim, index, source)
     hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(d, idx, 1) > 0
     placed = (input * 0).detach().scatter(d, idx, source)

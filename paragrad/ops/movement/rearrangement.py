@@ -13,6 +13,7 @@ from .._common import check_tensor, dim_arg
 from ..creation import ones, tensor
 from ..elementwise.math import _float, logaddexp
 from .copies import cat, pad
+from ..indexing.index_bounds import remember
 from ..autocast_policy import cast, policy
 
 
@@ -246,7 +247,9 @@ def take(input, index):
 
 
 def take_along_dim(input, indices, dim=None):
-    """gather with broadcasting between input and indices off dim (dim None: flattened)."""
+    """gather with broadcasting between input and indices off dim (dim None: flattened). With
+    a dim, each index is taken modulo the dim's size, as torch's (so -1 is the last, and an
+    index past the end wraps too); dim None checks bounds as gather does."""
     if dim is None:
         return input.reshape(-1).gather(0, indices.reshape(-1))
     d = dim_arg(dim, input.ndim, "take_along_dim")
@@ -254,6 +257,9 @@ def take_along_dim(input, indices, dim=None):
     target = [max(a, b) for a, b in zip(shape_in, shape_ix)]
     x = input.expand(*[s if i == d else t for i, (s, t) in enumerate(zip(shape_in, target))])
     ix = indices.expand(*[s if i == d else t for i, (s, t) in enumerate(zip(shape_ix, target))])
+    size = x.shape[d]
+    if size and ix.numel():     # torch wraps every index modulo size here (gather then can't fail)
+        ix = remember(ix.remainder(size), 0, size - 1)
     return x.gather(d, ix)
 
 

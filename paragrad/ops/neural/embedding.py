@@ -62,18 +62,16 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= v
     idx = input.long()
+    # checked here on every backend, before max_norm writes into weight: a take wraps a
+    # negative id (NumPy's does) or reads past the table (a GPU's), where torch refuses both.
+    # No host read when the ids' range is known (ops/indexing/index_bounds.py)
+    if idx.numel() and not capture.active() and out_of_range(input, 0, v - 1) is not None:
+        raise IndexError(f"embedding: index out of range in self (num_embeddings {v}, indices of "
+                         f"shape {tuple(input.shape)}, valid ids 0..{v - 1})")
     if max_norm is not None:
         _renorm_rows(weight, idx, float(max_norm), float(norm_type))
     b = weight._backend
-    out_of_bounds = IndexError(f"embedding: index out of range in self (num_embeddings {v}, "
-                               f"indices of shape {tuple(input.shape)})")
-    # a device's take doesn't check: check here, reading nothing if the ids' range is known
-    if not b.checks_indices and idx.numel() and not capture.active() and out_of_range(idx, 0, v - 1) is not None:
-        raise out_of_bounds
-    try:
-        data = b.take(weight._data, b.reshape(idx._data, (-1,)), 0)      # (K, D)
-    except IndexError:
-        raise out_of_bounds from None
+    data = b.take(weight._data, b.reshape(idx._data, (-1,)), 0)          # (K, D)
     out = _wrap(b.reshape(data, tuple(input.shape) + (weight.shape[1],)), weight.dtype, weight._device)
     if weight._requires_grad and grad_mode._enabled:
         node = EmbeddingBackward()

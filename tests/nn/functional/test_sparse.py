@@ -120,7 +120,11 @@ def test_module_init_repr_and_from_pretrained(device):
 def test_embedding_errors_match_torch():
     for make in (lambda lib: lib.nn.Embedding(4, 2, padding_idx=4),
                  lambda lib: lib.nn.functional.embedding(lib.tensor([0.5]), lib.ones(4, 2)),
-                 lambda lib: lib.nn.functional.embedding(lib.tensor([4]), lib.ones(4, 2))):
+                 lambda lib: lib.nn.functional.embedding(lib.tensor([4]), lib.ones(4, 2)),
+                 lambda lib: lib.nn.functional.embedding(lib.tensor([-1]), lib.ones(4, 2)),
+                 lambda lib: lib.nn.Embedding(4, 2)(lib.tensor([[0, -4]])),
+                 lambda lib: lib.nn.EmbeddingBag(4, 2)(lib.tensor([[0, -1]])),
+                 lambda lib: lib.nn.functional.embedding_bag(lib.tensor([1, 4]), lib.ones(4, 2), lib.tensor([0]))):
         with pytest.raises(Exception) as e:
             make(torch)
         with pytest.raises(e.type):

@@ -85,3 +85,25 @@ def test_a_written_int_outside_the_table_still_raises(counting_device):
     padded = pg.tensor([1, -1, 3], device="cuda")
     with pytest.raises(IndexError, match="Target -1 is out of bounds"):
         F.cross_entropy(pg.zeros(3, 5, device="cuda"), padded)      # -1 not ignored here
+
+
+def test_negative_ids_are_refused_where_torch_refuses_them(counting_device):
+    """embedding and index_select refuse -1 on a device too (its take would wrap or read past
+    the table); x[idx] takes it from the end."""
+    w = pg.arange(10.0, device="cuda").reshape(5, 2)
+    neg = pg.tensor([0, -1], device="cuda")
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(neg, w)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        w.index_select(0, neg)
+    assert w[neg].tolist() == [[0.0, 1.0], [8.0, 9.0]]
+
+
+def test_index_select_take_along_dim_and_index_fill_of_known_ids_read_nothing(counting_device):
+    w = pg.randn(5, 2, device="cuda")
+    ids, negative = pg.tensor([4, 0, 2], device="cuda"), pg.tensor([4, 0, -1], device="cuda")
+    counting_device.reads = 0
+    w.index_select(0, ids)
+    pg.take_along_dim(w, negative.reshape(3, 1), 0)       # (wrapped modulo 5: range 0..4)
+    w.index_fill(0, negative, 0.0)
+    assert counting_device.reads == 0

@@ -77,3 +77,26 @@ def test_mlp_chain_matches_torch(acts, fast, device):
 def test_mlp_rejects_unknown_activation():
     with pytest.raises(ValueError, match="mlp"):
         pg.ops.neural.linear.mlp(pg.ones(2, 3), [(pg.ones(4, 3), None, "tanh")])
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
+@pytest.mark.parametrize("act", list(ACTS))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_linear_act_matches_torch_and_keeps_its_dtype(dtype, act, fast, device):
+    """Half inputs: computed in float32 and rounded once (as torch's CPU GEMM), within the
+    suite's half tolerances; the output, saved pre-activation and gradients are buffers of
+    the half dtype, not the float32 the computation ran in."""
+    def fn(x, w, b):
+        if isinstance(x, torch.Tensor):
+            return ACTS[act](torch.nn.functional.linear(x, w, b))
+        return pg.ops.neural.linear.linear_act(x, w, b, act)
+    with fast_paths(fast):
+        y = check_op(fn, [(6, 40), (24, 40), (24,)], dtype=dtype, device=device, low=-1, high=1)
+        x, w, b = (pg.randn(*s, dtype=getattr(pg, dtype), device=device, requires_grad=True)
+                   for s in ((6, 40), (24, 40), (24,)))
+        out = fn(x, w, b)
+        saved = [out] + ([out.grad_fn.saved[2]] if fast else [])       # (the pre-activation)
+        out.sum().backward()
+    want = str(getattr(pg, dtype).to_numpy())
+    for t in (y, *saved, x.grad, w.grad, b.grad):
+        assert str(t._data.dtype) == want
