@@ -187,12 +187,12 @@ def test_a_negative_token_id_is_refused_and_changes_nothing(device):
     idx[1, 3] = -1
     with pytest.raises(IndexError, match="index out of range in self"):
         tm(torch.tensor(idx), torch.tensor(_tokens((2, 6), seed=1)))
-    before = {k: v.numpy().copy() for k, v in pm.state_dict().items()}
+    before = {k: v.cpu().numpy().copy() for k, v in pm.state_dict().items()}
     with pytest.raises(IndexError, match="index out of range in self"):
         pm(pg.tensor(idx, device=device), pg.tensor(_tokens((2, 6), seed=1), device=device))
     assert all(p.grad is None for p in pm.parameters())
     for k, v in pm.state_dict().items():
-        np.testing.assert_array_equal(v.numpy(), before[k])
+        np.testing.assert_array_equal(v.cpu().numpy(), before[k])
 
 
 def test_too_long_sequence_raises():

@@ -48,7 +48,7 @@ def test_ops_that_refuse_negative_indices_refuse_them_as_torch(op, value, device
 TAKEN = {         # op -> call(lib, table, ids); torch takes a negative id from the end
     "getitem": lambda lib, w, i: w[i],
     "getitem_dim1": lambda lib, w, i: w.t()[:, i],
-    "setitem": lambda lib, w, i: w.clone().index_put_((i,), lib.ones(2)),
+    "setitem": lambda lib, w, i: w.clone().index_put_((i,), lib.ones(2, device=w.device)),
     "index_fill": lambda lib, w, i: w.index_fill(0, i, -1.0),
     "index_fill_dim1": lambda lib, w, i: w.t().index_fill(1, i, -1.0),
     "take": lambda lib, w, i: lib.take(w[:, 0], i),
