@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
+from ..cache_folder import cache_root
 from ..io.atomic_write import atomic_write
 from ..text import fingerprint
 from ..text.char_tokenizer import NotInVocabulary
@@ -36,12 +36,6 @@ TRAIN_FRACTION = 0.9            # nanoGPT's shakespeare_char split
 FORMAT = "paragrad token files v2: <u2 ids, first 90% train.bin, rest val.bin; tokens.json last"
 MANIFEST = "tokens.json"
 FILES = ("tokenizer.json", "val.bin", "train.bin")     # written in this order, then MANIFEST
-
-
-def cache_root() -> Path:
-    """$PARAGRAD_CACHE, else ~/.cache/paragrad (where the CUDA kernel caches live too)."""
-    env = os.environ.get("PARAGRAD_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "paragrad"
 
 
 def read_corpus(path) -> str:

@@ -10,12 +10,8 @@ machine (`pg.backends.cuda.matmul.allow_tf32 = True`, as PyTorch's). The backend
 in `backend.py` and is imported when a tensor first asks for device 'cuda'.
 """
 import os
-from pathlib import Path
 
-
-def cache_root() -> Path:
-    """Where the CUDA backend keeps what it learns about this machine (runtime/machine_cache.py)."""
-    return Path(os.environ.get("PARAGRAD_CACHE") or Path.home() / ".cache" / "paragrad")
+from ...cache_folder import cache_root
 
 
 # CuPy reads its kernel cache folder when it starts: point it at ours before anything imports
