@@ -1,8 +1,11 @@
 """F's activation functions (PyTorch's torch.nn.functional activations): relu, gelu, silu,
 softplus, leaky_relu and the softmax family in torch's argument forms over the Tensor ops, the
-others (elu, selu, celu, hardtanh, mish, glu, prelu, rrelu, ...) composed from differentiable
-Tensor ops (so their gradients, second ones included, come from autograd), and gumbel_softmax.
-inplace=True writes the result into the input (a differentiable copy_)."""
+others (elu, selu, celu, mish, glu, prelu, rrelu, ...) composed from differentiable Tensor ops
+(so their gradients, second ones included, come from autograd), and gumbel_softmax. hardtanh,
+hardsigmoid, hardswish and logsigmoid record one node whose gradient is torch's formula (in
+Tensor ops, so differentiable again): autograd through their compositions differs from torch
+at the kinks and at NaN. inplace=True writes the result into the input (a differentiable
+copy_)."""
 from __future__ import annotations
 
 from ... import ops
@@ -10,6 +13,7 @@ from ...ops import sigmoid, tanh  # noqa: F401  (F.sigmoid, F.tanh)
 from ...ops import argmax, rand_like, softmax, softplus, where, zeros_like
 from ...tensor import Tensor
 from ...ops.autocast_policy import policy
+from ...ops.elementwise.unary import _activation
 
 # PyTorch's SELU constants (Klambauer et al.)
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -26,9 +30,13 @@ def _check(x, op):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    """x if x > 0 else alpha * (exp(x) - 1) (the exp of the clamped x: no overflow off-branch)."""
+    """alpha * (exp(x) - 1) if x <= 0 else x (the exp of x zeroed above 0: no overflow
+    off-branch).
+    The test is torch's x <= 0: a NaN takes the identity branch (gradient 1) and -0.0 gives
+    -0.0."""
     _check(input, "elu")
-    return _out(input, where(input > 0, input, alpha * input.clamp(max=0).expm1()), inplace)
+    neg = where(input <= 0, input, 0.0)      # (not clamp: its min(-0.0, 0) is +0.0)
+    return _out(input, where(input <= 0, alpha * neg.expm1(), input), inplace)
 
 
 def selu(input, inplace=False):
@@ -40,14 +48,22 @@ def celu(input, alpha=1.0, inplace=False):
     _check(input, "celu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
-    return _out(input, where(input > 0, input, alpha * (input.clamp(max=0) / alpha).expm1()), inplace)
+    neg = where(input <= 0, input, 0.0)
+    return _out(input, where(input <= 0, alpha * (neg / alpha).expm1(), input), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """clamp(x, min_val, max_val), with torch's gradient: 0 at the bounds themselves (clamp's
+    is 1 there) and 1 at a NaN."""
     _check(input, "hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _out(input, input.clamp(min_val, max_val), inplace)
+    if not input.dtype.is_floating_point:
+        return _out(input, input.clamp(min_val, max_val), inplace)
+    return _out(input, _activation(
+        "hardtanh", input, lambda x, lo, hi: x.clamp(lo, hi),
+        lambda g, x, lo, hi: g.masked_fill((x <= lo) | (x >= hi), 0.0), lo=min_val, hi=max_val),
+        inplace)
 
 
 def relu6(input, inplace=False):
@@ -55,13 +71,21 @@ def relu6(input, inplace=False):
 
 
 def hardsigmoid(input, inplace=False):
+    """clamp(x + 3, 0, 6) / 6; the gradient is 1/6 strictly inside (-3, 3), else 0 (the
+    kinks and NaN included), as torch's."""
     _check(input, "hardsigmoid")
-    return _out(input, (input + 3).clamp(0, 6) / 6, inplace)
+    return _out(input, _activation(
+        "hardsigmoid", input, lambda x: (x + 3).clamp(0, 6) / 6,
+        lambda g, x: where((x > -3) & (x < 3), g / 6, 0.0)), inplace)
 
 
 def hardswish(input, inplace=False):
+    """x * clamp(x + 3, 0, 6) / 6; the gradient is torch's: 0 for x <= -3, x / 3 + 1/2 for
+    -3 < x < 3, else 1 (at 3 and at a NaN)."""
     _check(input, "hardswish")
-    return _out(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+    return _out(input, _activation(
+        "hardswish", input, lambda x: x * (x + 3).clamp(0, 6) / 6,
+        lambda g, x: where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))), inplace)
 
 
 def mish(input, inplace=False):
@@ -70,8 +94,16 @@ def mish(input, inplace=False):
 
 
 def logsigmoid(input):
+    """min(x, 0) - log1p(exp(-|x|)), torch's form (+0.0 at +inf); its gradient, torch's too,
+    is 1 - s for x < 0 and s otherwise, s = e / (1 + e), e = exp(-|x|): 1/2 at 0, NaN at NaN."""
     _check(input, "logsigmoid")
-    return -softplus(-input)
+
+    def grad(g, x):
+        e = (-x.abs()).exp()
+        s = e / (1 + e)
+        return g * where(x < 0, 1 - s, s)
+    return _activation("logsigmoid", input,
+                       lambda x: x.clamp(max=0) - (-x.abs()).exp().log1p(), grad)
 
 
 def softsign(input):
@@ -83,12 +115,16 @@ def softshrink(input, lambd=0.5):
     _check(input, "softshrink")
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}.")
-    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, input * 0))
+    # torch's scalar kernel: x * 0 inside [-lambd, lambd] (-0.0 for negatives), and a NaN
+    # takes the x - lambd branch (gradient 1)
+    above = (input > lambd) | input.isnan()
+    return where(above, input - lambd, where(input < -lambd, input + lambd, input * 0))
 
 
 def hardshrink(input, lambd=0.5):
     _check(input, "hardshrink")
-    return where(input.abs() > lambd, input, input * 0)
+    inside = (input >= -lambd) & (input <= lambd)       # (NaN is outside: kept, gradient 1)
+    return where(inside, 0.0, input)
 
 
 def tanhshrink(input):
@@ -97,9 +133,9 @@ def tanhshrink(input):
 
 
 def threshold(input, threshold, value, inplace=False):
-    """x if x > threshold else value."""
+    """value if x <= threshold else x (a NaN is kept, with gradient 1, as torch)."""
     _check(input, "threshold")
-    return _out(input, input.masked_fill(~(input > threshold), value), inplace)
+    return _out(input, input.masked_fill(input <= threshold, value), inplace)
 
 
 def glu(input, dim=-1):

@@ -191,7 +191,8 @@ class DivBackward(Node):
         ga = _g(g / b, self.a) if self.a._requires_grad else None
         gb = None
         if isinstance(b, Tensor) and b._requires_grad:
-            gb = _g(-g * a / (b * b), b)
+            # (a / b) / b as torch's: b * b underflows to 0 at a subnormal b, and overflows
+            gb = _g(-g * ((a / b) / b), b)
         return ga, gb
 
 

@@ -15,9 +15,10 @@ from collections import namedtuple
 from ... import autograd
 from ... import dtypes as dt
 from ...tensor import Tensor
-from .._common import check_tensor, floating, same_device
-from ..creation import _number, ones, ones_like, zeros
+from .._common import check_tensor, floating, same_device, snapshot
+from ..creation import _number, ones, ones_like, zeros, zeros_like
 from ..linalg.vector_norm import vector_norm
+from ..movement.views import grad_for
 from .binary import sub, where
 from ..autocast_policy import policy
 
@@ -105,17 +106,55 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 / tensor2
 
 
+class _PairBackward(autograd.Node):
+    """A binary op's node whose gradients are torch's formulas `grads(g, a, b, out)` (a
+    composition's autograd would give NaN at the edge values they handle)."""
+
+    def backward(self, g):
+        a, b, out = self.saved
+        ga, gb = self.grads(g, a, b, out)
+        return (grad_for(ga, a) if a._requires_grad else None,
+                grad_for(gb, b) if isinstance(b, Tensor) and b._requires_grad else None)
+
+
+def _pair(name, a, b, out, grads):
+    """Record out = name(a, b) (computed without a graph) with a _PairBackward node; operands
+    of another dtype join it through a differentiable cast."""
+    if autograd.needs_grad(a, *(b,) if isinstance(b, Tensor) else ()):
+        a = a if a.dtype is out.dtype else a.to(out.dtype)
+        b = b if not isinstance(b, Tensor) or b.dtype is out.dtype else b.to(out.dtype)
+        node = _PairBackward()
+        node.grads, node.saved = grads, (snapshot(a), snapshot(b) if isinstance(b, Tensor) else b, out)
+        node.name = lambda: name + "Backward0"
+        autograd.record(node, (a, b if isinstance(b, Tensor) else None), out)
+    return out
+
+
 def logaddexp(input, y):
-    """log(exp(x) + exp(y)) without overflow."""
+    """log(exp(x) + exp(y)) without overflow. The gradients are torch's, g / (1 + exp(y - x))
+    and g / (1 + exp(x - y)): 1 and 0 beside an infinity, NaN where both are the same one."""
     x = input
-    m = x.maximum(y).detach()
-    m = m.masked_fill(m.isinf(), 0.0)       # both -inf (or +inf): keep exp finite
-    return ((x - m).exp() + (y - m).exp()).log() + m
+    with autograd.no_grad():
+        m = x.maximum(y)
+        m = m.masked_fill(m.isinf(), 0.0)       # both -inf (or +inf): keep exp finite
+        out = ((x - m).exp() + (y - m).exp()).log() + m
+    return _pair("LogAddExp", x, y, out,
+                 lambda g, x, y, out: (g / (1 + (y - x).exp()), g / (1 + (x - y).exp())))
 
 
 def hypot(input, y):
+    """sqrt(x^2 + y^2) as C's hypot: scaled by the larger magnitude, so neither overflows nor
+    underflows (hypot(1e30, 0) in float32, hypot of subnormals), and an infinity beats a NaN.
+    The gradients are torch's, g * x / out and g * y / out."""
     x = input
-    return (x * x + y * y).sqrt()
+    with autograd.no_grad():
+        ax, ay = x.abs(), y.abs()
+        big, small = ax.maximum(ay), ax.minimum(ay)
+        scale = where((big == 0) | big.isinf(), 1.0, big)      # (0 / 0 and inf / inf)
+        r = small / scale
+        out = big * (1 + r * r).sqrt()
+        out = where(ax.isinf() | ay.isinf(), math.inf, out)
+    return _pair("Hypot", x, y, out, lambda g, x, y, out: (g * x / out, g * y / out))
 
 
 def isclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
@@ -152,15 +191,42 @@ def nanmean(input, dim=None, keepdim=False):
     return nansum(input, dim, keepdim) / counts.sum(dim, keepdim=keepdim)
 
 
+class Atan2Backward(autograd.Node):
+    """torch's atan2_backward: g * x / (y^2 + x^2) to y and g * -y / (y^2 + x^2) to x, the
+    reciprocal set to 0 where the sum of squares is 0 (at the origin, or underflowed at
+    subnormal operands): zero, not NaN, gradients there."""
+
+    def backward(self, g):
+        y, x = self.saved
+        denom = y * y + x * x
+        recip = where(denom == 0, 0.0, denom.reciprocal())
+        gy = grad_for(g * x * recip, y) if y._requires_grad else None
+        gx = grad_for(g * -y * recip, x) if x._requires_grad else None
+        return gy, gx
+
+
 @policy("atan2")
 def atan2(input, other):
-    """The angle of the point (other, input), in (-pi, pi] (PyTorch's atan2(y, x))."""
-    y, x = _float(input), _float(other)
-    safe_x = where(x == 0, x * 0 + 1, x)                      # (the x == 0 branch is chosen below)
-    base = (y / safe_x).atan()
-    half_pi = where(y > 0, y * 0 + math.pi / 2, where(y < 0, y * 0 - math.pi / 2, y * 0))
-    left = base + where(y >= 0, y * 0 + math.pi, y * 0 - math.pi)
-    return where(x > 0, base, where(x < 0, left, half_pi))
+    """The angle of the point (other, input), in [-pi, pi] (PyTorch's atan2(y, x)), with C's
+    special values: the signs of zeros count (atan2(+-0, -0) is +-pi), infinities give
+    multiples of pi/4, and a NaN on either side gives NaN."""
+    check_tensor(input, "atan2")
+    check_tensor(other, "atan2", "other")
+    same_device("atan2", input, other)
+    dtype = floating(dt.result_type(input, other))
+    y, x = input.to(dtype), other.to(dtype)
+    with autograd.no_grad():
+        ay, ax = y.abs(), x.abs()
+        theta = (ay / ax).atan()                                # first quadrant
+        theta = where((ay == 0) & (ax == 0), 0.0, theta)        # (0 / 0)
+        theta = where(ay.isinf() & ax.isinf(), math.pi / 4, theta)   # (inf / inf)
+        theta = where(signbit(x), math.pi - theta, theta)
+        out = where(signbit(y), -theta, theta)
+    if autograd.needs_grad(y, x):
+        node = Atan2Backward()
+        node.saved = (snapshot(y), snapshot(x))
+        autograd.record(node, (y, x), out)
+    return out
 
 
 def logit(input, eps=None):
@@ -192,12 +258,20 @@ def fmin(input, other):
 
 
 def fmod(input, other):
-    """The C remainder: a - trunc(a / b) * b, with the sign of the dividend."""
+    """The C remainder: a - trunc(a / b) * b, with the sign of the dividend (a zero result
+    too), and a itself for a finite a and an infinite b. Floats compute it exactly as
+    remainder(|a|, |b|) with a's sign (for non-negative operands the two agree, and the mod
+    primitive is exact where a - trunc(a / b) * b is not: a huge quotient, a subnormal b).
+    The gradients are torch's: g to a, -g * trunc(a / b) to b."""
     if not input.dtype.is_floating_point and not (isinstance(other, Tensor) and other.dtype.is_floating_point) \
             and not isinstance(other, float):
         q = input / other
         return input - q.trunc().to(input.dtype) * other
-    return input - (input / other).trunc() * other
+    with autograd.no_grad():
+        r = input.abs() % (other.abs() if isinstance(other, Tensor) else abs(other))
+        out = where(signbit(input), -r, r)
+    return _pair("Fmod", input, other, out,
+                 lambda g, a, b, out: (g, -g * (a / b).trunc()))
 
 
 def heaviside(input, values):
@@ -289,22 +363,20 @@ def signbit(input):
 
 def copysign(input, other):
     """|input| with the sign of other (-0.0 counts as negative), in a floating dtype. The
-    gradient to input is +-1 (0 where input is 0) and to other 0, as PyTorch."""
+    gradient to input is +-1 (0 where input is 0, NaN where it is infinite) and to other 0,
+    as PyTorch."""
     check_tensor(input, "copysign")
     dtype = floating(dt.result_type(input, other))
-    mag = input.to(dtype).abs()
-    if isinstance(other, Tensor):
-        same_device("copysign", input, other)
-        negative = signbit(other)
-    else:
-        negative = math.copysign(1.0, _number(other, "copysign", "other")) < 0
-        return -mag if negative else mag
-    out = where(negative, -mag, mag)
-    if other.requires_grad and autograd.is_grad_enabled():
-        # a zero gradient to other, as PyTorch: multiply by ones that depend on it (adding
-        # zeros would turn -0.0 into +0.0)
-        out = out * other.masked_fill(ones_like(other, dtype=dt.bool_), 1)
-    return out
+    with autograd.no_grad():
+        mag = input.to(dtype).abs()
+        if isinstance(other, Tensor):
+            same_device("copysign", input, other)
+            out = where(signbit(other), -mag, mag)
+        else:
+            out = -mag if math.copysign(1.0, _number(other, "copysign", "other")) < 0 else mag
+    # torch's gradients: g * out / x (+-1, NaN at an infinite x), 0 where x is 0; 0 to other
+    return _pair("Copysign", input, other, out, lambda g, x, other, out: (
+        g * where(x == 0, 0.0, out / x), zeros_like(other) if isinstance(other, Tensor) else None))
 
 
 def ldexp(input, other):

@@ -415,7 +415,8 @@ def _xlog(x, y, log, name=None):
     with autograd.no_grad():
         xd, yd = xt.detach(), yt.detach()
         safe = where(xd == 0, 1.0 if log == "log" else 0.0, yd)   # the log term is 0 there
-        out = where(yd.isnan(), yd, xd * getattr(safe, log)())
+        # torch's: NaN for a NaN y, else +0.0 where x == 0 (x * log(1) would be -0.0 at x = -0.0)
+        out = where(yd.isnan(), yd, where(xd == 0, 0.0, xd * getattr(safe, log)()))
     need = [isinstance(t, Tensor) and t._requires_grad for t in (x, y)]
     if grad_mode._enabled and any(need):
         node = XlogBackward()

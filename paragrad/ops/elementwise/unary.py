@@ -266,11 +266,11 @@ def softplus(x, beta=1.0, threshold=20.0):
         bx = x * beta
         # log1p(exp(bx)) = max(bx, 0) + log1p(exp(-|bx|)): no overflow, even in float16
         soft = (bx.relu() + (-bx.abs()).exp().log1p()) / beta
-        return _select(bx <= threshold, soft, x)
+        return _select(bx > threshold, x, soft)
 
     def grad(g, x, beta, threshold):
-        bx = x * beta
-        return g * _select(bx <= threshold, bx.sigmoid(), 1.0)
+        bx = x * beta           # (torch's test: a NaN takes the sigmoid branch, NaN gradient)
+        return g * _select(bx > threshold, 1.0, bx.sigmoid())
     return _activation("softplus", x, fwd, grad, beta=beta, threshold=threshold)
 
 
