@@ -19,17 +19,33 @@ _SUPPORTED = {"cuda": (dt.float16, dt.bfloat16), "cpu": (dt.bfloat16, dt.float16
 
 
 def _device_type(device_type):
+    """The device type of a device string: torch takes "cuda:0" as "cuda" here."""
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-    if device_type not in _DEFAULT_DTYPES:
+    kind = device_type.split(":", 1)[0]
+    if kind not in _DEFAULT_DTYPES:
         raise RuntimeError(f"autocast: device type {device_type!r} is not supported here; "
                            f"expected one of {sorted(_DEFAULT_DTYPES)}")
-    return device_type
+    return kind
+
+
+def _check_types(enabled, dtype, cache_enabled):
+    """torch's argument parser, which runs when a context is entered: `enabled` a real bool
+    (not 1, not "yes"), `dtype` a dtype (not a name), `cache_enabled` a bool."""
+    if type(enabled) is not bool:
+        raise TypeError(f"set_autocast_enabled(): argument 'enabled' (position 2) must be bool, "
+                        f"not {type(enabled).__name__}")
+    if not isinstance(dtype, dt.DType):
+        raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be "
+                        f"paragrad.dtype, not {type(dtype).__name__}")
+    if type(cache_enabled) is not bool:
+        raise TypeError(f"enabled must be a bool (got {type(cache_enabled).__name__})")
 
 
 def get_autocast_dtype(device_type):
     """The dtype lower-precision ops run in under autocast on this device type."""
-    return state.dtypes.get(_device_type(device_type), _DEFAULT_DTYPES[device_type])
+    kind = _device_type(device_type)
+    return state.dtypes.get(kind, _DEFAULT_DTYPES[kind])
 
 
 def is_autocast_enabled(device_type=None):
@@ -38,12 +54,15 @@ def is_autocast_enabled(device_type=None):
 
 
 def set_autocast_enabled(device_type, enabled):
-    state.enabled[_device_type(device_type)] = bool(enabled)
+    if type(enabled) is not bool:
+        raise TypeError(f"set_autocast_enabled(): argument 'enabled' (position 2) must be bool, "
+                        f"not {type(enabled).__name__}")
+    state.enabled[_device_type(device_type)] = enabled
     state.refresh()
 
 
 def is_autocast_available(device_type):
-    return device_type in _DEFAULT_DTYPES
+    return isinstance(device_type, str) and device_type.split(":", 1)[0] in _DEFAULT_DTYPES
 
 
 class autocast:
@@ -51,9 +70,10 @@ class autocast:
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         self.device = _device_type(device_type)
-        self.fast_dtype = _DEFAULT_DTYPES[self.device] if dtype is None else dt.get_dtype(dtype)
-        self._enabled = bool(enabled)
-        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
+        # kept as given: a wrong type raises TypeError on entering, where torch raises it
+        self.fast_dtype = _DEFAULT_DTYPES[self.device] if dtype is None else dtype
+        self._enabled = enabled
+        self._cache_enabled = True if cache_enabled is None else cache_enabled
         if self._enabled and self.device == "cuda" and not is_available("cuda")[0]:
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
             self._enabled = False
@@ -65,6 +85,7 @@ class autocast:
             self._enabled = False
 
     def __enter__(self):
+        _check_types(self._enabled, self.fast_dtype, self._cache_enabled)
         d = self.device
         self._prev = (state.enabled.get(d, False), state.dtypes.get(d, _DEFAULT_DTYPES[d]),
                       state.cache_enabled.get(d, True))
@@ -84,6 +105,11 @@ class autocast:
         return False
 
     def __call__(self, fn):
+        if not callable(fn):
+            raise TypeError(f"autocast()(func) requires a callable, but got {type(fn).__name__}. "
+                            f"Did you mean to use autocast as a context manager? For example:\n"
+                            f"    with paragrad.autocast(device_type=...):\n"
+                            f"        output = model(input)")
         @functools.wraps(fn)
         def autocast_wrapped(*args, **kwargs):
             with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):

@@ -53,7 +53,8 @@ _CPU_FP32 = """avg_pool3d binary_cross_entropy grid_sample polar prod quantile n
     linalg_solve linalg_cholesky linalg_svdvals linalg_eigvals linalg_eigvalsh linalg_inv
     linalg_householder_product linalg_tensorinv linalg_tensorsolve qr svd triangular_solve
     fractional_max_pool2d fractional_max_pool3d adaptive_max_pool3d linalg_qr linalg_svd
-    linalg_eig linalg_eigh linalg_lstsq""".split()
+    linalg_eig linalg_eigh linalg_lstsq reflection_pad1d reflection_pad2d replication_pad1d
+    replication_pad2d replication_pad3d""".split()
 _CPU_PROMOTE = "stack cat index_copy".split()
 
 POLICIES = {

@@ -9,6 +9,8 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..backends import CPU, as_device, backend_for
+from ..memory_format import (channels_last, channels_last_3d, contiguous_format, dense_order,
+                             dims_in_memory_order, laid_out, memory_format, preserve_format)
 from ..random import default_generator
 from ..tensor import _init, _wrap, Size, Tensor
 from .indexing.index_bounds import remember, remember_host_values
@@ -211,10 +213,76 @@ def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
     return _finish(backend_for(dev).full(shape, 1, dtype, dev.index), dtype, dev, requires_grad)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad=False):
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False,
+          memory_format=contiguous_format):
     dtype, dev = _dd(dtype, device, "empty")
     shape = _size(args, size, "empty")
-    return _finish(backend_for(dev).empty(shape, dtype, dev.index), dtype, dev, requires_grad)
+    _check_format(memory_format, "empty")
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    order = dims_in_memory_order(memory_format, len(shape), "empty")
+    b = backend_for(dev)
+    data = _laid_out(b, lambda s: b.empty(s, dtype, dev.index), shape, order, memory_format)
+    return _finish(data, dtype, dev, requires_grad)
+
+
+# ---- memory formats of new tensors ----------------------------------------------------------------
+def _check_format(fmt, op):
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"{op}(): argument 'memory_format' must be paragrad.memory_format, not "
+                        f"{type(fmt).__name__}")
+
+
+def _empty_strides(shape, order, fmt):
+    """torch's strides (in elements) for a new tensor with a size-0 dim, which NumPy would give
+    all zeros: row-major orders count a size-0 dim as 1, so (2, 3, 0, 5) gets (15, 5, 5, 1);
+    the channels-last formats don't, so the same shape gets (0, 1, 15, 3)."""
+    keep_zero = fmt in (channels_last, channels_last_3d)
+    strides, step = [0] * len(shape), 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= shape[d] if keep_zero else max(shape[d], 1)
+    return strides
+
+
+def _laid_out(b, make, shape, order, fmt, strides=None):
+    """A new buffer of `shape` from make(dense shape) whose dims lie in memory in `order`
+    (slowest first), with torch's strides where it holds no elements. `strides` (a dense
+    layout's, in elements) also sets those of size-1 dims, which the order leaves open."""
+    buf = laid_out(make, shape, order)
+    if strides is None and 0 in shape:
+        strides = _empty_strides(shape, order, fmt)
+    xp = getattr(b, "xp", None)
+    if strides is not None and xp is not None and tuple(strides) != tuple(
+            s // buf.itemsize for s in buf.strides):
+        buf = xp.lib.stride_tricks.as_strided(buf, shape, tuple(s * buf.itemsize for s in strides))
+    return buf
+
+
+def _order_like(x, fmt, op):
+    """(order, format, strides or None) of a tensor made like x: memory_format's, or for
+    preserve_format (torch's default) x's own strides where x is dense, else channels-last
+    where x's strides rank its channels fastest, else row-major."""
+    if fmt is preserve_format and x._data.flags.c_contiguous and x.numel() and 1 not in x.shape:
+        return range(x.ndim), contiguous_format, None      # the common case: row-major, no ties
+    _check_format(fmt, op)
+    if fmt is not preserve_format:
+        return dims_in_memory_order(fmt, x.ndim, op), fmt, None
+    shape, strides = tuple(x.shape), x.stride()
+    cl = {4: channels_last, 5: channels_last_3d}.get(x.ndim)
+    cl_order = None if cl is None else dims_in_memory_order(cl, x.ndim, op)
+    if x.numel() == 0:          # no element to lay out: the strides alone tell the format
+        if cl is not None and list(strides) == _empty_strides(shape, cl_order, cl) \
+                and list(strides) != _empty_strides(shape, range(x.ndim), contiguous_format):
+            return cl_order, cl, None
+        return tuple(range(x.ndim)), contiguous_format, None
+    dense = dense_order(shape, strides)
+    if dense is not None:
+        return tuple(dense), contiguous_format, strides
+    by_stride = tuple(sorted(range(x.ndim), key=lambda d: -strides[d]))
+    if cl is not None and by_stride == cl_order:
+        return cl_order, cl, None
+    return tuple(range(x.ndim)), contiguous_format, None
 
 
 def _like(x, dtype, device, op):
@@ -223,29 +291,33 @@ def _like(x, dtype, device, op):
     return (_dtype(dtype, op, x.dtype), as_device(device) if device is not None else x.device)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad=False):
-    x = input
-    dtype, dev = _like(x, dtype, device, "zeros_like")
-    return _finish(backend_for(dev).full(tuple(x.shape), 0, dtype, dev.index), dtype, dev, requires_grad)
+def _filled_like(x, value, dtype, device, requires_grad, memory_format, op):
+    dtype, dev = _like(x, dtype, device, op)
+    order, fmt, strides = _order_like(x, memory_format, op)
+    b = backend_for(dev)
+    if value is None:
+        make = lambda s: b.empty(s, dtype, dev.index)           # noqa: E731
+    else:
+        make = lambda s: b.full(s, value, dtype, dev.index)     # noqa: E731
+    return _finish(_laid_out(b, make, tuple(x.shape), order, fmt, strides), dtype, dev, requires_grad)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad=False):
-    x = input
-    dtype, dev = _like(x, dtype, device, "ones_like")
-    return _finish(backend_for(dev).full(tuple(x.shape), 1, dtype, dev.index), dtype, dev, requires_grad)
+def zeros_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    return _filled_like(input, 0, dtype, device, requires_grad, memory_format, "zeros_like")
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
-    x = input
-    dtype, dev = _like(x, dtype, device, "full_like")
+def ones_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    return _filled_like(input, 1, dtype, device, requires_grad, memory_format, "ones_like")
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format):
     fill_value = _number(fill_value, "full_like", "fill_value")
-    return _finish(backend_for(dev).full(tuple(x.shape), fill_value, dtype, dev.index), dtype, dev, requires_grad)
+    return _filled_like(input, fill_value, dtype, device, requires_grad, memory_format, "full_like")
 
 
-def empty_like(input, dtype=None, device=None, requires_grad=False):
-    x = input
-    dtype, dev = _like(x, dtype, device, "empty_like")
-    return _finish(backend_for(dev).empty(tuple(x.shape), dtype, dev.index), dtype, dev, requires_grad)
+def empty_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    return _filled_like(input, None, dtype, device, requires_grad, memory_format, "empty_like")
 
 
 def positions_along(shape, dim, device):
@@ -368,22 +440,33 @@ def randperm(n, generator=None, dtype=None, device=None):
     return tensor(perm, dtype=dtype, device=dev)
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False):
+def _drawn_like(x, draw, dtype, dev, requires_grad, memory_format, op):
+    """draw(dense shape) -> a tensor whose values fill memory in order, laid out like x as
+    memory_format says."""
+    order, fmt, strides = _order_like(x, memory_format, op)
+    data = _laid_out(backend_for(dev), lambda s: draw(s)._data, tuple(x.shape), order, fmt, strides)
+    return _finish(data, dtype, dev, requires_grad)
+
+
+def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     x = input
     dtype, dev = _like(x, dtype, device, "rand_like")
-    return rand(tuple(x.shape), dtype=dtype, device=dev, requires_grad=requires_grad)
+    return _drawn_like(x, lambda s: rand(s, dtype=dtype, device=dev), dtype, dev,
+                       requires_grad, memory_format, "rand_like")
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False):
+def randn_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     x = input
     dtype, dev = _like(x, dtype, device, "randn_like")
-    return randn(tuple(x.shape), dtype=dtype, device=dev, requires_grad=requires_grad)
+    return _drawn_like(x, lambda s: randn(s, dtype=dtype, device=dev), dtype, dev,
+                       requires_grad, memory_format, "randn_like")
 
 
-def randint_like(input, low, high=None, dtype=None, device=None):
+def randint_like(input, low, high=None, dtype=None, device=None, memory_format=preserve_format):
     x = input
     dtype, dev = _like(x, dtype, device, "randint_like")
-    return randint(low, high, tuple(x.shape), dtype=dtype, device=dev)
+    return _drawn_like(x, lambda s: randint(low, high, s, dtype=dtype, device=dev), dtype, dev,
+                       False, memory_format, "randint_like")
 
 
 # ---- Tensor.new_* ---------------------------------------------------------------------------------

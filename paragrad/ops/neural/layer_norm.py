@@ -11,12 +11,15 @@ from .._common import check_tensor, same_device
 from ..autocast_policy import policy
 
 class LayerNormBackward(Node):
+    mixed, pdtype = False, None     # float32 parameters with a half input; their dtype
+
     def backward(self, g):
         if autograd.is_grad_enabled():      # double backward: differentiable Tensor ops
             x, w, _, _ = self.saved
             edges = self.next_edges
             return _backward_tensors(g, x, w, self.n_norm, self.eps, edges[0] is not None,
-                                     edges[1] is not None, edges[2] is not None)
+                                     edges[1] is not None, edges[2] is not None,
+                                     self.pdtype or x.dtype)
         return self._grads(g, None)
 
     def add_into(self, acc, g):
@@ -35,7 +38,7 @@ class LayerNormBackward(Node):
         need_dx, need_dw = edges[0] is not None, edges[1] is not None
         need_db = edges[2] is not None
         b = x._backend
-        fast = b.fast("layer_norm_backward")
+        fast = None if self.mixed else b.fast("layer_norm_backward")
         if fast is not None:
             dx, dw, db = fast(b.contiguous(g._data), b.contiguous(x._data),
                               None if w is None else b.contiguous(w._data), mean, rstd, nd,
@@ -43,12 +46,14 @@ class LayerNormBackward(Node):
         else:
             gd = g._data if g.dtype is x.dtype else b.cast(g._data, x.dtype)   # (layer_norm_cast's)
             dx, dw, db = _backward_composite(b, gd, x._data, None if w is None else w._data,
-                                             mean, rstd, nd, x.dtype, need_dx, need_dw, need_db)
+                                             mean, rstd, nd, x.dtype, need_dx, need_dw, need_db,
+                                             self.pdtype)
             if acc is not None:
                 b.binary("add", acc._data, dx, out=acc._data)
-        wrap = lambda d: None if d is None else _wrap(d, x.dtype, x._device)  # noqa: E731
-        return (wrap(dx) if need_dx and acc is None else None), (wrap(dw) if need_dw else None), \
-            (wrap(db) if need_db else None)
+        wrap = lambda d, dtype: None if d is None else _wrap(d, dtype, x._device)  # noqa: E731
+        return (wrap(dx, x.dtype) if need_dx and acc is None else None), \
+            (wrap(dw, self.pdtype or x.dtype) if need_dw else None), \
+            (wrap(db, self.pdtype or x.dtype) if need_db else None)
 
 
 def _forward_composite(b, x, w, bias, nd, eps, dtype):
@@ -84,9 +89,11 @@ def _centered_grad(b, h, xhat, axes, n):
     return b.binary("sub", dx, c1, out=dx)
 
 
-def _backward_composite(b, g, x, w, mean, rstd, nd, dtype, need_dx, need_dw, need_db):
+def _backward_composite(b, g, x, w, mean, rstd, nd, dtype, need_dx, need_dw, need_db,
+                        pdtype=None):
     """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w, over the normalized
-    dims; dw = sum over the leading dims of g * xhat; db = sum of g."""
+    dims; dw = sum over the leading dims of g * xhat; db = sum of g. dw and db come in pdtype
+    (the parameters' dtype; default the input's)."""
     ct = dt.opmath(dtype)
     lead = tuple(range(x.ndim - nd))
     axes = tuple(range(x.ndim - nd, x.ndim))
@@ -106,11 +113,14 @@ def _backward_composite(b, g, x, w, mean, rstd, nd, dtype, need_dx, need_dw, nee
         dx = _centered_grad(b, gw, xhat, axes, n)
         b.binary("mul", dx, rstd, out=dx)
     if ct is not dtype:
-        dx, dw, db = (None if d is None else b.cast(d, dtype) for d in (dx, dw, db))
+        dx = None if dx is None else b.cast(dx, dtype)
+    pdtype = pdtype or dtype
+    if ct is not pdtype:
+        dw, db = (None if d is None else b.cast(d, pdtype) for d in (dw, db))
     return dx, dw, db
 
 
-def _backward_tensors(g, x, w, nd, eps, need_dx, need_dw, need_db):
+def _backward_tensors(g, x, w, nd, eps, need_dx, need_dw, need_db, pdtype):
     """The same formulas with differentiable Tensor ops (recomputing the statistics from x),
     so that create_graph gives correct second derivatives."""
     dtype = x.dtype
@@ -128,9 +138,9 @@ def _backward_tensors(g, x, w, nd, eps, need_dx, need_dw, need_db):
                      - xhat * (gw * xhat).mean(axes, keepdim=True))
         dx = dx.to(dtype)
     if need_dw:
-        dw = (gf * xhat).sum(lead).to(dtype) if lead else (gf * xhat).to(dtype)
+        dw = (gf * xhat).sum(lead).to(pdtype) if lead else (gf * xhat).to(pdtype)
     if need_db:
-        db = gf.sum(lead).to(dtype) if lead else gf.to(dtype)
+        db = gf.sum(lead).to(pdtype) if lead else gf.to(pdtype)
     return dx, dw, db
 
 
@@ -145,6 +155,16 @@ def _shape_arg(normalized_shape):
         raise TypeError(f"layer_norm(): argument 'normalized_shape' must be an int or a tuple of "
                         f"ints, not {normalized_shape!r}")
     return shape
+
+
+def _param_dtype(x, weight, bias):
+    """The dtype weight and bias must share: the input's, or float32 for a float16/bfloat16
+    input (torch's mixed-dtype kernel: what a float32 LayerNorm gets from an autocast bf16
+    activation on the CPU, where layer_norm is on no autocast list)."""
+    if x.dtype in (dt.float16, dt.bfloat16) and any(
+            t is not None and t.dtype is dt.float32 for t in (weight, bias)):
+        return dt.float32
+    return x.dtype
 
 
 def _check(x, shape, weight, bias):
@@ -166,7 +186,7 @@ def _check(x, shape, weight, bias):
             raise RuntimeError(f"layer_norm: Expected {name} to be of same shape as "
                                f"normalized_shape, but got {name} of shape {list(t.shape)} and "
                                f"normalized_shape = {list(shape)}")
-        if t.dtype is not x.dtype:
+        if t.dtype is not _param_dtype(x, weight, bias):
             raise RuntimeError(f"layer_norm: expected {name} to have the input's dtype "
                                f"{x.dtype}, but got {t.dtype} (input of shape {list(x.shape)}, "
                                f"{name} of shape {list(t.shape)})")
@@ -178,8 +198,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.layer_norm: normalize over the trailing dims `normalized_shape`
     (biased variance), then scale by weight and shift by bias (either may be None).
     float16/bfloat16 inputs compute their statistics in float32 and return their own dtype.
-    Unlike PyTorch, normalized_shape may also be a plain int, and weight/bias must have the
-    input's dtype (PyTorch's CPU kernel also takes float32 parameters with half inputs)."""
+    Unlike PyTorch, normalized_shape may also be a plain int. weight/bias have the input's
+    dtype, or float32 with a float16/bfloat16 input (computed in float32, rounded once)."""
     return _layer_norm(input, normalized_shape, weight, bias, eps, None)
 
 
@@ -203,7 +223,9 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, out_dtype):
     bd = None if bias is None else bias._data
     if out_dtype is x.dtype:
         out_dtype = None
-    fast = b.fast("layer_norm") if x.numel() else None       # kernels never see empty input
+    mixed = _param_dtype(x, weight, bias) is not x.dtype
+    # kernels never see empty input, nor mixed parameters (the composition computes in float32)
+    fast = b.fast("layer_norm") if x.numel() and not mixed else None
     if fast is not None:
         y, mean, rstd = fast(b.contiguous(x._data), None if wd is None else b.contiguous(wd),
                              None if bd is None else b.contiguous(bd), nd, eps,
@@ -215,7 +237,8 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, out_dtype):
     out = _wrap(y, out_dtype or x.dtype, x._device)
     if autograd.needs_grad(x, weight, bias):
         node = LayerNormBackward()
-        node.n_norm, node.eps = nd, eps
+        node.n_norm, node.eps, node.mixed = nd, eps, mixed
+        node.pdtype = _param_dtype(x, weight, bias)
         node.saved = (x, weight, mean, rstd)
         record(node, (x, weight, bias), out)
     return out
