@@ -139,16 +139,10 @@ CASES = {
 # them, or needs only the op to consult it): strict, so a fix shows up here as a pass
 _OP_FILE = "the op does not consult ops/autocast_policy.py: add @policy / cast() in "
 XFAIL = {
-    "linalg_cholesky": _OP_FILE + "ops/linalg/decompositions.py (torch.cholesky has it)",
-    "linalg_qr": _OP_FILE + "ops/linalg/decompositions.py (its policy decorates torch.qr only)",
-    "linalg_svd": _OP_FILE + "ops/linalg/decompositions.py (its policy decorates torch.svd only)",
-    "linalg_vecdot": _OP_FILE + "ops/linalg/matrix_functions.py",
     "reflection_pad1d": _OP_FILE + "pad (torch runs reflection/replication pads in float32)",
     "reflection_pad2d": _OP_FILE + "pad (torch runs reflection/replication pads in float32)",
     "replication_pad1d": _OP_FILE + "pad (torch runs reflection/replication pads in float32)",
     "replication_pad2d": _OP_FILE + "pad (torch runs reflection/replication pads in float32)",
-    "linalg_matrix_exp": "ops/linalg: matrix_exp's inner matmuls autocast to the low dtype; torch "
-                         "keeps the composite in float32 (it is on no CPU list)",
 }
 
 

@@ -296,6 +296,7 @@ def _cholesky(A, upper, op):
     return L.mT if upper else L
 
 
+@policy("linalg_cholesky")
 def linalg_cholesky(A, *, upper=False):
     """L lower-triangular with A = L L^T (upper: U = L^T, A = U^T U), for symmetric
     positive-definite A; only A's lower triangle is read."""
@@ -359,6 +360,7 @@ class QrRBackward(Node):
                            "differentiate through linalg.qr.")
 
 
+@policy("linalg_qr")
 def linalg_qr(A, mode="reduced"):
     """(Q, R) with A = QR, Q orthonormal columns, R upper-triangular. mode 'reduced': Q (m, k),
     R (k, n), k = min(m, n); 'complete': Q (m, m), R (m, n); 'r': R only (Q empty)."""
@@ -490,6 +492,7 @@ def _no_driver(A, driver, op):
                            f"with cuSOLVER backend.")
 
 
+@policy("linalg_svd")
 def linalg_svd(A, full_matrices=True, *, driver=None):
     """(U, S, Vh) with A = U diag(S) Vh, S descending (driver is accepted on cuda and
     ignored). Gradients through U/Vh need distinct singular values and a loss invariant to

@@ -19,7 +19,8 @@ from .decompositions import (_check_matrix, _eye, _svd, _tname, cholesky, choles
                                     cholesky_solve, det, eigh, eigvalsh, inv, logdet, lstsq_result,
                                     qr, slogdet, solve_triangular, svd, svdvals,
                                     triangular_solve_result)
-from ..autocast_policy import policy
+from ... import autocast_state
+from ..autocast_policy import policy, run_as_one
 
 
 # ---- norms, rank, pseudo-inverse, least squares --------------------------------------------
@@ -256,7 +257,14 @@ def matrix_exp(A):
     """exp(A) by scaling and squaring: A / 2^s with 1-norm <= 1, its degree-19 Taylor
     polynomial (truncation error < 1/20! ~ 4e-19, below float64 rounding) evaluated in powers
     of X^4 with 7 matmuls, then s squarings. The scale s is the largest over the batch (one
-    host read of the norm). Gradients come from autograd of that composition."""
+    host read of the norm). Gradients come from autograd of that composition. Under autocast
+    it runs as one op on no list (torch's native kernel): its matmuls are not cast down."""
+    if autocast_state.on:
+        return run_as_one("linalg_matrix_exp", _matrix_exp, A)
+    return _matrix_exp(A)
+
+
+def _matrix_exp(A):
     op = "linalg.matrix_exp"
     _check_matrix(A, op)
     if A.numel() == 0:
@@ -347,6 +355,7 @@ def linalg_cross(input, other, *, dim=-1):
     return _cross(input, other, dim)
 
 
+@policy("linalg_vecdot")
 def vecdot(x, y, *, dim=-1):
     """sum(x * y) along dim, with broadcasting (real tensors: no conjugation)."""
     check_tensor(x, "linalg.vecdot", "x")
