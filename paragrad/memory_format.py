@@ -78,3 +78,16 @@ def runs_channels_last(buf):
     if buf.ndim != 4 or buf.flags.c_contiguous:
         return False
     return is_dense_in(buf.shape, [s // buf.itemsize for s in buf.strides], _ORDER[channels_last])
+
+
+def follow_channels_last(contiguous, y, *refs):
+    """y (a 4-D buffer) laid out channels-last when any of refs runs channels-last
+    (runs_channels_last), as torch's CPU kernels keep their input's layout; else y as it is.
+    contiguous is the backend's row-major copy; a y already dense channels-last is not copied.
+    A ref that is both row-major and channels-last (one channel, a 1x1 map) counts as
+    row-major: torch reads the strides of its size-1 dims there, which NumPy does not keep."""
+    if y.ndim != 4 or not any(runs_channels_last(r) for r in refs):
+        return y
+    if is_dense_in(y.shape, [s // y.itemsize for s in y.strides], _ORDER[channels_last]):
+        return y
+    return contiguous(y.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)

@@ -125,6 +125,9 @@ class CPUBackend(ArrayBackend):
     (torch raises no warning for exp(1000) or 0/0). Pure movement and indexing need no wrapper."""
     device_type = "cpu"
     checks_indices = True
+    # the conv fast paths read any strides (one as_strided im2col view) and lay their results
+    # out as torch's CPU kernels do: channels-last for a channels-last input or weight
+    takes_channels_last = True
     xp = np
 
     def __init__(self):

@@ -1,5 +1,13 @@
 """2-D convolution on NumPy arrays by im2col and GEMMs: the CPU backend's conv2d fast path
 (signatures in fast_paths.py), with the per-thread scratch buffers its columns live in.
+
+Layouts follow torch's CPU convolution: x and w come with any strides; the output and the
+input gradient lie channels-last when x or w runs channels-last (runs_channels_last), else
+row-major, and the weight gradient lies as w does. (torch also reads the strides of size-1
+dims where a tensor is both row-major and channels-last; NumPy does not keep those, so such a
+tensor counts as row-major here.) A channels-last ungrouped conv takes its GEMM transposed,
+(N*Ho*Wo, C_out), which is the output's memory order, and reads a channels-last output
+gradient as a view; otherwise the GEMM result is copied into place once, as for row-major.
 """
 from __future__ import annotations
 
@@ -7,6 +15,8 @@ import math
 import threading
 
 import numpy as np
+
+from ..memory_format import runs_channels_last
 
 
 def conv2d(x, w, b, stride, padding, dilation, groups):
@@ -17,10 +27,29 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
     n, cout, ho, wo = _conv_out_shape(x.shape, w.shape, stride, padding, dilation)
     ct = _conv_ct(x.dtype)
     cols = _conv_cols(x, w.shape, stride, padding, dilation, groups, ct)    # (G, K, N*L)
-    y = np.matmul(w.reshape(groups, cout // groups, -1).astype(ct, copy=False), cols)
-    if b is not None:                                                # (G, Cout/G, N*L)
+    w3 = w.reshape(groups, cout // groups, -1).astype(ct, copy=False)
+    cl = _wants_channels_last(x, w)
+    if cl and groups == 1:      # the transposed product is (N*L, Cout): (N, H, W, C) as it is
+        y = np.matmul(cols[0].T, w3[0].T)
+        if b is not None:
+            y += b.astype(ct, copy=False)
+        return y.astype(x.dtype, copy=False).reshape(n, ho, wo, cout).transpose(0, 3, 1, 2)
+    y = np.matmul(w3, cols)                                          # (G, Cout/G, N*L)
+    if b is not None:
         y += b.reshape(groups, cout // groups, 1).astype(ct, copy=False)
-    return np.ascontiguousarray(y.reshape(cout, n, ho, wo).transpose(1, 0, 2, 3), dtype=x.dtype)
+    return _from_channel_major(y.reshape(cout, n, ho, wo), x.dtype, cl)
+
+
+def _wants_channels_last(x, w):
+    return runs_channels_last(x) or runs_channels_last(w)
+
+
+def _from_channel_major(y, dtype, channels_last):
+    """A (C, N, H, W) array as a new (N, C, H, W) one of dtype, in memory (N, H, W, C) when
+    channels_last, else row-major: one copy either way."""
+    if channels_last:
+        return np.ascontiguousarray(y.transpose(1, 2, 3, 0), dtype=dtype).transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(y.transpose(1, 0, 2, 3), dtype=dtype)
 
 def conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw,
                     need_db):
@@ -31,17 +60,24 @@ def conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw
     n, cout, ho, wo = g.shape
     c, kh, kw = x.shape[1], w.shape[2], w.shape[3]
     ct = _conv_ct(x.dtype)
-    g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3), dtype=ct).reshape(groups, cout // groups, -1)
+    cl = _wants_channels_last(x, w)
+    if runs_channels_last(g) and g.dtype == ct:     # (Cout, N*L) as a view of (N, H, W, C)
+        g2 = g.transpose(0, 2, 3, 1).reshape(-1, groups, cout // groups).transpose(1, 2, 0)
+    else:
+        g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3), dtype=ct).reshape(groups, cout // groups, -1)
     dx = dw = db = None
-    if need_db:
-        db = g.sum(axis=(0, 2, 3), dtype=ct).astype(x.dtype)
+    if need_db:     # float64 sums: the same rounded result from either layout's order
+        acc = np.float64 if ct == np.float32 else ct
+        db = g2.sum(axis=2, dtype=acc).reshape(cout).astype(x.dtype)
     if need_dw:
         cols = _conv_cols(x, w.shape, stride, padding, dilation, groups, ct)
         dw = np.matmul(g2, cols.transpose(0, 2, 1)).reshape(w.shape).astype(x.dtype, copy=False)
+        if runs_channels_last(w):       # a leaf's gradient lies as the leaf (torch's rule)
+            dw = np.ascontiguousarray(dw.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     # the convolution form reads an im2col of g: worth it unless g has many more
     # channels x pixels than the input (a first layer's C_in = 1, 3)
     if need_dx and stride == (1, 1) and cout * x.shape[2] * x.shape[3] <= 2 * c * ho * wo:
-        dx = _conv2d_input_grad_stride1(g, w, padding, dilation, groups)
+        dx = _conv2d_input_grad_stride1(g, w, padding, dilation, groups, cl)
     elif need_dx:
         wt = w.reshape(groups, cout // groups, -1).astype(ct, copy=False).transpose(0, 2, 1)
         dcols = _scratch("cols", (groups, wt.shape[1], g2.shape[2]), ct)
@@ -55,8 +91,7 @@ def conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw
             for j in range(kw):
                 dxp[:, :, i * dh:i * dh + (ho - 1) * sh + 1:sh,
                     j * dw_:j * dw_ + (wo - 1) * sw + 1:sw] += dcols[:, i, j]
-        dx = np.ascontiguousarray(dxp[:, :, pt:pt + h, pl:pl + wd].transpose(1, 0, 2, 3),
-                                  dtype=x.dtype)
+        dx = _from_channel_major(dxp[:, :, pt:pt + h, pl:pl + wd], x.dtype, cl)
     return dx, dw, db
 
 
@@ -78,7 +113,7 @@ def _scratch(name, shape, dtype):
     return buf[:nbytes].view(dtype).reshape(shape)
 
 
-def _conv2d_input_grad_stride1(g, w, padding, dilation, groups):
+def _conv2d_input_grad_stride1(g, w, padding, dilation, groups, channels_last):
     """dX of a stride-1 convolution = g convolved with the weights flipped in space and with
     in/out channels swapped per group, padded by dilation * (k - 1) - padding each side
     (cropped where that is negative)."""
@@ -92,7 +127,11 @@ def _conv2d_input_grad_stride1(g, w, padding, dilation, groups):
     if crop != (slice(0, g.shape[2]), slice(0, g.shape[3])):
         g = np.ascontiguousarray(g[:, :, crop[0], crop[1]])
     pads = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pads)
-    return conv2d(g, wf, None, (1, 1), pads, dilation, groups)   # (N, C_in, H, W)
+    dx = conv2d(g, wf, None, (1, 1), pads, dilation, groups)     # (N, C_in, H, W)
+    if channels_last != runs_channels_last(dx):        # (g's layout chose dx's)
+        order = (0, 2, 3, 1) if channels_last else (0, 1, 2, 3)
+        dx = np.ascontiguousarray(dx.transpose(order)).transpose(np.argsort(order))
+    return dx
 
 
 def _conv_ct(dtype):

@@ -17,6 +17,7 @@ from ...ops.neural.conv import conv1d
 from ...ops.movement.views import slice_op
 from ...tensor import Tensor
 from ...ops.autocast_policy import policy
+from ...ops.neural.pool import keeps_channels_last
 
 
 def _tuple(v, n, name, op):
@@ -50,6 +51,7 @@ def _zero_insert(x, s, dim):
 
 
 @policy("conv_transpose2d")
+@keeps_channels_last          # (its zero-inserted conv2d input is row-major; torch keeps the layout)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """torch.nn.functional.conv_transpose2d: input (N, C_in, H, W) or unbatched (C_in, H, W),

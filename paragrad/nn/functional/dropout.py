@@ -10,6 +10,7 @@ from ... import autograd
 from ...autograd import Node, grad_mode, record
 from ...random import default_generator
 from ...dtypes import result_type
+from ...memory_format import follow_channels_last
 from ...tensor import Tensor, _wrap
 
 
@@ -97,6 +98,8 @@ def _masked_dropout(input, p, training, inplace, mask_shape, generator=None):
             record(node, (input,), out)
         return out
     keep = b.bernoulli(g._state, 1.0 - p, mask_shape, input.dtype, input.device.index)
+    if input.device.type == "cpu" and mask_shape == tuple(input.shape):   # torch's mask lies as
+        keep = follow_channels_last(b.contiguous, keep, input._data)       # its input (channels-last)
     scale = _wrap(keep, input.dtype, input.device) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
     return input.mul_(scale) if inplace else input * scale
 

@@ -13,12 +13,14 @@ from ...ops._common import as_int
 from .conv import _check_tensor
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ...ops.autocast_policy import policy
+from ...ops.neural.pool import keeps_channels_last
 
 
 _INTERP_MODES = {"nearest": 0, "nearest-exact": 0, "area": 0, "linear": 1, "bilinear": 2, "trilinear": 3}
 
 
 @policy("interpolate")
+@keeps_channels_last          # torch's upsampling kernels keep a channels-last input's layout
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of an (N, C, *spatial) input: nearest / nearest-exact (any

@@ -18,8 +18,15 @@ The rest of PyTorch's pooling is composed from differentiable Tensor ops (gradie
 autograd): adaptive max pooling (with indices), power-average (LP) pooling and max unpooling.
 adaptive_max_pool2d walks the kernel taps of the largest window, as max_pool2d does: per tap
 one gather of every window's element at that tap (windows shorter than the largest repeat their
-last element), combined with PyTorch's rule (the first maximum wins, a NaN always takes over)."""
+last element), combined with PyTorch's rule (the first maximum wins, a NaN always takes over).
+
+Layout: torch's CPU pooling and upsampling kernels keep a channels-last input's layout in their
+output and input gradient. `keeps_channels_last` gives the ops here (and interpolate) that rule
+around their row-major compositions: a copy of the output, and one of the input gradient.
+"""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -27,10 +34,40 @@ from ... import autograd
 from ... import dtypes as dt
 from ...autograd import Node, record
 from ...tensor import _wrap
-from .._common import as_int, check_tensor, kernel_layout
+from ...memory_format import channels_last, runs_channels_last
+from .._common import alias, as_int, check_tensor, kernel_layout
 from ..creation import tensor, zeros
 from ..elementwise.binary import where
 from ..autocast_policy import policy
+
+
+class ChannelsLastGradBackward(Node):
+    """An identity whose gradient is laid out channels-last: the input side of an op whose
+    composition computes row-major, so its input gradient lies as torch's kernel gives it."""
+    def backward(self, g):
+        return g.contiguous(memory_format=channels_last)
+
+
+def keeps_channels_last(op):
+    """op(input, ...) with torch's layout rule for a 4-D CPU input that runs channels-last
+    (runs_channels_last): 4-D outputs (indices too) and the input gradient channels-last."""
+    @functools.wraps(op)
+    def wrapped(input, *args, **kwargs):
+        # (CPU only for now: the CUDA backend's kernels choose their own layouts)
+        if getattr(input, "ndim", 0) != 4 or input.device.type != "cpu" or \
+                not runs_channels_last(input._data):
+            return op(input, *args, **kwargs)
+        x = input
+        if autograd.needs_grad(input):
+            x = alias(input)
+            node = ChannelsLastGradBackward()
+            node.saved = ()
+            record(node, (input,), x)
+        r = op(x, *args, **kwargs)
+        if isinstance(r, tuple):
+            return tuple(t.contiguous(memory_format=channels_last) if t.ndim == 4 else t for t in r)
+        return r.contiguous(memory_format=channels_last) if r.ndim == 4 else r
+    return wrapped
 
 
 def _pair(v, name, op, default=None):
@@ -185,6 +222,7 @@ class MaxPool2DWithIndicesBackward(Node):
         return _wrap(_unbatch(b, x, g), gy.dtype, gy._device)
 
 
+@keeps_channels_last
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """torch.nn.functional.max_pool2d over (N, C, H, W) or (C, H, W) input. Indices (with
@@ -255,6 +293,7 @@ class AvgPool2DBackward(Node):
         return _wrap(_unbatch(b, dx, g), gy.dtype, gy._device)
 
 
+@keeps_channels_last
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """torch.nn.functional.avg_pool2d over (N, C, H, W) or (C, H, W) floating input (PyTorch's
@@ -333,6 +372,7 @@ def adaptive_output_size(op, x, output_size):
             shape[-1] if osz[1] is None else as_int(osz[1]))
 
 
+@keeps_channels_last
 def adaptive_avg_pool2d(input, output_size):
     """torch.nn.functional.adaptive_avg_pool2d over (N, C, H, W) or (C, H, W) floating input;
     output_size an int or a pair whose None entries keep the input's size. Output window r
@@ -416,6 +456,7 @@ def _windows(n, o):
     return (r * n) // o, -((-(r + 1) * n) // o)
 
 
+@keeps_channels_last
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """torch.nn.functional.adaptive_max_pool2d over (N, C, H, W) or (C, H, W); indices (with
     return_indices) are flat positions in each H*W plane, int64."""
