@@ -15,6 +15,18 @@ def _enter(lib, **kwargs):
         pass
 
 
+@pytest.fixture(autouse=True)
+def _torch_autocast_restored():
+    """torch's __enter__ sets `enabled` before it type-checks the dtype, so a refused dtype leaves
+    torch's CPU autocast on: every later test's torch reference would run in bfloat16."""
+    saved = [(d, torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in ("cpu", "cuda")]
+    yield
+    for d, enabled, dtype in saved:
+        torch.set_autocast_enabled(d, enabled)
+        torch.set_autocast_dtype(d, dtype)
+    assert not pg.is_autocast_enabled("cpu") and not pg.is_autocast_enabled("cuda")
+
+
 @pytest.mark.parametrize("enabled", ["yes", 1, 0, None])
 def test_enabled_must_be_a_bool(enabled):
     check_raises(lambda lib: _enter(lib, device_type="cpu", enabled=enabled), error=TypeError,
