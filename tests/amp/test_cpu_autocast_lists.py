@@ -135,17 +135,6 @@ CASES = {
     "linalg_matrix_exp": ("none32", [_r(4, 4) * 0.3], lambda L, x: L.linalg.matrix_exp(x)),
 }
 
-# differences from torch whose fix lies in an op's own file (the policy table already names
-# them, or needs only the op to consult it): strict, so a fix shows up here as a pass
-_OP_FILE = "the op does not consult ops/autocast_policy.py: add @policy / cast() in "
-XFAIL = {
-    "reflection_pad1d": _OP_FILE + "pad (torch runs reflection/replication pads in float32)",
-    "reflection_pad2d": _OP_FILE + "pad (torch runs reflection/replication pads in float32)",
-    "replication_pad1d": _OP_FILE + "pad (torch runs reflection/replication pads in float32)",
-    "replication_pad2d": _OP_FILE + "pad (torch runs reflection/replication pads in float32)",
-}
-
-
 def _inputs(lib, arrays, kind, dtype):
     """Each float array as lib's tensor: float32, the autocast dtype for the "fp32" ops, and for
     "promote" and "none" the first in the autocast dtype, the rest float32 (mixed dtypes)."""
@@ -165,8 +154,7 @@ def _name(d):
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=XFAIL[n], strict=True))
-                                  if n in XFAIL else n for n in sorted(CASES)])
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_cpu_autocast_op_matches_torch(name, dtype):
     kind, arrays, fn = CASES[name]
     with torch.autocast("cpu", dtype=getattr(torch, dtype)):

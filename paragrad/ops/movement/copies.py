@@ -236,6 +236,9 @@ def pad(input, pad, mode="constant", value=None):
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"pad: unknown padding mode {mode!r}; expected 'constant', "
                                   f"'reflect', 'replicate' or 'circular'")
+    if autocast_state.on and mode != "circular":    # torch's reflection_padNd / replication_padNd
+        padded = len(pad) // 2
+        x, = cast(f"{'reflection' if mode == 'reflect' else 'replication'}_pad{padded}d", x)
     for ax, (b, a) in enumerate(widths):     # gather each padded axis by a host-built index
         if b == 0 and a == 0:
             continue
