@@ -1,6 +1,7 @@
 """Running the command line in-process on small slices of the real MNIST."""
 import contextlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,12 @@ def run_lock_held(out):
     finally:
         holder.kill()
         holder.wait()
+
+
+def copy_lm_checkpoint(run_folder, folder):
+    """A language-model run's ckpt.safetensors, its training state and tokenizer.json, copied
+    into the new `folder` (no token files, to be damaged there); returns the checkpoint's path."""
+    folder.mkdir()
+    for name in ("ckpt.safetensors", "ckpt.safetensors.train.safetensors", "tokenizer.json"):
+        shutil.copy(run_folder / name, folder / name)
+    return folder / "ckpt.safetensors"

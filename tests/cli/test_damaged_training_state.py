@@ -1,21 +1,13 @@
 """A training state that lies (hand-edited or damaged) is refused in one line with exit code 2,
 before anything is built from it: a config is checked against the weights' own header."""
-import shutil
 import time
 
 import pytest
 
-from tests.cli.helpers import edit_train_state, refused, train_mnist
+from tests.cli.helpers import copy_lm_checkpoint, edit_train_state, refused, train_mnist
 
 _COMMANDS = {"evaluate": ["evaluate"], "generate": ["generate", "--max-new-tokens", "5"],
              "resume": ["train", "shakespeare", "--max-iters", "60", "--resume"]}
-
-
-def _copy_run(run_folder, folder):
-    folder.mkdir()
-    for name in ("ckpt.safetensors", "ckpt.safetensors.train.safetensors", "tokenizer.json"):
-        shutil.copy(run_folder / name, folder / name)
-    return folder / "ckpt.safetensors"
 
 
 def _set(name, value):
@@ -37,7 +29,7 @@ def _set(name, value):
 ])
 def test_a_config_that_does_not_describe_the_weights_is_refused_at_once(
         shakespeare_run, tmp_path, capsys, command, name, value, naming):
-    ckpt = _copy_run(shakespeare_run, tmp_path / "run")
+    ckpt = copy_lm_checkpoint(shakespeare_run, tmp_path / "run")
     edit_train_state(ckpt, _set(name, value))
     t0 = time.perf_counter()
     refused(capsys, *_COMMANDS[command], ckpt, naming=[str(ckpt), naming])
@@ -46,7 +38,7 @@ def test_a_config_that_does_not_describe_the_weights_is_refused_at_once(
 
 @pytest.mark.parametrize("field, value", [("step", "abc"), ("step", -3), ("epoch", 1.5), ("step", True)])
 def test_a_step_or_epoch_that_is_not_a_count_is_refused(shakespeare_run, tmp_path, capsys, field, value):
-    ckpt = _copy_run(shakespeare_run, tmp_path / "run")
+    ckpt = copy_lm_checkpoint(shakespeare_run, tmp_path / "run")
     edit_train_state(ckpt, lambda state: state.__setitem__(field, value))
     for command in _COMMANDS.values():
         refused(capsys, *command, ckpt, naming=[str(ckpt), f"records {field} {value!r}, not a count"])

@@ -5,13 +5,12 @@ line."""
 import errno
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from paragrad.data import token_files
-from tests.cli.helpers import edit_train_state, lm_records, refused, run
+from tests.cli.helpers import copy_lm_checkpoint, edit_train_state, lm_records, refused, run
 from tests.data_paths import shared_data_file
 
 
@@ -44,14 +43,6 @@ def test_evaluate_refuses_the_flags_of_the_other_kind_of_checkpoint(shakespeare_
             naming=["--limit", "language model"])
 
 
-def _copy_run(run_folder, folder):
-    """The run's checkpoint and tokenizer.json, copied into `folder` (no token files)."""
-    folder.mkdir()
-    for name in ("ckpt.safetensors", "ckpt.safetensors.train.safetensors", "tokenizer.json"):
-        shutil.copy(run_folder / name, folder / name)
-    return folder / "ckpt.safetensors"
-
-
 def _listing(folder):
     return sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir())
 
@@ -59,7 +50,7 @@ def _listing(folder):
 def test_evaluate_writes_nothing_beside_the_checkpoint(shakespeare_run, tmp_path, monkeypatch, capsys):
     """Its token files go to $PARAGRAD_CACHE/tokens: the checkpoint's folder may be read-only."""
     monkeypatch.setenv("PARAGRAD_CACHE", str(tmp_path / "cache"))
-    ckpt = _copy_run(shakespeare_run, tmp_path / "given")
+    ckpt = copy_lm_checkpoint(shakespeare_run, tmp_path / "given")
     before = _listing(ckpt.parent)
     capsys.readouterr()
     assert run("evaluate", ckpt) == 0
@@ -73,7 +64,7 @@ def test_evaluate_writes_nothing_beside_the_checkpoint(shakespeare_run, tmp_path
 def test_evaluate_with_a_full_disk_names_the_file_and_leaves_nothing(shakespeare_run, tmp_path,
                                                                       monkeypatch, capsys):
     monkeypatch.setenv("PARAGRAD_CACHE", str(tmp_path / "cache"))
-    ckpt = _copy_run(shakespeare_run, tmp_path / "given")
+    ckpt = copy_lm_checkpoint(shakespeare_run, tmp_path / "given")
     real = token_files.atomic_write
 
     def disk_full_at_train_bin(path, chunks):
@@ -93,7 +84,7 @@ def test_evaluate_with_a_full_disk_names_the_file_and_leaves_nothing(shakespeare
 def test_evaluate_refuses_a_corpus_character_outside_the_vocabulary(shakespeare_run, tmp_path,
                                                                     monkeypatch, capsys):
     monkeypatch.setenv("PARAGRAD_CACHE", str(tmp_path / "cache"))
-    ckpt = _copy_run(shakespeare_run, tmp_path / "other")
+    ckpt = copy_lm_checkpoint(shakespeare_run, tmp_path / "other")
     tokenizer = ckpt.parent / "tokenizer.json"
     data = json.loads(tokenizer.read_text(encoding="utf-8"))
     data["chars"] = data["chars"].replace("z", "é")         # as many characters, one the corpus lacks
@@ -111,7 +102,7 @@ def test_evaluate_refuses_a_corpus_character_outside_the_vocabulary(shakespeare_
 def test_a_tokenizer_that_is_not_the_checkpoints_is_refused(shakespeare_run, tmp_path, capsys, command):
     """A permuted vocabulary has as many tokens and loads fine: only the fingerprint the
     checkpoint recorded tells it from the run's own (its val loss would be silently wrong)."""
-    ckpt = _copy_run(shakespeare_run, tmp_path / "other")
+    ckpt = copy_lm_checkpoint(shakespeare_run, tmp_path / "other")
     tokenizer = ckpt.parent / "tokenizer.json"
     data = json.loads(tokenizer.read_text(encoding="utf-8"))
     data["chars"] = data["chars"][::-1]

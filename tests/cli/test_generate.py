@@ -15,7 +15,7 @@ import pytest
 from paragrad.cli import generate as generate_command
 from paragrad.models.gpt import GPT
 from paragrad.text import load_tokenizer
-from tests.cli.helpers import TINY_GPT, refused, run, train_mnist
+from tests.cli.helpers import TINY_GPT, copy_lm_checkpoint, refused, run, train_mnist
 from tests.data_paths import shared_data_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,14 +92,6 @@ def bpe_run(tmp_path_factory):
     return root / "run"
 
 
-def _copy_run(run_folder, folder):
-    """The run's checkpoint and tokenizer.json, copied into `folder` (to be damaged there)."""
-    folder.mkdir()
-    for name in ("ckpt.safetensors", "ckpt.safetensors.train.safetensors", "tokenizer.json"):
-        shutil.copy(run_folder / name, folder / name)
-    return folder / "ckpt.safetensors"
-
-
 def test_streamed_text_is_the_decoding_of_the_sampled_ids(bpe_run, monkeypatch, capsys):
     sampled, real = [], GPT.generate_tokens
 
@@ -153,11 +145,11 @@ def test_generation_costs_linear_in_max_new_tokens(bpe_run, monkeypatch, capsys)
 
 
 def test_damaged_tokenizers_are_refused_naming_the_file(shakespeare_run, bpe_run, tmp_path, capfd):
-    ckpt = _copy_run(shakespeare_run, tmp_path / "cut")
+    ckpt = copy_lm_checkpoint(shakespeare_run, tmp_path / "cut")
     tokenizer = ckpt.parent / "tokenizer.json"
     tokenizer.write_bytes(tokenizer.read_bytes()[:30])
     refused(capfd, "generate", ckpt, naming=[tokenizer, "not valid JSON"])
-    ckpt = _copy_run(bpe_run, tmp_path / "panics")
+    ckpt = copy_lm_checkpoint(bpe_run, tmp_path / "panics")
     tokenizer = ckpt.parent / "tokenizer.json"
     data = json.loads(tokenizer.read_text(encoding="utf-8"))
     data["normalizer"] = {"type": "Replace", "pattern": {"Regex": "\\G"}, "content": "x"}
