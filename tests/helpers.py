@@ -112,6 +112,21 @@ def assert_close(p, t, atol, rtol, what="output"):
             f"{what}: {p!r} != torch {t!r}"
 
 
+def node_name(t):
+    """The class name of t's grad_fn (torch's SqrtBackward0), or None."""
+    fn = getattr(t, "grad_fn", None)
+    return None if fn is None else type(fn).__name__
+
+
+def assert_same_node_name(p, t, what="output"):
+    """paragrad's grad_fn is named as torch's, by its class and by name()."""
+    if not isinstance(t, torch.Tensor):
+        return
+    want = node_name(t)
+    assert node_name(p) == want, f"{what}: grad_fn {node_name(p)}, torch's is {want}"
+    assert want is None or p.grad_fn.name() == want, f"{what}: grad_fn.name() {p.grad_fn.name()}, torch's {want}"
+
+
 def check_op(fn, shapes, dtype="float32", device="cpu", torch_fn=None, low=-2.0, high=2.0,
              grad=True, inputs=None, atol=None, rtol=None, seed=0):
     """Run fn on paragrad and torch inputs of the given shapes; compare outputs and gradients.
@@ -135,6 +150,8 @@ def check_op(fn, shapes, dtype="float32", device="cpu", torch_fn=None, low=-2.0,
     assert len(t_flat) == len(p_flat), f"{len(p_flat)} outputs, torch gives {len(t_flat)}"
     for i, (p, t) in enumerate(zip(p_flat, t_flat)):
         assert_close(p, t, atol, rtol, f"output {i}")
+        if torch_fn is None:        # the same call on both: the same grad_fn class name
+            assert_same_node_name(p, t, f"output {i}")
     if not any(want_grad):
         return p_out
     t_loss, p_loss = 0, 0

@@ -29,4 +29,5 @@ from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anom
 from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx, backward, grad
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import RELEASED, AccumulateGrad, Node, accumulator, edge, needs_grad, record
+from .graph import (RELEASED, AccumulateGrad, Node, accumulator, edge, needs_grad, node_class, record,
+                    rename)

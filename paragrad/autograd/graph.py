@@ -109,6 +109,37 @@ def _kind(tp):
     return (hasattr(tp, "_data") and hasattr(tp, "grad_fn")) or tp.__name__ == "ndarray"
 
 
+def node_class(base, name):
+    """A subclass of node class `base` called `name`: torch's class name for one op's node
+    (SqrtBackward0, SumBackward1), where paragrad shares one formula among several ops (every
+    unary op's is UnaryBackward's). People print `t.grad_fn` and test `type(t.grad_fn).__name__`,
+    so the name is the class's own. Made once per (base, name)."""
+    cls = _named.get((base, name))
+    if cls is None:
+        cls = _named[(base, name)] = type(name, (base,), {"__module__": base.__module__,
+                                                          "formula": base})
+    return cls
+
+
+_named = {}
+
+
+def rename(out, name, *inputs):
+    """Give the node that made `out` the class name torch gives the op that called this. A
+    composite op (silu as x * sigmoid(x), mean as a sum divided) ends in its last step's node;
+    torch names it for the op. The node keeps its formula (only its class name changes). A
+    node that is not this op's own, because `out` came back through one of `inputs`
+    unchanged, is left alone. Returns `out`."""
+    fn = out.grad_fn
+    if fn is None:
+        return out
+    for t in inputs:
+        if t is not None and getattr(t, "grad_fn", None) is fn:
+            return out
+    fn.__class__ = node_class(getattr(type(fn), "formula", type(fn)), name)
+    return out
+
+
 class AccumulateGrad(Node):
     """The sink for a leaf tensor: runs its hooks and adds the gradient into `.grad`."""
 
