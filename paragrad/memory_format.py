@@ -52,6 +52,19 @@ def is_dense_in(shape, strides, order):
     return True
 
 
+def empty_strides(shape, order, fmt):
+    """torch's strides (in elements) for a new tensor with a size-0 dim, laid out in `order`
+    (dims slowest first), where NumPy gives all zeros: row-major orders count a size-0 dim
+    as 1, so (2, 3, 0, 5) gets (15, 5, 5, 1); the channels-last formats don't, so the same
+    shape gets (0, 1, 15, 3)."""
+    keep_zero = fmt in (channels_last, channels_last_3d)
+    strides, step = [0] * len(shape), 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= shape[d] if keep_zero else max(shape[d], 1)
+    return strides
+
+
 def dense_order(shape, strides):
     """The dims of a buffer from slowest to fastest in memory (strides in elements) when its
     elements lie densely in some order (no gaps, no overlaps), else None."""
@@ -72,22 +85,37 @@ def laid_out(make, shape, order):
 
 
 def runs_channels_last(buf):
-    """Whether a 4-D backend buffer (NumPy or CuPy array) lies channels-last, (N, H, W, C) in
-    memory, and not also row-major (one channel or a 1x1 map can be both): an activation of a
-    model converted with .to(memory_format=channels_last), which NHWC kernels take as it is."""
-    if buf.ndim != 4 or buf.flags.c_contiguous:
+    """Whether a 4-D backend buffer (NumPy or CuPy array) lies densely channels-last, (N, H, W,
+    C) in memory, by torch's rule: an activation of a model converted with
+    .to(memory_format=channels_last), which NHWC kernels take as it is. A buffer that is both
+    row-major and channels-last (one channel, a 1x1 map) is decided by the strides of its
+    size-1 dims, as torch decides (`strides_rank_channels_last`)."""
+    if buf.ndim != 4 or (buf.flags.c_contiguous and 1 not in buf.shape):
+        return False            # (the usual row-major activation, decided at once)
+    strides = [s // buf.itemsize for s in buf.strides]
+    return is_dense_in(buf.shape, strides, _ORDER[channels_last]) and \
+        strides_rank_channels_last(buf.shape, strides)
+
+
+def strides_rank_channels_last(shape, strides):
+    """torch's is_channels_last_strides_2d: the strides grow from C through W and H to N, a
+    size-1 dim counting by its own stride, and N as fast as C (an (N, 1, 1, 1) tensor) counts
+    as row-major. So (N, 1, H, W) with strides (HW, 1, W, 1) is channels-last and with
+    (HW, HW, W, 1) row-major."""
+    low = 0
+    if strides[1] == 0:
         return False
-    return is_dense_in(buf.shape, [s // buf.itemsize for s in buf.strides], _ORDER[channels_last])
+    for d in (1, 3, 2, 0):
+        if shape[d] == 0 or strides[d] < low or (d == 0 and low == strides[1]):
+            return False
+        low = strides[d] * shape[d] if shape[d] > 1 else strides[d]
+    return True
 
 
 def follow_channels_last(contiguous, y, *refs):
     """y (a 4-D buffer) laid out channels-last when any of refs runs channels-last
     (runs_channels_last), as torch's CPU kernels keep their input's layout; else y as it is.
-    contiguous is the backend's row-major copy; a y already dense channels-last is not copied.
-    A ref that is both row-major and channels-last (one channel, a 1x1 map) counts as
-    row-major: torch reads the strides of its size-1 dims there, which NumPy does not keep."""
-    if y.ndim != 4 or not any(runs_channels_last(r) for r in refs):
-        return y
-    if is_dense_in(y.shape, [s // y.itemsize for s in y.strides], _ORDER[channels_last]):
+    contiguous is the backend's row-major copy; a y already channels-last is not copied."""
+    if y.ndim != 4 or not any(runs_channels_last(r) for r in refs) or runs_channels_last(y):
         return y
     return contiguous(y.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)

@@ -11,8 +11,8 @@ import numpy as np
 from . import autograd, capture
 from . import dtypes as dt
 from .backends import CPU, backend_for
-from .memory_format import (channels_last, channels_last_3d, contiguous_format, is_dense_in,
-                            preserve_format)
+from .memory_format import (channels_last, channels_last_3d, contiguous_format, empty_strides,
+                            is_dense_in, preserve_format)
 
 
 class Size(tuple):
@@ -142,6 +142,9 @@ class Tensor:
     def stride(self, dim=None):
         """Strides in elements (as PyTorch)."""
         st = tuple(s // self.dtype.itemsize for s in self._data.strides)
+        if not any(st) and self._data.size == 0 and self.ndim:
+            # NumPy gives every array without elements zero strides; torch, an op's row-major ones
+            st = tuple(empty_strides(self.shape, range(self.ndim), contiguous_format))
         return st if dim is None else st[_dim(dim, self.ndim, "stride")]
 
     def is_contiguous(self, memory_format=contiguous_format):

@@ -1,6 +1,7 @@
 """Memory formats against torch: channels_last strides from to() / contiguous() / clone(), the
 is_contiguous flags (size-1 dims included), Module.to(memory_format=), layouts kept by
-elementwise ops, gradients through a format change, and the errors."""
+elementwise ops and clone, a leaf's gradient in the leaf's layout, gradients through a format
+change, empty tensors' strides, and the errors."""
 import pickle
 
 import numpy as np
@@ -138,3 +139,51 @@ def test_a_channels_last_convnet_trains_as_the_row_major_one(device, dtype):
     tol = 1e-4 if dtype == "float32" else 3e-2
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.abs(b).max())))
+
+
+def _strided(shape, strides):
+    """The same values as a torch tensor and a paragrad one, both with these strides."""
+    base = torch.tensor(RNG.standard_normal(max(1, sum((n - 1) * s for n, s in zip(shape, strides)) + 1))
+                        .astype(np.float32))
+    t = base.as_strided(shape, strides)
+    return pg.from_numpy(t.numpy()), t
+
+
+# dense layouts in some order (transposed, channels-last, size-1 dims with either stride), one
+# with gaps (a channels-last slice) and a broadcast one
+_LAYOUTS = [((5, 4), (1, 5)), ((2, 3, 4, 5), (60, 1, 15, 3)), ((2, 1, 5, 6), (30, 1, 6, 1)),
+            ((2, 1, 5, 6), (30, 30, 6, 1)), ((2, 3, 1, 1), (3, 1, 3, 3)), ((2, 2, 4, 5), (60, 1, 15, 3)),
+            ((3, 4), (0, 1))]
+
+
+@pytest.mark.parametrize("shape, strides", _LAYOUTS)
+def test_clone_keeps_a_dense_layout_as_torch(shape, strides):
+    p, t = _strided(shape, strides)
+    assert p.stride() == t.stride()
+    assert p.clone().stride() == t.clone().stride()
+    np.testing.assert_array_equal(p.clone().numpy(), t.clone().numpy())
+
+
+@pytest.mark.parametrize("shape, strides", _LAYOUTS[:-1])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_leaf_gradient_takes_the_leaf_layout(shape, strides, create_graph):
+    """torch's gradient layout contract: a dense leaf's new .grad has the leaf's strides,
+    whatever layout the gradient arrived in (here row-major, from .contiguous())."""
+    grads = []
+    for lib, x in zip((pg, torch), _strided(shape, strides)):
+        x.requires_grad_()
+        (x.contiguous() ** 2).sum().backward(create_graph=create_graph)
+        grads.append(x.grad)
+    big = [d for d, n in enumerate(shape) if n > 1]    # (under create_graph torch also copies
+    if create_graph:                                    # the strides of size-1 dims; paragrad not)
+        assert [grads[0].stride(d) for d in big] == [grads[1].stride(d) for d in big]
+    else:
+        assert grads[0].stride() == grads[1].stride()
+    np.testing.assert_allclose(grads[0].detach().numpy(), grads[1].detach().numpy(), rtol=1e-6)
+
+
+def test_ops_on_empty_tensors_report_torch_strides():
+    cases = [lambda L: L.zeros(0, 3, 4, 5) + 1, lambda L: L.zeros(2, 0, 3).exp(),
+             lambda L: L.zeros(2, 0, 3).sum(0), lambda L: L.zeros(0)]
+    for f in cases:
+        assert f(pg).stride() == f(torch).stride()

@@ -15,6 +15,7 @@ with `queue_callback` during a backward run once that backward has finished."""
 from __future__ import annotations
 
 from .. import autocast_state
+from ..memory_format import dense_order
 from . import anomaly_mode, grad_mode
 from .graph import RELEASED, AccumulateGrad, _check_versions, edge
 
@@ -277,6 +278,7 @@ def _accumulate(t, g, claimed, create_graph):
         g = g.to(t.dtype)
     old = t._grad
     if old is None:
+        g = _in_leaf_layout(g, t)
         # with create_graph keep the gradient's own graph (double backward)
         t._grad = g if create_graph else _owned(g, claimed)
     elif create_graph or old.requires_grad or not old._backend.owns_memory(old._data):
@@ -293,6 +295,22 @@ def _accumulate(t, g, claimed, create_graph):
                 if hasattr(r, "grad_fn"):
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
                 raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+
+
+def _in_leaf_layout(g, t):
+    """g laid out as torch's gradient layout contract says for leaf t's new .grad: with t's
+    strides where t lies densely in some order (a channels-last weight gets a channels-last
+    .grad, which its optimizer step then reads in one order), else row-major."""
+    if g._data.flags.c_contiguous and t._data.flags.c_contiguous:
+        return g                                        # the usual case, decided at once
+    order = dense_order(t.shape, t.stride())
+    if order is None:
+        return g.contiguous()
+    strides = g.stride()
+    if all(n == 1 or a == b for n, a, b in zip(t.shape, strides, t.stride())):
+        return g
+    back = [order.index(d) for d in range(t.ndim)]
+    return g.permute(*order).contiguous().permute(*back)    # dense in t's order
 
 
 def _owned(g, claimed):

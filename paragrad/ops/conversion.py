@@ -4,10 +4,10 @@ from __future__ import annotations
 from .. import dtypes as dt
 from ..autograd import Node, grad_mode, record
 from ..backends import as_device, backend_for, device as Device
-from ..memory_format import (channels_last, channels_last_3d, contiguous_format, dims_in_memory_order,
-                             preserve_format)
+from ..memory_format import contiguous_format, dims_in_memory_order, preserve_format
 from ..tensor import Tensor, _wrap
 from ._common import check_tensor
+from .creation import laid_out_buffer, order_like
 from .indexing.index_bounds import remember_host_values
 
 
@@ -144,37 +144,23 @@ class CloneBackward(Node):
 
 
 def clone(input, memory_format=preserve_format):
-    """A copy of input. preserve_format (the default) keeps a channels-last layout; any other
-    layout is copied row-major (torch keeps every dense layout: a difference of strides only)."""
+    """A copy of input laid out as memory_format says; preserve_format (the default) keeps
+    input's strides where its elements lie densely in some order (a transposed or
+    channels-last tensor's copy is too), else channels-last where input's strides rank its
+    channels fastest, else row-major: torch's rule, the one `empty_like` follows."""
     x = input
     check_tensor(x, "clone")
-    if memory_format is preserve_format:
-        memory_format = _channels_last_kind(x) or contiguous_format
-    if memory_format is not contiguous_format:
-        return _laid_out(x, memory_format, "clone", copy=True)
     b = x._backend
-    out = _wrap(b.copy_(b.empty(tuple(x.shape), x.dtype, x._device.index), x._data), x.dtype, x._device)
+    if memory_format is preserve_format and x._data.flags.c_contiguous and 1 not in x.shape:
+        data = b.empty(tuple(x.shape), x.dtype, x._device.index)      # the usual case, at once
+    else:
+        order, fmt, strides = order_like(x, memory_format, "clone")
+        data = laid_out_buffer(b, lambda s: b.empty(s, x.dtype, x._device.index), tuple(x.shape),
+                               order, fmt, strides)
+    out = _wrap(b.copy_(data, x._data), x.dtype, x._device)
     if x._requires_grad and grad_mode._enabled:
         record(CloneBackward(), (x,), out)
     return out
-
-
-def _channels_last_kind(x):
-    """channels_last(_3d) if x is laid out so and not also row-major, else None."""
-    for fmt in (channels_last, channels_last_3d):
-        if x.is_contiguous(fmt) and not x.is_contiguous():
-            return fmt
-    return None
-
-
-def _laid_out(x, fmt, op, copy=False):
-    """x with its elements in fmt's memory order and its logical shape unchanged: a permute to
-    memory order, a row-major copy, and the permute back (differentiable, as each step is)."""
-    order = dims_in_memory_order(fmt, x.ndim, op)
-    back = tuple(order.index(d) for d in range(len(order)))
-    in_memory_order = x.permute(*order)
-    dense = clone(in_memory_order, contiguous_format) if copy else in_memory_order.contiguous()
-    return dense.permute(*back)
 
 
 def contiguous(x, memory_format=contiguous_format):
@@ -183,6 +169,4 @@ def contiguous(x, memory_format=contiguous_format):
         return x
     if memory_format is preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
-    if memory_format is contiguous_format:
-        return clone(x, contiguous_format)
-    return _laid_out(x, memory_format, "contiguous")
+    return clone(x, memory_format)

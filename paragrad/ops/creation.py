@@ -10,7 +10,8 @@ import numpy as np
 from .. import dtypes as dt
 from ..backends import CPU, as_device, backend_for
 from ..memory_format import (channels_last, channels_last_3d, contiguous_format, dense_order,
-                             dims_in_memory_order, laid_out, memory_format, preserve_format)
+                             dims_in_memory_order, empty_strides, laid_out, memory_format,
+                             preserve_format)
 from ..random import default_generator
 from ..tensor import _init, _wrap, Size, Tensor
 from .indexing.index_bounds import remember, remember_host_values
@@ -222,7 +223,7 @@ def empty(*args, size=None, dtype=None, device=None, requires_grad=False,
         raise RuntimeError("unsupported memory format Preserve")
     order = dims_in_memory_order(memory_format, len(shape), "empty")
     b = backend_for(dev)
-    data = _laid_out(b, lambda s: b.empty(s, dtype, dev.index), shape, order, memory_format)
+    data = laid_out_buffer(b, lambda s: b.empty(s, dtype, dev.index), shape, order, memory_format)
     return _finish(data, dtype, dev, requires_grad)
 
 
@@ -233,25 +234,13 @@ def _check_format(fmt, op):
                         f"{type(fmt).__name__}")
 
 
-def _empty_strides(shape, order, fmt):
-    """torch's strides (in elements) for a new tensor with a size-0 dim, which NumPy would give
-    all zeros: row-major orders count a size-0 dim as 1, so (2, 3, 0, 5) gets (15, 5, 5, 1);
-    the channels-last formats don't, so the same shape gets (0, 1, 15, 3)."""
-    keep_zero = fmt in (channels_last, channels_last_3d)
-    strides, step = [0] * len(shape), 1
-    for d in reversed(order):
-        strides[d] = step
-        step *= shape[d] if keep_zero else max(shape[d], 1)
-    return strides
-
-
-def _laid_out(b, make, shape, order, fmt, strides=None):
+def laid_out_buffer(b, make, shape, order, fmt, strides=None):
     """A new buffer of `shape` from make(dense shape) whose dims lie in memory in `order`
     (slowest first), with torch's strides where it holds no elements. `strides` (a dense
     layout's, in elements) also sets those of size-1 dims, which the order leaves open."""
     buf = laid_out(make, shape, order)
     if strides is None and 0 in shape:
-        strides = _empty_strides(shape, order, fmt)
+        strides = empty_strides(shape, order, fmt)
     xp = getattr(b, "xp", None)
     if strides is not None and xp is not None and tuple(strides) != tuple(
             s // buf.itemsize for s in buf.strides):
@@ -259,7 +248,7 @@ def _laid_out(b, make, shape, order, fmt, strides=None):
     return buf
 
 
-def _order_like(x, fmt, op):
+def order_like(x, fmt, op):
     """(order, format, strides or None) of a tensor made like x: memory_format's, or for
     preserve_format (torch's default) x's own strides where x is dense, else channels-last
     where x's strides rank its channels fastest, else row-major."""
@@ -272,8 +261,8 @@ def _order_like(x, fmt, op):
     cl = {4: channels_last, 5: channels_last_3d}.get(x.ndim)
     cl_order = None if cl is None else dims_in_memory_order(cl, x.ndim, op)
     if x.numel() == 0:          # no element to lay out: the strides alone tell the format
-        if cl is not None and list(strides) == _empty_strides(shape, cl_order, cl) \
-                and list(strides) != _empty_strides(shape, range(x.ndim), contiguous_format):
+        if cl is not None and list(strides) == empty_strides(shape, cl_order, cl) \
+                and list(strides) != empty_strides(shape, range(x.ndim), contiguous_format):
             return cl_order, cl, None
         return tuple(range(x.ndim)), contiguous_format, None
     dense = dense_order(shape, strides)
@@ -293,13 +282,13 @@ def _like(x, dtype, device, op):
 
 def _filled_like(x, value, dtype, device, requires_grad, memory_format, op):
     dtype, dev = _like(x, dtype, device, op)
-    order, fmt, strides = _order_like(x, memory_format, op)
+    order, fmt, strides = order_like(x, memory_format, op)
     b = backend_for(dev)
     if value is None:
         make = lambda s: b.empty(s, dtype, dev.index)           # noqa: E731
     else:
         make = lambda s: b.full(s, value, dtype, dev.index)     # noqa: E731
-    return _finish(_laid_out(b, make, tuple(x.shape), order, fmt, strides), dtype, dev, requires_grad)
+    return _finish(laid_out_buffer(b, make, tuple(x.shape), order, fmt, strides), dtype, dev, requires_grad)
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
@@ -443,8 +432,8 @@ def randperm(n, generator=None, dtype=None, device=None):
 def _drawn_like(x, draw, dtype, dev, requires_grad, memory_format, op):
     """draw(dense shape) -> a tensor whose values fill memory in order, laid out like x as
     memory_format says."""
-    order, fmt, strides = _order_like(x, memory_format, op)
-    data = _laid_out(backend_for(dev), lambda s: draw(s)._data, tuple(x.shape), order, fmt, strides)
+    order, fmt, strides = order_like(x, memory_format, op)
+    data = laid_out_buffer(backend_for(dev), lambda s: draw(s)._data, tuple(x.shape), order, fmt, strides)
     return _finish(data, dtype, dev, requires_grad)
 
 
