@@ -29,6 +29,8 @@ def _convert(x, dtype, dev, copy):
     else:
         b = x._backend
         data = b.copy_(b.empty(tuple(x.shape), dtype, dev.index), data)
+    if not (x._data.flags.c_contiguous and 1 not in x.shape):
+        data = _in_layout_of(x, data, dtype, dev)
     out = _wrap(data, dtype, dev)
     if not same_dev and not dtype.is_floating_point:
         remember_host_values(out, arr)          # integers: index bounds known without a host read
@@ -37,6 +39,15 @@ def _convert(x, dtype, dev, copy):
         node.dtype, node.device = x.dtype, x._device
         record(node, (x,), out)
     return out
+
+
+def _in_layout_of(x, data, dtype, dev):
+    """data (x's values converted) laid out as x is: torch's preserve_format, which keeps a
+    channels-last or transposed tensor's strides through .to(dtype), .cuda() and copies."""
+    b = backend_for(dev)
+    order, fmt, strides = order_like(x, preserve_format, "to")
+    want = laid_out_buffer(b, lambda s: b.empty(s, dtype, dev.index), tuple(x.shape), order, fmt, strides)
+    return data if want.strides == data.strides else b.copy_(want, data)
 
 
 class ToCopyManyBackward(Node):

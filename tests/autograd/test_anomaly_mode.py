@@ -60,6 +60,7 @@ def test_nan_from_sqrt_of_a_negative_names_the_node_and_where_it_was_made(lib, d
         err, text = _backward_error(y.backward)
     assert isinstance(err, RuntimeError)
     name = pytest.importorskip("re").fullmatch(NAN_MSG, str(err)).group(1)
+    assert name == "SqrtBackward0"                                  # torch's class name
     assert text.startswith(f"Error detected in {name}. Traceback of forward call that caused the error:\n")
     # the innermost frame shown is this test's own line, not the framework's internals
     assert text.rstrip("\n").endswith(f'{__file__}", line {line}, in '

@@ -57,7 +57,7 @@ def _joined_shape(xs, axis):
 
 def _runs_nhwc(a):
     """a is a channels-last activation (a cheap test first: most buffers are row-major)."""
-    return type(a) is cupy.ndarray and not a._c_contiguous and a.ndim == 4 and runs_channels_last(a)
+    return type(a) is cupy.ndarray and a.ndim == 4 and runs_channels_last(a)
 
 
 def _in_memory_order(fn, op, *args):
@@ -68,7 +68,19 @@ def _in_memory_order(fn, op, *args):
         if type(v) is not cupy.ndarray:
             return v
         return v.reshape((1,) * (4 - v.ndim) + v.shape).transpose(0, 2, 3, 1)
-    return fn(op, *map(nhwc, args)).transpose(0, 3, 1, 2)
+
+    def back(r):        # (a kernel may return several buffers, or None to decline)
+        if isinstance(r, tuple):
+            return tuple(map(back, r))
+        return r.transpose(0, 3, 1, 2) if type(r) is cupy.ndarray and r.ndim == 4 else r
+    return back(fn(op, *map(nhwc, args)))
+
+
+def _follows_nhwc(a, b):
+    """Does a binary op's result follow b's channels-last layout: b runs channels-last and a
+    is a number or broadcasts into b (a (C, 1, 1) bias), so that b's strides decide (torch's
+    rule: the first operand's strides decide unless it is broadcast)."""
+    return _runs_nhwc(b) and (type(a) is not cupy.ndarray or (a.ndim <= 4 and a.size < b.size))
 
 
 def _relu_grad(g, y):
@@ -203,7 +215,7 @@ class CUDABackend(ArrayBackend):
 
     # ---- elementwise -------------------------------------------------------------------------
     def unary(self, op, x, out=None):
-        if out is None and not x._c_contiguous and runs_channels_last(x):
+        if out is None and _runs_nhwc(x):
             return _in_memory_order(self.unary, op, x)
         y = elementwise.unary(op, x, out)
         if y is not None:
@@ -232,9 +244,16 @@ class CUDABackend(ArrayBackend):
             return cupy.logical_not(x, out=out) if x.dtype == np.bool_ else cupy.invert(x, out=out)
         raise ValueError(f"cuda backend: unknown unary op {op!r}")
 
+    def where(self, cond, a, b):
+        if any(_runs_nhwc(v) for v in (cond, a, b)) and \
+                all(type(v) is not cupy.ndarray or v.ndim <= 4 for v in (cond, a, b)):
+            return _in_memory_order(lambda _, c, a, b: ArrayBackend.where(self, c, a, b), None,
+                                    cond, a, b)
+        return super().where(cond, a, b)
+
     def binary(self, op, a, b, out=None):
         if out is None and ((_runs_nhwc(a) and (type(b) is not cupy.ndarray or b.ndim <= 4))
-                            or (type(a) is not cupy.ndarray and _runs_nhwc(b))):
+                            or _follows_nhwc(a, b)):
             return _in_memory_order(self.binary, op, a, b)
         c = elementwise.binary(op, a, b, out)
         if c is None:
@@ -315,6 +334,10 @@ class CUDABackend(ArrayBackend):
                 out[(slice(None),) * axis + (slice(at, at + x.shape[axis]),)] = x
                 at += x.shape[axis]
             return out
+        if len(xs) > 1 and xs[0].ndim == 4 and all(_runs_nhwc(x) for x in xs):
+            # channels-last pieces join channels-last, as torch's cat keeps a shared layout
+            return cupy.concatenate([x.transpose(0, 2, 3, 1) for x in xs],
+                                    axis=(0, 3, 1, 2)[axis]).transpose(0, 3, 1, 2)
         return cupy.concatenate(xs, axis=axis)
 
     def argsort(self, x, axis, descending):
@@ -472,18 +495,27 @@ class CUDABackend(ArrayBackend):
         return elementwise.activation_grad("tanh", g, y)
 
     def fast_dropout(self, x, p, rng_state):
+        if _runs_nhwc(x):           # (its mask then lies channels-last too: see the backward)
+            return _in_memory_order(lambda _, x: random.dropout(x, p, rng_state), None, x)
         return random.dropout(x, p, rng_state)
 
     def fast_dropout_backward(self, g, mask, p, dtype=None):
-        return random.dropout_backward(g, mask, p, None if dtype is None else _dt(dtype))
+        dtype = None if dtype is None else _dt(dtype)
+        if _runs_nhwc(mask):
+            return _in_memory_order(lambda _, g, m: random.dropout_backward(g, m, p, dtype), None, g, mask)
+        return random.dropout_backward(g, mask, p, dtype)
 
     def fast_residual_dropout(self, res, y, p, rng_state):
         return random.residual_dropout(res, y, p, rng_state)
 
     def fast_gelu(self, x, approximate):
+        if _runs_nhwc(x):
+            return _in_memory_order(lambda _, x: gelu.gelu(x, approximate), None, x)
         return gelu.gelu(x, approximate)
 
     def fast_gelu_backward(self, g, x, approximate):
+        if _runs_nhwc(x):
+            return _in_memory_order(lambda _, g, x: gelu.gelu_backward(g, x, approximate), None, g, x)
         return gelu.gelu_backward(g, x, approximate)
 
     def fast_linear_bias(self, x, w, b):

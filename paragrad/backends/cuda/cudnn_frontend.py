@@ -160,17 +160,18 @@ def _conv_graph(kind, xs, ws, ys, dtype, stride, padding, dilation, nhwc=False):
     return hit
 
 
-def _layouts(x, *others):
-    """nhwc (x runs channels-last: cuDNN reads and writes every tensor so, without transposing
-    internally, as tensor cores want), and the others in x's layout."""
-    nhwc = runs_channels_last(x)
-    return (nhwc,) + tuple(channels_last.as_nhwc(a) if nhwc else c_contiguous(a) for a in others)
+def _layouts(x, w, *others):
+    """(nhwc, x, w, *others): nhwc where x or w runs channels-last (torch's rule for a
+    convolution's layout; cuDNN then reads and writes every tensor so, without transposing
+    internally, as tensor cores want), and every tensor laid out so."""
+    nhwc = runs_channels_last(x) or runs_channels_last(w)
+    return (nhwc,) + tuple(channels_last.as_nhwc(a) if nhwc else c_contiguous(a) for a in (x, w) + others)
 
 
 def conv2d(x, w, b, stride, padding, dilation, groups):
     if x.dtype.name not in _CONV_DTYPES or x.size == 0 or w.size == 0:
         return None
-    nhwc, w = _layouts(x, w)
+    nhwc, x, w = _layouts(x, w)
     y = None if nhwc else conv_gemm.conv2d(x, w, b, stride, padding, dilation, groups)
     if y is not None:
         return y
@@ -192,7 +193,7 @@ def conv2d_backward(gy, x, w, stride, padding, dilation, groups, need_dx, need_d
     if x.dtype.name not in _CONV_DTYPES or x.size == 0 or gy.size == 0:
         return None
     w_nhwc = runs_channels_last(w)
-    nhwc, gy, w = _layouts(x, gy, w)
+    nhwc, x, w, gy = _layouts(x, w, gy)
     key = (tuple(stride), padding, tuple(dilation), nhwc)
     dx = dw = db = None
     by_gemm = None if nhwc else conv_gemm.conv2d_backward(gy, x, w, stride, padding, dilation, groups,

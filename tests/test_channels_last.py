@@ -1,4 +1,5 @@
-"""Channels-last on the CPU, as torch keeps it: each op's output and input gradient compared
+"""Channels-last as torch's CPU kernels keep it (its CUDA kernels keep the same), on every
+test device: each op's output and input gradient compared
 with torch's in value and layout (is_contiguous for both formats, and the strides of the dims
 of size > 1) for channels-last 4-D inputs, with C > 1 and the cases that are both row-major and
 channels-last (C == 1, H == W == 1), and a small CNN moved with .to(memory_format=...).
@@ -18,10 +19,11 @@ import paragrad.nn.functional as PF
 CL_T, CL_P = torch.channels_last, pg.channels_last
 
 
-def _pg_like(t, requires_grad=False):
-    """A paragrad tensor with t's values and, for a dense t, t's strides (size-1 dims' too,
-    which decide the ambiguous layouts): clone keeps a dense layout, as torch's does."""
-    return pg.from_numpy(t.detach().numpy()).clone().requires_grad_(requires_grad)
+def _pg_like(t, requires_grad=False, device="cpu"):
+    """A paragrad tensor on `device` with t's values and, for a dense t, t's strides (size-1
+    dims' too, which decide the ambiguous layouts): clone and .to() keep a dense layout, as
+    torch's do."""
+    return pg.from_numpy(t.detach().numpy()).clone().to(device).requires_grad_(requires_grad)
 
 
 def _same_layout(p, t, what):
@@ -36,7 +38,7 @@ def _same_layout(p, t, what):
 
 
 def _same(p, t, what, tol=1e-4):
-    np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol,
+    np.testing.assert_allclose(p.detach().cpu().numpy(), t.detach().numpy(), rtol=tol, atol=tol,
                                err_msg=what)
     _same_layout(p, t, what)
 
@@ -97,66 +99,66 @@ _SKIP = {  # ops whose geometry needs a larger map
 
 
 @pytest.mark.parametrize("name, shape", [(n, s) for n in OPS for s in SHAPES if (s, n) not in _SKIP])
-def test_op_keeps_channels_last(name, shape):
+def test_op_keeps_channels_last(name, shape, device):
     fn = OPS[name]
     xt = torch.randn(*SHAPES[shape]).to(memory_format=CL_T)
     if shape in ("C1", "HW1"):
         xt = xt.clone(memory_format=torch.contiguous_format)
     xt.requires_grad_()
-    xp = _pg_like(xt, requires_grad=True)
+    xp = _pg_like(xt, True, device)
     assert xp.is_contiguous(memory_format=CL_P)
     yt = fn(torch, TF, xt, lambda t: t)
-    yp = fn(pg, PF, xp, _pg_like)
+    yp = fn(pg, PF, xp, lambda t: _pg_like(t, device=device))
     _same(yp, yt, f"{name} output")
     gt = torch.randn_like(yt)              # (preserve_format: the output's layout)
     yt.backward(gt)
-    yp.backward(_pg_like(gt))
+    yp.backward(_pg_like(gt, device=device))
     _same(xp.grad, xt.grad, f"{name} input gradient")
 
 
 @pytest.mark.parametrize("name", ["max_pool2d", "adaptive_max_pool2d"])
-def test_pool_indices_keep_channels_last(name):
+def test_pool_indices_keep_channels_last(name, device):
     xt = torch.randn(2, 3, 6, 6).to(memory_format=CL_T)
-    xp = _pg_like(xt)
+    xp = _pg_like(xt, device=device)
     ft, fp = getattr(TF, name), getattr(PF, name)
     args = (2,) if name == "max_pool2d" else ((2, 3),)
     (yt, it), (yp, ip) = ft(xt, *args, return_indices=True), fp(xp, *args, return_indices=True)
     _same(yp, yt, "values")
-    np.testing.assert_array_equal(ip.numpy(), it.numpy())
+    np.testing.assert_array_equal(ip.cpu().numpy(), it.numpy())
     _same_layout(ip, it, "indices")
 
 
-def test_dropout_keeps_channels_last():
+def test_dropout_keeps_channels_last(device):
     xt = torch.randn(2, 3, 5, 6).to(memory_format=CL_T).requires_grad_()
-    xp = _pg_like(xt, requires_grad=True)
+    xp = _pg_like(xt, True, device)
     yt, yp = TF.dropout(xt, 0.5), PF.dropout(xp, 0.5)
     _same_layout(yp, yt, "dropout output")
     yt.backward(torch.randn_like(yt))
-    yp.backward(_pg_like(torch.randn_like(yt)))
+    yp.backward(_pg_like(torch.randn_like(yt), device=device))
     _same_layout(xp.grad, xt.grad, "dropout input gradient")
-    kept = yp.detach().numpy() != 0          # the gradient flows where the output kept x
-    assert np.array_equal(xp.grad.numpy() != 0, kept)
+    kept = yp.detach().cpu().numpy() != 0          # the gradient flows where the output kept x
+    assert np.array_equal(xp.grad.cpu().numpy() != 0, kept)
 
 
-def test_row_major_input_stays_row_major():
+def test_row_major_input_stays_row_major(device):
     """A channels-last weight with a row-major input gives channels-last (torch's conv rule:
     input or weight); pooling a row-major input stays row-major."""
     xt = torch.randn(2, 3, 5, 6, requires_grad=True)
     wt = _W.to(memory_format=CL_T).requires_grad_()
-    xp, wp = _pg_like(xt, True), _pg_like(wt, True)
+    xp, wp = _pg_like(xt, True, device), _pg_like(wt, True, device)
     yt, yp = TF.conv2d(xt, wt, padding=1), PF.conv2d(xp, wp, padding=1)
     _same(yp, yt, "conv2d with a channels-last weight")
     yt.backward(torch.ones_like(yt))
     yp.backward(pg.ones_like(yp))
-    np.testing.assert_allclose(xp.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(xp.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-4)
     _same(wp.grad, wt.grad, "weight gradient")
     _same(PF.max_pool2d(xp, 2), TF.max_pool2d(xt, 2), "max_pool2d of a row-major input")
 
 
-def test_leaf_gradient_follows_the_leaf_layout():
+def test_leaf_gradient_follows_the_leaf_layout(device):
     xt = torch.randn(2, 3, 5, 6, requires_grad=True)
     wt = _W.to(memory_format=CL_T)
-    xp, wp = _pg_like(xt, True), _pg_like(wt)
+    xp, wp = _pg_like(xt, True, device), _pg_like(wt, device=device)
     TF.conv2d(xt, wt, padding=1).sum().backward()
     PF.conv2d(xp, wp, padding=1).sum().backward()
     _same_layout(xp.grad, xt.grad, "input gradient")
@@ -168,21 +170,21 @@ def _cnn(nn):
                          nn.Flatten(), nn.Linear(64, 10))
 
 
-def test_cnn_moved_channels_last():
+def test_cnn_moved_channels_last(device):
     torch.manual_seed(1)
     tm, pm = _cnn(torch.nn), _cnn(pnn)
     pm.load_state_dict({k: pg.tensor(v.numpy()) for k, v in tm.state_dict().items()})
     tm.to(memory_format=CL_T)
-    pm.to(memory_format=CL_P)
+    pm.to(device).to(memory_format=CL_P)
     xt = torch.randn(4, 3, 12, 12).to(memory_format=CL_T).requires_grad_()
-    xp = _pg_like(xt, requires_grad=True)
+    xp = _pg_like(xt, True, device)
     for i in range(1, len(tm) - 1):          # every 4-D activation keeps torch's layout
         _same(pm[:i](xp), tm[:i](xt), f"activation after {type(tm[i - 1]).__name__} ({i})")
     yt, yp = tm(xt), pm(xp)
     _same(yp, yt, "logits")
     gt = torch.randn_like(yt)
     yt.backward(gt)
-    yp.backward(_pg_like(gt))
+    yp.backward(_pg_like(gt, device=device))
     _same(xp.grad, xt.grad, "input gradient")
     for (n, a), (_, b) in zip(tm.named_parameters(), pm.named_parameters()):
         _same(b.grad, a.grad, f"{n}.grad")
