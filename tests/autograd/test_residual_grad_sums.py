@@ -9,7 +9,7 @@ import pytest
 import paragrad as pg
 import paragrad.nn.functional as F
 from paragrad.backends.base import fast_paths
-from paragrad.ops.neural.layer_norm import LayerNormBackward
+from paragrad.ops.neural.layer_norm import NativeLayerNormBackward0
 from tests.helpers import _np
 
 N_BLOCKS, WIDTH = 3, 16
@@ -38,13 +38,13 @@ def _stack(device, fused, probe=None):
 @pytest.fixture
 def add_into_calls(monkeypatch):
     calls = []
-    real = LayerNormBackward.add_into
+    real = NativeLayerNormBackward0.add_into
 
     def counted(self, acc, g):
         r = real(self, acc, g)
         calls.append(r is not None)
         return r
-    monkeypatch.setattr(LayerNormBackward, "add_into", counted)
+    monkeypatch.setattr(NativeLayerNormBackward0, "add_into", counted)
     return calls
 
 

@@ -15,7 +15,6 @@ import numpy as np
 
 from ... import capture
 from ...dtypes import bfloat16 as _bf16
-from ...memory_format import runs_channels_last
 
 from ..array import ArrayBackend, int_pow, plain_basic_key
 from ..quiet_numpy import quiet
@@ -24,6 +23,7 @@ from .kernels import (batch_norm, column_sums, cross_entropy, elementwise, gelu,
                       max_pool, optimizer, random, recurrent, softmax)
 from .matmul import cublas, cublaslt, mlp
 from .runtime import graphs, memory
+from .runtime.channels_last import follows_nhwc, in_memory_order, runs_nhwc
 from .kernels.row_views import c_contiguous, copy_rows
 
 _UNARY = {
@@ -53,34 +53,6 @@ def _joined_shape(xs, axis):
     shape = list(xs[0].shape)
     shape[axis] = sum(x.shape[axis] for x in xs)
     return tuple(shape)
-
-
-def _runs_nhwc(a):
-    """a is a channels-last activation (a cheap test first: most buffers are row-major)."""
-    return type(a) is cupy.ndarray and a.ndim == 4 and runs_channels_last(a)
-
-
-def _in_memory_order(fn, op, *args):
-    """An elementwise fn(op, *args) over channels-last operands, run on their (N, H, W, C)
-    memory: the other operands (same shape, broadcast or scalars) transposed alike, and the
-    result transposed back, so it stays channels-last and the row-major kernels take it."""
-    def nhwc(v):
-        if type(v) is not cupy.ndarray:
-            return v
-        return v.reshape((1,) * (4 - v.ndim) + v.shape).transpose(0, 2, 3, 1)
-
-    def back(r):        # (a kernel may return several buffers, or None to decline)
-        if isinstance(r, tuple):
-            return tuple(map(back, r))
-        return r.transpose(0, 3, 1, 2) if type(r) is cupy.ndarray and r.ndim == 4 else r
-    return back(fn(op, *map(nhwc, args)))
-
-
-def _follows_nhwc(a, b):
-    """Does a binary op's result follow b's channels-last layout: b runs channels-last and a
-    is a number or broadcasts into b (a (C, 1, 1) bias), so that b's strides decide (torch's
-    rule: the first operand's strides decide unless it is broadcast)."""
-    return _runs_nhwc(b) and (type(a) is not cupy.ndarray or (a.ndim <= 4 and a.size < b.size))
 
 
 def _relu_grad(g, y):
@@ -215,8 +187,8 @@ class CUDABackend(ArrayBackend):
 
     # ---- elementwise -------------------------------------------------------------------------
     def unary(self, op, x, out=None):
-        if out is None and _runs_nhwc(x):
-            return _in_memory_order(self.unary, op, x)
+        if out is None and runs_nhwc(x):
+            return in_memory_order(self.unary, op, x)
         y = elementwise.unary(op, x, out)
         if y is not None:
             return y
@@ -245,16 +217,16 @@ class CUDABackend(ArrayBackend):
         raise ValueError(f"cuda backend: unknown unary op {op!r}")
 
     def where(self, cond, a, b):
-        if any(_runs_nhwc(v) for v in (cond, a, b)) and \
+        if any(runs_nhwc(v) for v in (cond, a, b)) and \
                 all(type(v) is not cupy.ndarray or v.ndim <= 4 for v in (cond, a, b)):
-            return _in_memory_order(lambda _, c, a, b: ArrayBackend.where(self, c, a, b), None,
+            return in_memory_order(lambda _, c, a, b: ArrayBackend.where(self, c, a, b), None,
                                     cond, a, b)
         return super().where(cond, a, b)
 
     def binary(self, op, a, b, out=None):
-        if out is None and ((_runs_nhwc(a) and (type(b) is not cupy.ndarray or b.ndim <= 4))
-                            or _follows_nhwc(a, b)):
-            return _in_memory_order(self.binary, op, a, b)
+        if out is None and ((runs_nhwc(a) and (type(b) is not cupy.ndarray or b.ndim <= 4))
+                            or follows_nhwc(a, b)):
+            return in_memory_order(self.binary, op, a, b)
         c = elementwise.binary(op, a, b, out)
         if c is None:
             c = elementwise.binary_strided(op, a, b, out)
@@ -280,7 +252,7 @@ class CUDABackend(ArrayBackend):
 
     def cast(self, x, dtype):
         target = _dt(dtype)
-        if _runs_nhwc(x):       # (a channels-last conv weight under autocast, or its gradient)
+        if runs_nhwc(x):       # (a channels-last conv weight under autocast, or its gradient)
             y = elementwise.cast(x.transpose(0, 2, 3, 1), target)
             y = None if y is None else y.transpose(0, 3, 1, 2)
         else:
@@ -334,7 +306,7 @@ class CUDABackend(ArrayBackend):
                 out[(slice(None),) * axis + (slice(at, at + x.shape[axis]),)] = x
                 at += x.shape[axis]
             return out
-        if len(xs) > 1 and xs[0].ndim == 4 and all(_runs_nhwc(x) for x in xs):
+        if len(xs) > 1 and xs[0].ndim == 4 and all(runs_nhwc(x) for x in xs):
             # channels-last pieces join channels-last, as torch's cat keeps a shared layout
             return cupy.concatenate([x.transpose(0, 2, 3, 1) for x in xs],
                                     axis=(0, 3, 1, 2)[axis]).transpose(0, 3, 1, 2)
@@ -484,8 +456,8 @@ class CUDABackend(ArrayBackend):
         return indexing.row_sums(idx, g, num_weights)
 
     def fast_relu_backward(self, g, y):
-        if _runs_nhwc(y):
-            return _in_memory_order(lambda _, g, y: _relu_grad(g, y), None, g, y)
+        if runs_nhwc(y):
+            return in_memory_order(lambda _, g, y: _relu_grad(g, y), None, g, y)
         return _relu_grad(g, y)
 
     def fast_sigmoid_backward(self, g, y):
@@ -495,27 +467,27 @@ class CUDABackend(ArrayBackend):
         return elementwise.activation_grad("tanh", g, y)
 
     def fast_dropout(self, x, p, rng_state):
-        if _runs_nhwc(x):           # (its mask then lies channels-last too: see the backward)
-            return _in_memory_order(lambda _, x: random.dropout(x, p, rng_state), None, x)
+        if runs_nhwc(x):           # (its mask then lies channels-last too: see the backward)
+            return in_memory_order(lambda _, x: random.dropout(x, p, rng_state), None, x)
         return random.dropout(x, p, rng_state)
 
     def fast_dropout_backward(self, g, mask, p, dtype=None):
         dtype = None if dtype is None else _dt(dtype)
-        if _runs_nhwc(mask):
-            return _in_memory_order(lambda _, g, m: random.dropout_backward(g, m, p, dtype), None, g, mask)
+        if runs_nhwc(mask):
+            return in_memory_order(lambda _, g, m: random.dropout_backward(g, m, p, dtype), None, g, mask)
         return random.dropout_backward(g, mask, p, dtype)
 
     def fast_residual_dropout(self, res, y, p, rng_state):
         return random.residual_dropout(res, y, p, rng_state)
 
     def fast_gelu(self, x, approximate):
-        if _runs_nhwc(x):
-            return _in_memory_order(lambda _, x: gelu.gelu(x, approximate), None, x)
+        if runs_nhwc(x):
+            return in_memory_order(lambda _, x: gelu.gelu(x, approximate), None, x)
         return gelu.gelu(x, approximate)
 
     def fast_gelu_backward(self, g, x, approximate):
-        if _runs_nhwc(x):
-            return _in_memory_order(lambda _, g, x: gelu.gelu_backward(g, x, approximate), None, g, x)
+        if runs_nhwc(x):
+            return in_memory_order(lambda _, g, x: gelu.gelu_backward(g, x, approximate), None, g, x)
         return gelu.gelu_backward(g, x, approximate)
 
     def fast_linear_bias(self, x, w, b):

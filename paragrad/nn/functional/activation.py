@@ -5,10 +5,12 @@ others (elu, selu, celu, mish, glu, prelu, rrelu, ...) composed from differentia
 hardsigmoid, hardswish and logsigmoid record one node whose gradient is torch's formula (in
 Tensor ops, so differentiable again): autograd through their compositions differs from torch
 at the kinks and at NaN. inplace=True writes the result into the input (a differentiable
-copy_)."""
+copy_). Each output's grad_fn has torch's class name (EluBackward0; EluBackward1 in place):
+composed ones are renamed by autograd.rename."""
 from __future__ import annotations
 
 from ... import ops
+from ...autograd import rename
 from ...ops import sigmoid, tanh  # noqa: F401  (F.sigmoid, F.tanh)
 from ...ops import argmax, rand_like, softmax, softplus, where, zeros_like
 from ...tensor import Tensor
@@ -20,8 +22,16 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _out(x, y, inplace):
-    return x.copy_(y) if inplace else y
+def _out(x, y, inplace, node_name=None):
+    """y, or for inplace=True x overwritten with y; its recorded copy is named as torch's
+    in-place op: node_name, or y's own class where torch's in-place form shares it."""
+    if not inplace:
+        return y
+    before = x.grad_fn
+    x.copy_(y)
+    if x.grad_fn is not before:     # (the copy was recorded)
+        rename(x, node_name or type(y.grad_fn).__name__)
+    return x
 
 
 def _check(x, op):
@@ -36,12 +46,15 @@ def elu(input, alpha=1.0, inplace=False):
     -0.0."""
     _check(input, "elu")
     neg = where(input <= 0, input, 0.0)      # (not clamp: its min(-0.0, 0) is +0.0)
-    return _out(input, where(input <= 0, alpha * neg.expm1(), input), inplace)
+    y = rename(where(input <= 0, alpha * neg.expm1(), input), "EluBackward0")
+    return _out(input, y, inplace, "EluBackward1")
 
 
 def selu(input, inplace=False):
     _check(input, "selu")
-    return _out(input, _SELU_SCALE * elu(input, _SELU_ALPHA), inplace)
+    # torch's selu is an elu with scale
+    return _out(input, rename(_SELU_SCALE * elu(input, _SELU_ALPHA), "EluBackward0"), inplace,
+                "EluBackward1")
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -49,7 +62,8 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
     neg = where(input <= 0, input, 0.0)
-    return _out(input, where(input <= 0, alpha * (neg / alpha).expm1(), input), inplace)
+    y = rename(where(input <= 0, alpha * (neg / alpha).expm1(), input), "CeluBackward0")
+    return _out(input, y, inplace, "CeluBackward1")
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -61,7 +75,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if not input.dtype.is_floating_point:
         return _out(input, input.clamp(min_val, max_val), inplace)
     return _out(input, _activation(
-        "hardtanh", input, lambda x, lo, hi: x.clamp(lo, hi),
+        "hardtanh", "HardtanhBackward0", input, lambda x, lo, hi: x.clamp(lo, hi),
         lambda g, x, lo, hi: g.masked_fill((x <= lo) | (x >= hi), 0.0), lo=min_val, hi=max_val),
         inplace)
 
@@ -75,7 +89,7 @@ def hardsigmoid(input, inplace=False):
     kinks and NaN included), as torch's."""
     _check(input, "hardsigmoid")
     return _out(input, _activation(
-        "hardsigmoid", input, lambda x: (x + 3).clamp(0, 6) / 6,
+        "hardsigmoid", "HardsigmoidBackward0", input, lambda x: (x + 3).clamp(0, 6) / 6,
         lambda g, x: where((x > -3) & (x < 3), g / 6, 0.0)), inplace)
 
 
@@ -84,13 +98,13 @@ def hardswish(input, inplace=False):
     -3 < x < 3, else 1 (at 3 and at a NaN)."""
     _check(input, "hardswish")
     return _out(input, _activation(
-        "hardswish", input, lambda x: x * (x + 3).clamp(0, 6) / 6,
+        "hardswish", "HardswishBackward0", input, lambda x: x * (x + 3).clamp(0, 6) / 6,
         lambda g, x: where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))), inplace)
 
 
 def mish(input, inplace=False):
     _check(input, "mish")
-    return _out(input, input * tanh(softplus(input)), inplace)
+    return _out(input, rename(input * tanh(softplus(input)), "MishBackward0"), inplace)
 
 
 def logsigmoid(input):
@@ -102,7 +116,7 @@ def logsigmoid(input):
         e = (-x.abs()).exp()
         s = e / (1 + e)
         return g * where(x < 0, 1 - s, s)
-    return _activation("logsigmoid", input,
+    return _activation("logsigmoid", "LogSigmoidBackward0", input,
                        lambda x: x.clamp(max=0) - (-x.abs()).exp().log1p(), grad)
 
 
@@ -118,13 +132,14 @@ def softshrink(input, lambd=0.5):
     # torch's scalar kernel: x * 0 inside [-lambd, lambd] (-0.0 for negatives), and a NaN
     # takes the x - lambd branch (gradient 1)
     above = (input > lambd) | input.isnan()
-    return where(above, input - lambd, where(input < -lambd, input + lambd, input * 0))
+    return rename(where(above, input - lambd, where(input < -lambd, input + lambd, input * 0)),
+                  "SoftshrinkBackward0")
 
 
 def hardshrink(input, lambd=0.5):
     _check(input, "hardshrink")
     inside = (input >= -lambd) & (input <= lambd)       # (NaN is outside: kept, gradient 1)
-    return where(inside, 0.0, input)
+    return rename(where(inside, 0.0, input), "HardshrinkBackward0")
 
 
 def tanhshrink(input):
@@ -135,7 +150,8 @@ def tanhshrink(input):
 def threshold(input, threshold, value, inplace=False):
     """value if x <= threshold else x (a NaN is kept, with gradient 1, as torch)."""
     _check(input, "threshold")
-    return _out(input, input.masked_fill(input <= threshold, value), inplace)
+    y = rename(input.masked_fill(input <= threshold, value), "ThresholdBackward0")
+    return _out(input, y, inplace, "ThresholdBackward1")
 
 
 def glu(input, dim=-1):
@@ -147,7 +163,7 @@ def glu(input, dim=-1):
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size {n}")
     a, b = input.chunk(2, dim)
-    return a * sigmoid(b)
+    return rename(a * sigmoid(b), "GluBackward0")
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -170,7 +186,7 @@ def prelu(input, weight):
             raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {c} and channel size = {channels}.")
         weight = weight.reshape((1, c) + (1,) * (input.ndim - 2))
-    return where(input > 0, input, weight * input)
+    return rename(where(input > 0, input, weight * input), "PreluKernelBackward0")
 
 
 # ---- F's forms of the Tensor ops: torch's argument names (input, inplace, _stacklevel) -------
@@ -181,7 +197,7 @@ def relu(input, inplace=False):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _check(input, "leaky_relu")
-    return _out(input, ops.leaky_relu(input, negative_slope), inplace)
+    return _out(input, ops.leaky_relu(input, negative_slope), inplace, "LeakyReluBackward1")
 
 
 def silu(input, inplace=False):
@@ -212,9 +228,12 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     U(lower, upper); in eval the slope is (lower + upper) / 2."""
     _check(input, "rrelu")
     if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = ops.empty_like(input).uniform_(lower, upper)
-    return _out(input, where(input >= 0, input, input * slope), inplace)
+        y = ops.leaky_relu(input, (lower + upper) / 2)
+    else:
+        slope = ops.empty_like(input).uniform_(lower, upper)
+        y = where(input >= 0, input, input * slope)
+    y = rename(y, "RreluWithNoiseBackward0")
+    return _out(input, y, inplace, "RreluWithNoiseBackward1")
 
 
 # in-place forms (torch.nn.functional.relu_ and friends)

@@ -11,6 +11,7 @@ differentiable paragrad ops so every backend runs them and autograd gives the gr
   is zero-inserted by the stride, padded into place and summed."""
 from __future__ import annotations
 
+from ...autograd import rename
 from ...ops import conv2d, pad, stack
 from ...ops._common import as_int
 from ...ops.neural.conv import conv1d
@@ -115,7 +116,9 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         y = conv2d(xu, wt, bias, 1, (eh, ew), d, g)            # symmetric: conv2d pads itself
     else:
         y = conv2d(pad(xu, (ew, ew + op_[1], eh, eh + op_[0])), wt, bias, 1, 0, d, g)
-    return y if batched else y.squeeze(0)
+    # torch's is one convolution node; unbatched, it ends in the squeeze of its batch dim
+    return rename(y if batched else y.squeeze(0), "ConvolutionBackward0" if batched else "SqueezeBackward1",
+                  input, weight, bias)
 
 
 @policy("conv_transpose1d")
@@ -137,7 +140,8 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                                (dilation, "dilation"))]
     y = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, one[0]), (0, one[1]),
                          (0, one[2]), groups, (1, one[3]))
-    return y.squeeze(-2)
+    return rename(y.squeeze(-2), "ConvolutionBackward0" if input.ndim == 3 else "SqueezeBackward1",
+                  input, weight, bias)
 
 
 # ---- unfold / fold ------------------------------------------------------------------------------
@@ -187,7 +191,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
             taps.append(slice_op(x, (0, 0, h0, w0), (n, c, h0 + (ho - 1) * s[0] + 1,
                                                      w0 + (wo - 1) * s[1] + 1), (1, 1) + s))
     cols = stack(taps, 2).reshape(n, c * k[0] * k[1], ho * wo)   # (N, C, kH*kW, Ho, Wo) merged
-    return cols if batched else cols.squeeze(0)
+    return rename(cols if batched else cols.squeeze(0), "Im2ColBackward0", input)
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
@@ -230,4 +234,4 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
             total = t if total is None else total + t
     if p != (0, 0):
         total = pad(total, (-p[1], -p[1], -p[0], -p[0]))
-    return total if batched else total.squeeze(0)
+    return rename(total if batched else total.squeeze(0), "Col2ImBackward0", input)

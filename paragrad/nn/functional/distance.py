@@ -2,6 +2,7 @@
 cosine_similarity and pdist, composed from differentiable paragrad ops."""
 from __future__ import annotations
 
+from ...autograd import rename
 from ...ops import triu_indices, zeros
 from ...ops.linalg.vector_norm import distance, vector_norm
 from ...ops.autocast_policy import policy
@@ -12,12 +13,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """x1 . x2 / max(||x1|| ||x2||, eps) along dim (inputs broadcast)."""
     n1 = (x1 * x1).sum(dim)
     n2 = (x2 * x2).sum(dim)
-    return (x1 * x2).sum(dim) / (n1 * n2).clamp(min=eps * eps).sqrt()
+    # torch divides before it sums (SumBackward1 last); here after
+    return rename((x1 * x2).sum(dim) / (n1 * n2).clamp(min=eps * eps).sqrt(), "SumBackward1")
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """||x1 - x2 + eps||_p over the last dim."""
-    return vector_norm(x1 - x2 + eps, p, -1, keepdim)
+    """||x1 - x2 + eps||_p over the last dim (torch's node: norm(p, dim)'s, NormBackward1)."""
+    return rename(vector_norm(x1 - x2 + eps, p, -1, keepdim), "NormBackward1")
 
 
 @policy("pdist")
@@ -32,4 +34,4 @@ def pdist(input, p=2):
     if n < 2:
         return zeros((0,), dtype=input.dtype, device=input.device)
     idx = triu_indices(n, n, 1, device=input.device)                           # (2, N(N-1)/2)
-    return distance(input[idx[0]] - input[idx[1]], p)
+    return distance(input[idx[0]] - input[idx[1]], p, "PdistBackward0")

@@ -7,7 +7,7 @@ import math
 import warnings
 
 from ... import autograd
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record
 from ...random import default_generator
 from ...dtypes import result_type
 from ...memory_format import follow_channels_last
@@ -53,7 +53,7 @@ def residual_dropout(residual, input, p=0.5, training=True, generator=None):
     y, mask = r
     out = _wrap(y, residual.dtype, residual.device)
     if grad_mode._enabled and (residual._requires_grad or input._requires_grad):
-        node = ResidualDropoutBackward()
+        node = _RESIDUAL_DROPOUT()
         node.mask, node.p, node.dtype = mask, p, input.dtype
         record(node, (residual, input), out)
     return out
@@ -79,6 +79,11 @@ class ResidualDropoutBackward(Node):
         return g, gy
 
 
+# torch's names: its CPU dropout multiplies by the scaled mask, and the residual's add comes last
+_DROPOUT = node_class(DropoutBackward, "MulBackward0")
+_RESIDUAL_DROPOUT = node_class(ResidualDropoutBackward, "AddBackward0")
+
+
 def _masked_dropout(input, p, training, inplace, mask_shape, generator=None):
     """input * keep / (1 - p), keep ~ Bernoulli(1 - p) of mask_shape (broadcast over input)."""
     if not 0.0 <= p <= 1.0:
@@ -93,7 +98,7 @@ def _masked_dropout(input, p, training, inplace, mask_shape, generator=None):
         y, mask = r
         out = _wrap(y, input.dtype, input.device)
         if input._requires_grad and grad_mode._enabled:
-            node = DropoutBackward()
+            node = _DROPOUT()
             node.mask, node.p = mask, p
             record(node, (input,), out)
         return out

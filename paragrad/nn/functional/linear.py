@@ -2,6 +2,7 @@
 (one matmul plus bias, fused on CUDA), bilinear composes differentiable ops."""
 from __future__ import annotations
 
+from ...autograd import rename
 from ...ops.neural.linear import linear
 from ...ops.autocast_policy import policy
 
@@ -18,6 +19,8 @@ def bilinear(input1, input2, weight, bias=None):
     lead = tuple(input1.shape[:-1])
     u = input1.reshape(-1, in1) @ weight.permute(1, 0, 2).reshape(in1, out_f * in2)   # (B, out*in2)
     y = (u.reshape(-1, out_f, in2) * input2.reshape(-1, 1, in2)).sum(-1)               # (B, out)
+    y = y.reshape(lead + (out_f,))
     if bias is not None:
-        y = y + bias
-    return y.reshape(lead + (out_f,))
+        return y + bias
+    # torch's ends in the view of its product back to the input's shape (then the bias add)
+    return rename(y, "ViewBackward0", input1, input2, weight)

@@ -11,10 +11,11 @@ import warnings
 
 from ... import autocast_state, capture
 from ... import dtypes as dt
-from ...autograd import Function
-from ...ops import arange, cumprod, minimum, scatter_add, softplus, where, zeros_like
+from ...autograd import Node, needs_grad, no_grad, record, rename
+from ...ops import arange, clamp_min, cumprod, minimum, scatter_add, softplus, where, zeros_like
 from ...ops import full as full_like
-from ...ops._common import check_tensor, same_device
+from ...ops._common import check_tensor, same_device, snapshot
+from ...ops.conversion import _TYPE_NAMES
 from ...ops.indexing.index_bounds import known
 from ...ops.neural.softmax import check_targets, cross_entropy_indices
 from ...ops.neural.regression_loss import regression_loss
@@ -79,10 +80,19 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if autocast_state.on:     # paragrad.amp: the dtype this op runs in
         input, target, weight = cast("nll_loss", input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = _nll_loss(input, target, weight, ignore_index, reduction)
+    # torch's node: nll_loss for (C,) and (N, C) input, nll_loss2d for more dims (other than 4,
+    # run as a (N, C, 1, -1) view, whose unreduced loss is viewed back)
+    d = input.ndim
+    name = "NllLossBackward0" if d <= 2 else "ViewBackward0" if reduction == "none" and d != 4 \
+        else "NllLoss2DBackward0"
+    return rename(loss, name, input)
+
+
+def _nll_loss(input, target, weight, ignore_index, reduction):
     _check_reduction(reduction, "nll_loss")
     same_device("nll_loss", input, target, weight)
-    if target.dtype.is_floating_point:
-        raise RuntimeError(f"nll_loss: expected target of integer (class index) dtype, got {target.dtype}")
+    _check_class_target(target, input, "nll_loss")
     if input.ndim == 1:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
         squeeze = True
@@ -117,6 +127,17 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return loss.squeeze(0) if squeeze else loss
 
 
+def _check_class_target(target, input, op):
+    """Class indices are int64, or uint8 for a (C,) or (N, C) input, as torch's nll_loss
+    kernels take them (its nll_loss2d, for more dims, only int64)."""
+    if target.dtype is dt.int64 or (target.dtype is dt.uint8 and input.ndim <= 2):
+        return
+    if target.dtype is dt.uint8:
+        raise RuntimeError(f"{op}: expected scalar type Long but found Byte")
+    raise RuntimeError(f"{op}: expected target dtype to be Long or Byte, but got "
+                       f"{_TYPE_NAMES.get(target.dtype.name, target.dtype.name)}")
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Cross-entropy of logits input (N, C, ...) or (C,) against class indices or class
@@ -126,6 +147,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     check_tensor(input, "cross_entropy")
     check_tensor(target, "cross_entropy", "target")
     same_device("cross_entropy", input, target, weight)      # (the casts below keep devices)
+    if not target.dtype.is_floating_point:      # class indices (else class probabilities)
+        _check_class_target(target, input, "cross_entropy")
     fused = (input.ndim == 2 and weight is None and label_smoothing == 0.0 and reduction != "none"
              and not target.dtype.is_floating_point and target.ndim == 1
              and target.shape[0] == input.shape[0] and input.dtype.is_floating_point)
@@ -156,9 +179,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if weight is not None:
             terms = terms * weight.reshape(wshape)
         loss = -terms.sum(class_dim)
-        if reduction == "mean":
-            return loss.sum() / (loss.numel() if input.ndim > 1 else 1)
-        return _apply_reduction(loss, reduction)
+        if reduction == "mean":      # (torch's ends in its division by a number: DivBackward1)
+            return rename(loss.sum() / (loss.numel() if input.ndim > 1 else 1), "DivBackward1", input)
+        # (and otherwise in the negation, torch taking it after the sum)
+        return rename(_apply_reduction(loss, reduction), "NegBackward0", input)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0.0:
         return nll
@@ -188,10 +212,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) "
                          f"must be the same as input size ({tuple(input.shape)})")
-    loss = _BCEWithLogits.apply(input, target, pos_weight)
-    if weight is not None:
-        loss = loss * weight
-    return _apply_reduction(loss, reduction)
+    loss = _bce_with_logits(input, target, pos_weight)
+    if weight is None and reduction == "none":
+        return loss
+    # torch weighs and reduces inside its one node
+    loss = _apply_reduction(loss if weight is None else loss * weight, reduction)
+    return rename(loss, "BinaryCrossEntropyWithLogitsBackward0", input, target)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -207,37 +233,51 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
     if weight is not None:
         loss = loss * weight
-    return _apply_reduction(loss, reduction)
+    # (torch's is one node)
+    return rename(_apply_reduction(loss, reduction), "BinaryCrossEntropyBackward0", input, target)
 
 
-class _BCEWithLogits(Function):
-    """Elementwise (1-y)x + (1+(pw-1)y) * log(1+exp(-x)), in the form that never overflows, with
-    PyTorch's closed-form gradients: composing them from abs/clamp would give the wrong
-    subgradient at x = 0 and lose sigmoid(x) - y to cancellation for large |x|."""
-
-    @staticmethod
-    def forward(ctx, x, y, pos_weight):
+def _bce_with_logits(x, y, pos_weight):
+    """Elementwise (1-y)x + (1+(pw-1)y) * log(1+exp(-x)), in the form that never overflows, as
+    one recorded node with PyTorch's closed-form gradients: composing them from abs/clamp would
+    give the wrong subgradient at x = 0 and lose sigmoid(x) - y to cancellation for large |x|."""
+    with no_grad():
         softplus_neg = _softplus_neg(x)
-        ctx.save_for_backward(x, y, pos_weight)
         if pos_weight is None:
-            return (1 - y) * x + softplus_neg
-        return (1 - y) * x + (1 + (pos_weight - 1) * y) * softplus_neg
+            loss = (1 - y) * x + softplus_neg
+        else:
+            loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * softplus_neg
+    if needs_grad(x, y, pos_weight):
+        node = BinaryCrossEntropyWithLogitsBackward0()
+        node.saved = (snapshot(x), snapshot(y)) + ((snapshot(pos_weight),) if pos_weight is not None else ())
+        record(node, (x, y, pos_weight), loss)
+    return loss
 
-    @staticmethod
-    def backward(ctx, g):
-        x, y, pw = ctx.saved_tensors
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    def backward(self, g):
+        x, y, *pw = self.saved
+        pw = pw[0] if pw else None
+        edges = self.next_edges
         gx = gy = None
-        if ctx.needs_input_grad[0]:
+        if edges[0] is not None:
             if pw is None:
                 gx = g * (x.sigmoid() - y)
             else:
                 gx = g * ((1 + (pw - 1) * y) * x.sigmoid() - pw * y)
-            gx = _sum_to(gx, x.shape)
-        if ctx.needs_input_grad[1]:
+            gx = _fit(gx, x)
+        if edges[1] is not None:
             # d/dy = -x + (pw - 1) * log(1 + exp(-x))
             gy = -x if pw is None else (pw - 1) * _softplus_neg(x) - x
-            gy = _sum_to(g * gy, y.shape)
+            gy = _fit(g * gy, y)
         return gx, gy, None
+
+
+def _fit(g, t):
+    """A gradient summed over t's broadcast dims and in t's dtype (what autograd.Function did
+    for this node's gradients)."""
+    g = _sum_to(g, t.shape)
+    return g if g.dtype is t.dtype else g.to(t.dtype)
 
 
 def _softplus_neg(x):
@@ -263,7 +303,9 @@ def _difference_loss(kind, input, target, size_average, reduce, reduction, weigh
         out = regression_loss(kind, input, target, reduction)
         if out is not None:
             return out
-    return _pointwise_loss(f"{kind}_loss", term(input - target), weight, input, reduction)
+    out = _pointwise_loss(f"{kind}_loss", term(input - target), weight, input, reduction)
+    # torch's mse_loss is one node unless weighted; its l1_loss is this composition too
+    return rename(out, "MseLossBackward0", input, target) if kind == "mse" and weight is None else out
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -311,7 +353,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         return out
     d = (input - target).abs()
     loss = d if beta == 0 else where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
-    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "smooth_l1_loss")
+    loss = _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "smooth_l1_loss")
+    # torch's is one node, but at beta 0 the l1_loss composition
+    return loss if beta == 0 else rename(loss, "SmoothL1LossBackward0", input, target)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -327,7 +371,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
             return out
     d = (input - target).abs()
     loss = where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduce(loss if weight is None else loss * weight, reduction, "huber_loss")
+    if weight is not None:      # torch's weighted form is this composition too
+        return _reduce(loss * weight, reduction, "huber_loss")
+    return rename(_reduce(loss, reduction, "huber_loss"), "HuberLossBackward0", input, target)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -354,7 +400,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     """max(0, -target * (input1 - input2) + margin)."""
     if autocast_state.on:     # paragrad.amp: the dtype this op runs in
         input1, input2, target = cast("margin_ranking_loss", input1, input2, target)
-    loss = (-target * (input1 - input2) + margin).clamp(min=0)
+    loss = clamp_min(-target * (input1 - input2) + margin, 0)      # (torch's clamp_min)
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "margin_ranking_loss")
 
 
@@ -371,7 +417,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """log(1 + exp(-target * input))."""
     if autocast_state.on:     # paragrad.amp: the dtype this op runs in
         input, target = cast("soft_margin_loss", input, target)
-    return _reduce(softplus(-target * input), _legacy_reduction(size_average, reduce, reduction), "soft_margin_loss")
+    loss = _reduce(softplus(-target * input), _legacy_reduction(size_average, reduce, reduction), "soft_margin_loss")
+    return rename(loss, "SoftMarginLossBackward0", input, target)    # (torch's: one node)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
@@ -399,7 +446,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     dn = vector_norm(anchor - negative + eps, p, -1, False)
     if swap:
         dn = dn.minimum(vector_norm(positive - negative + eps, p, -1, False))
-    loss = (dp - dn + margin).clamp(min=0)
+    loss = clamp_min(dp - dn + margin, 0)
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "triplet_margin_loss")
 
 
@@ -413,7 +460,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     dist_pos, dist_neg = d(anchor, positive), d(anchor, negative)
     if swap:
         dist_neg = minimum(dist_neg, d(positive, negative))
-    loss = (dist_pos - dist_neg + margin).clamp(min=0)
+    loss = clamp_min(dist_pos - dist_neg + margin, 0)
     return _reduce(loss, reduction, "triplet_margin_with_distance_loss")
 
 
@@ -455,7 +502,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     loss = (term * not_y.to(term.dtype)).sum(1) / x.shape[1]          # (N,)
     if input.ndim == 1:
         loss = loss.reshape(())
-    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), op)
+    loss = _reduce(loss, _legacy_reduction(size_average, reduce, reduction), op)
+    return rename(loss, "MultiMarginLossBackward0", input)     # (torch's: one node)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -478,7 +526,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     loss = (margins * mask).sum((1, 2)) / x.shape[1]
     if input.ndim == 1:
         loss = loss.reshape(())
-    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), op)
+    loss = _reduce(loss, _legacy_reduction(size_average, reduce, reduction), op)
+    return rename(loss, "MultilabelMarginLossBackward0", input)     # (torch's: one node)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -486,7 +535,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     loss = target * softplus(-input) + (1 - target) * softplus(input)
     if weight is not None:
         loss = loss * weight
-    loss = loss.mean(input.ndim - 1)
+    loss = loss.sum(input.ndim - 1) / input.shape[-1]        # (torch's form: the mean over classes)
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction), "multilabel_soft_margin_loss")
 
 

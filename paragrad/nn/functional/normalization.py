@@ -5,7 +5,7 @@ unchanged)."""
 from __future__ import annotations
 
 from ... import dtypes as dt
-from ...autograd import no_grad
+from ...autograd import no_grad, rename
 from ...ops import cat, layer_norm, zeros  # noqa: F401  (F.layer_norm)
 from ...ops.neural.layer_norm import layer_norm_cast  # noqa: F401  (F.layer_norm_cast)
 from ...ops.neural.batch_norm import batch_norm, batch_norm_relu  # noqa: F401  (F.batch_norm_relu)
@@ -59,7 +59,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         y = y * weight.reshape(shape)
     if bias is not None:
         y = y + bias.reshape(shape)
-    return y
+    return rename(y, "NativeGroupNormBackward0", input, weight, bias)     # (torch's is one node)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -99,7 +99,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         out = out * weight.reshape(stat_shape)
     if bias is not None:
         out = out + bias.reshape(stat_shape)
-    return out
+    # torch runs it as a batch norm of a (1, N*C, *) view and views the result back
+    return rename(out, "ViewBackward0", input, weight, bias)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):

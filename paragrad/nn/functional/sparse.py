@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as dt
+from ...autograd import rename
 from ...ops import tensor, zeros
 from ...ops.neural.embedding import embedding
 from ...tensor import Tensor
@@ -71,15 +72,16 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     emb = embedding(idx, weight, None, max_norm, norm_type, scale_grad_by_freq)      # (K, D)
     out = zeros(n_bags, weight.shape[1], dtype=weight.dtype, device=dev)
     if mode == "max":
-        return out.scatter_reduce(0, bag.unsqueeze(1).expand(*emb.shape), emb, "amax", include_self=False)
-    if per_sample_weights is not None:
-        psw = per_sample_weights.reshape(-1)[tensor(np.flatnonzero(keep), dtype=dt.int64, device=dev)]
-        emb = emb * psw.unsqueeze(1)
-    total = out.index_add(0, bag, emb)
-    if mode == "sum":
-        return total
-    counts = np.bincount(bag_of[keep], minlength=n_bags).astype(np.float64)
-    return total / tensor(np.maximum(counts, 1), dtype=weight.dtype, device=dev).unsqueeze(1)
+        res = out.scatter_reduce(0, bag.unsqueeze(1).expand(*emb.shape), emb, "amax", include_self=False)
+    else:
+        if per_sample_weights is not None:
+            psw = per_sample_weights.reshape(-1)[tensor(np.flatnonzero(keep), dtype=dt.int64, device=dev)]
+            emb = emb * psw.unsqueeze(1)
+        res = out.index_add(0, bag, emb)
+        if mode == "mean":
+            counts = np.bincount(bag_of[keep], minlength=n_bags).astype(np.float64)
+            res = res / tensor(np.maximum(counts, 1), dtype=weight.dtype, device=dev).unsqueeze(1)
+    return rename(res, "EmbeddingBagBackward0", weight, per_sample_weights)     # (torch's: one node)
 
 
 def _check_indices(flat, n):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from ... import dtypes as dt
+from ...autograd import rename
 from ...ops import pad  # noqa: F401  (F.pad)
 from ...ops import tensor as make
 from ...ops._common import as_int
@@ -17,6 +18,10 @@ from ...ops.neural.pool import keeps_channels_last
 
 
 _INTERP_MODES = {"nearest": 0, "nearest-exact": 0, "area": 0, "linear": 1, "bilinear": 2, "trilinear": 3}
+# torch's upsampling kernels (one node each), by mode; the number is the spatial rank
+_INTERP_NODES = {"nearest": "UpsampleNearest{}DBackward0", "nearest-exact": "UpsampleNearestExact{}DBackward0",
+                 "linear": "UpsampleLinear1DBackward0", "bilinear": "UpsampleBilinear2DBackward0",
+                 "trilinear": "UpsampleTrilinear3DBackward0"}
 
 
 @policy("interpolate")
@@ -85,7 +90,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         a = x.index_select(dim, make(i0, dtype=dt.int64, device=x.device))
         b = x.index_select(dim, make(i1, dtype=dt.int64, device=x.device))
         x = a + (b - a) * w1t
-    return x
+    return rename(x, _INTERP_NODES[mode].format(spatial), input)
 
 
 # ---- pixel and channel shuffles -----------------------------------------------------------------
@@ -114,7 +119,8 @@ def pixel_shuffle(input, upscale_factor):
     m = len(lead)
     x = input.reshape(*lead, cr // (r * r), r, r, h, w)
     x = x.permute(*range(m), m, m + 3, m + 1, m + 4, m + 2)        # (*, C, H, r, W, r)
-    return x.reshape(*lead, cr // (r * r), h * r, w * r)
+    # (torch's is one node)
+    return rename(x.reshape(*lead, cr // (r * r), h * r, w * r), "PixelShuffleBackward0", input)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -131,7 +137,7 @@ def pixel_unshuffle(input, downscale_factor):
     m = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(m), m, m + 2, m + 4, m + 1, m + 3)        # (*, C, r, r, H/r, W/r)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return rename(x.reshape(*lead, c * r * r, h // r, w // r), "PixelUnshuffleBackward0", input)
 
 
 def channel_shuffle(input, groups):
@@ -152,4 +158,4 @@ def channel_shuffle(input, groups):
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and "
                            f"{groups} groups.")
     x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
-    return x.reshape(input.shape)
+    return rename(x.reshape(input.shape), "ChannelShuffleBackward0", input)

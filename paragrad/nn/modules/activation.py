@@ -75,9 +75,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, x):
-        if self.inplace:    # x * (1 if x > 0 else slope), written into x (gradient at 0: slope, as torch)
-            return x.mul_((x > 0).to(x.dtype) * (1 - self.negative_slope) + self.negative_slope)
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")

@@ -21,6 +21,7 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 from ... import autocast_state
+from ...autograd import rename
 from ...ops.autocast_policy import run_as_one
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -194,7 +195,10 @@ class RNNBase(Module):
     def _finish(self, out, batched):
         if not batched:
             return out.squeeze(1)
-        return out.transpose(0, 1) if self.batch_first else out
+        if not self.batch_first:
+            return out
+        # torch's RNN and GRU transpose in place (TransposeBackward1), its LSTM not
+        return rename(out.transpose(0, 1), "TransposeBackward1" if self.mode != "LSTM" else "TransposeBackward0")
 
 
 class _SimpleRNNBase(RNNBase):

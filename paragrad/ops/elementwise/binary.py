@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import autograd, dtypes as dt
 from ... import dtypes as dt
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import _wrap, bump_version, rebind, Tensor
 from .._common import check_writable, floating, same_device, snapshot
 from ..movement.views import grad_for
@@ -149,18 +149,21 @@ class _ShapesOnly(Node):
 
 
 # ---- arithmetic ------------------------------------------------------------------------------
-class AddBackward(_ShapesOnly):
+class AddBackward0(_ShapesOnly):
     def backward(self, g):
         return _g(g, self.a), _g(g, self.b)
 
 
-class SubBackward(_ShapesOnly):
+class SubBackward0(_ShapesOnly):
     def backward(self, g):
         gb = _g(g, self.b)
         return _g(g, self.a), (-gb if gb is not None else None)
 
 
-class MulBackward(Node):
+_RSUB_SCALAR = node_class(SubBackward0, "RsubBackward1")
+
+
+class MulBackward0(Node):
     def backward(self, g):
         a, b = self.saved
         need_a = isinstance(a, Tensor) and a._requires_grad
@@ -185,7 +188,7 @@ def _mul_grads_on_buffers(g, a, b):
             _wrap(k.binary("mul", gd, ad), g.dtype, g._device))
 
 
-class DivBackward(Node):
+class DivBackward0(Node):
     def backward(self, g):
         a, b = self.saved
         ga = _g(g / b, self.a) if self.a._requires_grad else None
@@ -194,6 +197,9 @@ class DivBackward(Node):
             # (a / b) / b as torch's: b * b underflows to 0 at a subnormal b, and overflows
             gb = _g(-g * ((a / b) / b), b)
         return ga, gb
+
+
+_RDIV_SCALAR = node_class(DivBackward0, "MulBackward0")
 
 
 def _alpha(name, a, b, alpha):
@@ -209,7 +215,7 @@ def _alpha(name, a, b, alpha):
 def add(input, other, alpha=1):
     a, b = input, other
     b = _alpha("add", a, b, alpha)
-    return _binary("add", a, b, AddBackward)
+    return _binary("add", a, b, AddBackward0)
 
 
 def sub(input, other, alpha=1):
@@ -218,36 +224,39 @@ def sub(input, other, alpha=1):
         raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     b = _alpha("sub", a, b, alpha)
-    return _binary("sub", a, b, SubBackward)
+    # number - tensor is torch's rsub(tensor, number): RsubBackward1
+    return _binary("sub", a, b, SubBackward0 if isinstance(a, Tensor) else _RSUB_SCALAR)
 
 
 def mul(input, other):
     a, b = input, other
-    return _binary("mul", a, b, MulBackward, save=lambda a, b, out: (a, b))
+    return _binary("mul", a, b, MulBackward0, save=lambda a, b, out: (a, b))
 
 
 def div(input, other, rounding_mode=None):
     a, b = input, other
     if rounding_mode is not None:
         if rounding_mode == "floor":    # unlike floor_divide, torch gives it a (zero) gradient
-            return _floor_div(a, b, ZeroGradBackward)
+            return _floor_div(a, b, DivBackward2)
         if rounding_mode == "trunc":
             if _binary_dtype(a, b).is_floating_point:
-                return div(a, b).trunc()
+                return rename(div(a, b).trunc(), "DivBackward2")
             # integers: exact (no float round trip): floor, plus one where inexact and signs differ
             q = floor_divide(a, b)
             fix = (remainder(a, b) != 0) & ((a < 0) ^ (b < 0))
             return q + fix.to(q.dtype)
         raise ValueError(f"div: expected rounding_mode to be one of None, 'trunc', 'floor', "
                          f"got {rounding_mode!r}")
-    return _binary("div", a, b, DivBackward, compute=floating, save=lambda a, b, out: (a, b))
+    # number / tensor is torch's reciprocal(tensor) * number: MulBackward0
+    return _binary("div", a, b, DivBackward0 if isinstance(a, Tensor) else _RDIV_SCALAR,
+                   compute=floating, save=lambda a, b, out: (a, b))
 
 
 def _binary_dtype(a, b):
     return _result_dtype(a, b) if isinstance(a, Tensor) else _result_dtype(b, a)
 
 
-class MaximumBackward(Node):
+class MaximumBackward0(Node):
     """torch's: a tie splits g in halves; each side gets g unless it lost, so where a NaN
     makes both comparisons false both sides get all of g."""
     op = "maximum"
@@ -261,14 +270,14 @@ class MaximumBackward(Node):
         return (_g(ga, a) if ga is not None else None), (_g(gb, b) if gb is not None else None)
 
 
-class MinimumBackward(MaximumBackward):
+class MinimumBackward0(MaximumBackward0):
     op = "minimum"
 
 
 def _maxmin(op, a, b):
     if not isinstance(b, Tensor):
         raise TypeError(f"{op}(): argument 'other' must be Tensor, not {type(b).__name__}")
-    node = MaximumBackward if op == "maximum" else MinimumBackward
+    node = MaximumBackward0 if op == "maximum" else MinimumBackward0
     return _binary(op, a, b, node, save=lambda a, b, out: (a, b))
 
 
@@ -282,8 +291,8 @@ def minimum(input, other):
     return _maxmin("minimum", a, b)
 
 
-class ZeroGradBackward(Node):
-    """A piecewise-constant op: zero gradient to both operands."""
+class DivBackward2(Node):
+    """div(rounding_mode=...), piecewise constant: zero gradient to both operands."""
 
     def backward(self, g):
         return _g(g * 0, self.a), _g(g * 0, self.b)
@@ -311,6 +320,9 @@ def floor_divide(input, other):
 
 
 class RemainderBackward(Node):
+    """remainder's formula; torch's class is RemainderBackward1 for a tensor divisor,
+    RemainderBackward0 for a number."""
+
     def backward(self, g):
         a, b = self.saved
         gb = None
@@ -319,10 +331,15 @@ class RemainderBackward(Node):
         return _g(g, self.a), gb
 
 
+_REMAINDER_SCALAR = node_class(RemainderBackward, "RemainderBackward0")
+_REMAINDER_TENSOR = node_class(RemainderBackward, "RemainderBackward1")
+
+
 def remainder(input, other):
     a, b = input, other
     _check_int_div("remainder", a, b)
-    return _binary("mod", a, b, RemainderBackward, save=lambda a, b, out: (a, b))
+    node = _REMAINDER_TENSOR if isinstance(b, Tensor) else _REMAINDER_SCALAR
+    return _binary("mod", a, b, node, save=lambda a, b, out: (a, b))
 
 
 # ---- comparisons and logic -------------------------------------------------------------------
@@ -379,7 +396,7 @@ def logical_xor(input, other):
 
 
 # ---- selection ---------------------------------------------------------------------------------
-class WhereBackward(Node):
+class WhereBackward0(Node):
     def backward(self, g):
         (cond,) = self.saved
         zero = g.new_zeros(())
@@ -422,7 +439,7 @@ def where(condition, input=None, other=None):
 
     out = _wrap(bk.where(condition._data, buf(input), buf(other)), dtype, condition._device)
     if autograd.needs_grad(*(x for x in (input, other) if isinstance(x, Tensor))):
-        node = WhereBackward()
+        node = WhereBackward0()
         node.a, node.b, node.saved = input, other, (condition,)
         record(node, (None, input if isinstance(input, Tensor) else None,
                       other if isinstance(other, Tensor) else None), out)
@@ -448,7 +465,9 @@ def masked_fill(x, mask, value):
                            f"to input of shape {tuple(x.shape)}") from None
     v = value.to(x.dtype) if isinstance(value, Tensor) else _wrap(
         x._backend.full((), value, x.dtype, x._device.index), x.dtype, x._device)
-    return where(mask, v, x)
+    # torch's overloads: masked_fill(Scalar) is MaskedFillBackward0, (Tensor) MaskedFillBackward1
+    return rename(where(mask, v, x),
+                  "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0")
 
 
 # ---- in-place forms ----------------------------------------------------------------------------
@@ -472,7 +491,9 @@ def binary_(op, a, b, fn):
             if out.shape != a.shape:
                 raise RuntimeError(f"{name}: output with shape {tuple(a.shape)} doesn't match "
                                    f"the broadcast shape {tuple(out.shape)}")
-            return rebind(a, out if out.dtype is a.dtype else out.to(a.dtype))
+            if out.dtype is not a.dtype:     # the cast back is part of the op, as in torch
+                out = rename(out.to(a.dtype), out.grad_fn.name(), out)
+            return rebind(a, out)
     if isinstance(b, Tensor) and b.shape != a.shape:
         try:
             ok = np.broadcast_shapes(a.shape, b.shape) == tuple(a.shape)

@@ -14,6 +14,7 @@ from collections import namedtuple
 
 from ... import autograd
 from ... import dtypes as dt
+from ...autograd import node_class, rename
 from ...tensor import Tensor
 from .._common import check_tensor, floating, same_device, snapshot
 from ..creation import _number, ones, ones_like, zeros, zeros_like
@@ -35,75 +36,77 @@ def square(input):
     x = input
     if x.dtype is dt.bool_:
         x = x.long()
-    return x * x
+    return rename(x * x, "PowBackward0")      # torch's square is pow(x, 2)
 
 
 @policy("tan")
 def tan(input):
     x = input
     x = _float(x)
-    return x.sin() / x.cos()
+    return rename(x.sin() / x.cos(), "TanBackward0")
 
 
 @policy("sinh")
 def sinh(input):
     x = input
     x = _float(x)
-    return (x.expm1() - (-x).expm1()) * 0.5
+    return rename((x.expm1() - (-x).expm1()) * 0.5, "SinhBackward0")
 
 
 @policy("cosh")
 def cosh(input):
     x = input
     x = _float(x)
-    return (x.exp() + (-x).exp()) * 0.5
+    return rename((x.exp() + (-x).exp()) * 0.5, "CoshBackward0")
 
 
 @policy("log2")
 def log2(input):
     x = input
-    return _float(x).log() * (1.0 / math.log(2.0))
+    return rename(_float(x).log() * (1.0 / math.log(2.0)), "Log2Backward0")
 
 
 @policy("log10")
 def log10(input):
     x = input
-    return _float(x).log() * (1.0 / math.log(10.0))
+    return rename(_float(x).log() * (1.0 / math.log(10.0)), "Log10Backward0")
 
 
 def exp2(input):
     x = input
-    return (_float(x) * math.log(2.0)).exp()
+    return rename((_float(x) * math.log(2.0)).exp(), "Exp2Backward0")
 
 
 def deg2rad(input):
     x = input
-    return _float(x) * (math.pi / 180.0)
+    return rename(_float(x) * (math.pi / 180.0), "Deg2RadBackward0")
 
 
 def rad2deg(input):
     x = input
-    return _float(x) * (180.0 / math.pi)
+    return rename(_float(x) * (180.0 / math.pi), "Rad2DegBackward0")
 
 
 def frac(input):
     x = input
-    return x - x.trunc()
+    return rename(x - x.trunc(), "FracBackward0")
 
 
 def lerp(input, end, weight):
     """input + weight * (end - input)."""
-    return input + weight * (end - input)
+    # torch's overloads: lerp(Scalar weight) is LerpBackward0, lerp(Tensor weight) LerpBackward1
+    return rename(input + weight * (end - input),
+                  "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0")
 
 
 @policy("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 * tensor2
+    return rename(input + value * tensor1 * tensor2, "AddcmulBackward0")
 
 
 @policy("addcdiv")
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 / tensor2
+    return rename(input + value * tensor1 / tensor2, "AddcdivBackward0")
 
 
 class _PairBackward(autograd.Node):
@@ -117,15 +120,14 @@ class _PairBackward(autograd.Node):
                 grad_for(gb, b) if isinstance(b, Tensor) and b._requires_grad else None)
 
 
-def _pair(name, a, b, out, grads):
-    """Record out = name(a, b) (computed without a graph) with a _PairBackward node; operands
-    of another dtype join it through a differentiable cast."""
+def _pair(node_name, a, b, out, grads):
+    """Record out = op(a, b) (computed without a graph) with a _PairBackward node of torch's
+    class node_name; operands of another dtype join it through a differentiable cast."""
     if autograd.needs_grad(a, *(b,) if isinstance(b, Tensor) else ()):
         a = a if a.dtype is out.dtype else a.to(out.dtype)
         b = b if not isinstance(b, Tensor) or b.dtype is out.dtype else b.to(out.dtype)
-        node = _PairBackward()
+        node = node_class(_PairBackward, node_name)()
         node.grads, node.saved = grads, (snapshot(a), snapshot(b) if isinstance(b, Tensor) else b, out)
-        node.name = lambda: name + "Backward0"
         autograd.record(node, (a, b if isinstance(b, Tensor) else None), out)
     return out
 
@@ -138,7 +140,7 @@ def logaddexp(input, y):
         m = x.maximum(y)
         m = m.masked_fill(m.isinf(), 0.0)       # both -inf (or +inf): keep exp finite
         out = ((x - m).exp() + (y - m).exp()).log() + m
-    return _pair("LogAddExp", x, y, out,
+    return _pair("LogaddexpBackward0", x, y, out,
                  lambda g, x, y, out: (g / (1 + (y - x).exp()), g / (1 + (x - y).exp())))
 
 
@@ -154,7 +156,7 @@ def hypot(input, y):
         r = small / scale
         out = big * (1 + r * r).sqrt()
         out = where(ax.isinf() | ay.isinf(), math.inf, out)
-    return _pair("Hypot", x, y, out, lambda g, x, y, out: (g * x / out, g * y / out))
+    return _pair("HypotBackward0", x, y, out, lambda g, x, y, out: (g * x / out, g * y / out))
 
 
 def isclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
@@ -181,7 +183,8 @@ def count_nonzero(input, dim=None):
 
 def nansum(input, dim=None, keepdim=False):
     zeroed = input.masked_fill(input.isnan(), 0)
-    return zeroed.sum() if dim is None else zeroed.sum(dim, keepdim=keepdim)
+    out = zeroed.sum() if dim is None else zeroed.sum(dim, keepdim=keepdim)
+    return rename(out, "NansumBackward0")
 
 
 def nanmean(input, dim=None, keepdim=False):
@@ -191,7 +194,7 @@ def nanmean(input, dim=None, keepdim=False):
     return nansum(input, dim, keepdim) / counts.sum(dim, keepdim=keepdim)
 
 
-class Atan2Backward(autograd.Node):
+class Atan2Backward0(autograd.Node):
     """torch's atan2_backward: g * x / (y^2 + x^2) to y and g * -y / (y^2 + x^2) to x, the
     reciprocal set to 0 where the sum of squares is 0 (at the origin, or underflowed at
     subnormal operands): zero, not NaN, gradients there."""
@@ -223,7 +226,7 @@ def atan2(input, other):
         theta = where(signbit(x), math.pi - theta, theta)
         out = where(signbit(y), -theta, theta)
     if autograd.needs_grad(y, x):
-        node = Atan2Backward()
+        node = Atan2Backward0()
         node.saved = (snapshot(y), snapshot(x))
         autograd.record(node, (y, x), out)
     return out
@@ -233,7 +236,7 @@ def logit(input, eps=None):
     x = _float(input)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
-    return (x / (1 - x)).log()
+    return rename((x / (1 - x)).log(), "LogitBackward0")
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
@@ -243,18 +246,19 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     info = dt.finfo(input.dtype)
     x = input.masked_fill(input.isnan(), nan)
     x = x.masked_fill(x == math.inf, info.max if posinf is None else posinf)
-    return x.masked_fill(x == -math.inf, info.min if neginf is None else neginf)
+    return rename(x.masked_fill(x == -math.inf, info.min if neginf is None else neginf),
+                  "NanToNumBackward0")
 
 
 def fmax(input, other):
     """maximum ignoring NaN (NaN only where both are). The gradient goes to input where
     input >= other or other is NaN, else to other (ties: all to input), as torch's."""
-    return where((input >= other) | other.isnan(), input, other)
+    return rename(where((input >= other) | other.isnan(), input, other), "FmaxBackward0")
 
 
 def fmin(input, other):
     """minimum ignoring NaN, its gradient as fmax's."""
-    return where((input <= other) | other.isnan(), input, other)
+    return rename(where((input <= other) | other.isnan(), input, other), "FminBackward0")
 
 
 def fmod(input, other):
@@ -270,7 +274,8 @@ def fmod(input, other):
     with autograd.no_grad():
         r = input.abs() % (other.abs() if isinstance(other, Tensor) else abs(other))
         out = where(signbit(input), -r, r)
-    return _pair("Fmod", input, other, out,
+    # torch's overloads: fmod(Tensor) is FmodBackward1, fmod(Scalar) FmodBackward0
+    return _pair("FmodBackward1" if isinstance(other, Tensor) else "FmodBackward0", input, other, out,
                  lambda g, a, b, out: (g, -g * (a / b).trunc()))
 
 
@@ -288,17 +293,18 @@ def float_power(input, exponent):
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
     prod = mat1 @ mat2
-    return (prod if alpha == 1 else alpha * prod) + (input if beta == 1 else beta * input)
+    out = (prod if alpha == 1 else alpha * prod) + (input if beta == 1 else beta * input)
+    return rename(out, "AddmmBackward0")
 
 
 @policy("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
+    return rename(addmm(input, batch1, batch2, beta=beta, alpha=alpha), "BaddbmmBackward0")
 
 
 @policy("dist")
 def dist(input, other, p=2):
-    return vector_norm(input - other, p)     # (torch.norm with a number p)
+    return rename(vector_norm(input - other, p), "DistBackward0")    # (torch.norm with a number p)
 
 
 def aminmax(input, *, dim=None, keepdim=False):
@@ -306,8 +312,11 @@ def aminmax(input, *, dim=None, keepdim=False):
     from collections import namedtuple
     pair = namedtuple("aminmax", ["min", "max"])
     if dim is None:
-        return pair(input.amin(), input.amax())
-    return pair(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
+        lo, hi = input.amin(), input.amax()
+    else:
+        lo, hi = input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim)
+    # torch records one AminmaxBackward0 for both; paragrad a node each, named as torch's
+    return pair(rename(lo, "AminmaxBackward0"), rename(hi, "AminmaxBackward0"))
 
 
 def get_device(input):
@@ -326,7 +335,9 @@ def positive(input):
 def rsub(input, other, *, alpha=1):
     """other - alpha * input (sub with its operands reversed)."""
     check_tensor(input, "rsub")
-    return sub(other, input, alpha=alpha)
+    # a number `other` is rsub(Tensor, Scalar), which sub names RsubBackward1 already
+    out = sub(other, input, alpha=alpha)
+    return rename(out, "RsubBackward0") if isinstance(other, Tensor) else out
 
 
 def isposinf(input):
@@ -375,7 +386,9 @@ def copysign(input, other):
         else:
             out = -mag if math.copysign(1.0, _number(other, "copysign", "other")) < 0 else mag
     # torch's gradients: g * out / x (+-1, NaN at an infinite x), 0 where x is 0; 0 to other
-    return _pair("Copysign", input, other, out, lambda g, x, other, out: (
+    # torch's overloads: copysign(Tensor) is CopysignBackward0, copysign(Scalar) CopysignBackward1
+    node_name = "CopysignBackward0" if isinstance(other, Tensor) else "CopysignBackward1"
+    return _pair(node_name, input, other, out, lambda g, x, other, out: (
         g * where(x == 0, 0.0, out / x), zeros_like(other) if isinstance(other, Tensor) else None))
 
 
@@ -384,7 +397,7 @@ def ldexp(input, other):
     check_tensor(input, "ldexp")
     check_tensor(other, "ldexp", "other")
     dtype = floating(dt.result_type(input, other))
-    return input.to(dtype) * (2.0 ** other.to(dtype))
+    return rename(input.to(dtype) * (2.0 ** other.to(dtype)), "LdexpBackward0")
 
 
 def frexp(input):
@@ -403,7 +416,7 @@ def frexp(input):
         m = _scale_down(a, e)
         # log2's rounding can put e one off near powers of two: one correction step
         e = where(regular, e + (m >= 1).to(e.dtype) - (m < 0.5).to(e.dtype), 0.0)
-    return frexp_result(_scale_down(x, e).to(input.dtype), e.to(dt.int32))
+    return frexp_result(rename(_scale_down(x, e).to(input.dtype), "FrexpBackward0"), e.to(dt.int32))
 
 
 def _scale_down(x, e):
@@ -433,7 +446,7 @@ def sinc(input):
     x = input.to(dt.float32) if out_dtype.itemsize == 2 else input.to(out_dtype)
     zero = x == 0
     px = where(zero, 1.0, x * math.pi)          # (a safe denominator where x == 0)
-    return where(zero, 1.0, px.sin() / px).to(out_dtype)
+    return rename(where(zero, 1.0, px.sin() / px).to(out_dtype), "SincBackward0")
 
 
 def _int_operands(op, input, other):
@@ -471,4 +484,4 @@ def lcm(input, other):
 def logaddexp2(input, other):
     """log2(2**input + 2**other), through logaddexp in natural-log units."""
     check_tensor(input, "logaddexp2")
-    return logaddexp(input * _LN2, other * _LN2) * (1.0 / _LN2)
+    return rename(logaddexp(input * _LN2, other * _LN2) * (1.0 / _LN2), "Logaddexp2Backward0")

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import autocast_state, autograd
 from ... import dtypes as dt
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record
 from ...tensor import Tensor, _wrap
 from .._common import alias, snapshot
 from .binary import _binary, _g, _result_dtype, _scalar, where
@@ -15,6 +15,9 @@ from ..autocast_policy import cast
 
 
 class PowBackward(Node):
+    """pow's formula, for torch's three overloads: PowBackward0 (tensor ** number),
+    PowBackward1 (tensor ** tensor), PowBackward2 (number ** tensor)."""
+
     def backward(self, g):
         a, b, out = self.saved
         ga = gb = None
@@ -37,6 +40,11 @@ class PowBackward(Node):
             gb = where((base == 0) & (b >= 0), 0.0, gb)
             gb = _g(gb, b)
         return ga, gb
+
+
+_POW_NUMBER = node_class(PowBackward, "PowBackward0")
+_POW_TENSOR = node_class(PowBackward, "PowBackward1")
+_NUMBER_POW = node_class(PowBackward, "PowBackward2")
 
 
 # ---- a Python-number exponent -----------------------------------------------------------------
@@ -137,10 +145,11 @@ def pow(input, exponent):
         if buf is not None:
             out = _wrap(buf, dtype, a._device)
             if grad_mode._enabled and a._requires_grad:
-                node = PowBackward()
+                node = _POW_NUMBER()
                 node.a, node.b, node.saved = a, b, (snapshot(a), b, snapshot(alias(out)))
                 record(node, (a, None), out)
             return out
     a_is_t = isinstance(a, Tensor)
-    out = _binary("pow", a, b, PowBackward, save=lambda x, y, out: (x if a_is_t else a, y, alias(out)))
+    node = (_POW_TENSOR if isinstance(b, Tensor) else _POW_NUMBER) if a_is_t else _NUMBER_POW
+    out = _binary("pow", a, b, node, save=lambda x, y, out: (x if a_is_t else a, y, alias(out)))
     return out

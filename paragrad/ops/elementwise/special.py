@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import Tensor
 from .._common import alias, as_int, check_tensor, floating, snapshot
 from ..movement.views import grad_for
@@ -47,6 +47,18 @@ class SpecialBackward(Node):
         return self.grad(g, x, y)
 
 
+# op -> torch's grad_fn class for the functions recorded by _unary (here and in
+# error_function.py); torch computes ndtr as a product, hence its MulBackward1
+_TORCH_NAMES = {
+    "lgamma": "LgammaBackward0", "digamma": "DigammaBackward0", "polygamma": "PolygammaBackward0",
+    "i0": "I0Backward0", "special_i0e": "SpecialI0EBackward0", "special_i1": "SpecialI1Backward0",
+    "special_i1e": "SpecialI1EBackward0", "erfc": "ErfcBackward0", "erfcx": "SpecialErfcxBackward0",
+    "ndtr": "MulBackward1", "log_ndtr": "SpecialLogNdtrBackward0", "erfinv": "ErfinvBackward0",
+    "ndtri": "SpecialNdtriBackward0", "entr": "SpecialEntrBackward0",
+}
+_NODES = {op: node_class(SpecialBackward, name) for op, name in _TORCH_NAMES.items()}
+
+
 def _unary(name, x, forward, grad, fn):
     """forward(x in float64) rounded to x's floating dtype, recorded as one node."""
     check_tensor(x, name)
@@ -55,9 +67,8 @@ def _unary(name, x, forward, grad, fn):
     with autograd.no_grad():
         out = forward(x.detach().to(dt.float64)).to(dtype)
     if x._requires_grad and grad_mode._enabled:
-        node = SpecialBackward()
+        node = _NODES[name]()
         node.grad, node.fn, node.saved = grad, fn, (snapshot(x), alias(out))
-        node.name = lambda: "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         record(node, (x,), out)
     return out
 
@@ -224,12 +235,21 @@ def _zeta64(s, q):
 
 
 class ZetaBackward(Node):
+    """zeta's formula, in torch's classes SpecialZetaBackward0, 1 and 2 (see _form)."""
+
     def backward(self, g):
         x, q = self.saved
         if isinstance(x, Tensor) and x._requires_grad:
             raise NotImplementedError("the derivative for 'zeta' is not implemented.")
         gq = g * (-x) * zeta(x + 1, q)
         return None, grad_for(gq, q)
+
+
+def _form(input, other):
+    """torch's overload suffix of a binary special function: "0" for two tensors, "1" for a
+    number input, "2" for a number other."""
+    return "0" if isinstance(input, Tensor) and isinstance(other, Tensor) else \
+        "1" if isinstance(other, Tensor) else "2"
 
 
 def zeta(input, other):
@@ -244,9 +264,8 @@ def zeta(input, other):
                 full_like(ref, float(t), dtype=dt.float64) for t in (input, other))
         out = _zeta64(s, q).to(dtype)
     if autograd.needs_grad(*(t for t in (input, other) if isinstance(t, Tensor))):
-        node = ZetaBackward()
+        node = node_class(ZetaBackward, "SpecialZetaBackward" + _form(input, other))()
         node.saved = tuple(snapshot(t) if isinstance(t, Tensor) else t for t in (input, other))
-        node.name = lambda: "SpecialZetaBackward0"
         record(node, (input if isinstance(input, Tensor) else None,
                       other if isinstance(other, Tensor) else None), out)
     return out
@@ -260,7 +279,7 @@ def polygamma(n, input):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     if n == 0:
-        return digamma(input)
+        return rename(digamma(input), "PolygammaBackward0")
     scale = (-1.0) ** (n + 1) * (float(math.factorial(n)) if n <= 170 else _INF)
     return _unary("polygamma", input, lambda x: scale * _zeta64(full_like(x, n + 1.0), x),
                   lambda g, x, y: g * polygamma(n + 1, x), lambda x: polygamma(n, x))
@@ -275,7 +294,8 @@ def mvlgamma(input, p):
         raise RuntimeError("p has to be greater than or equal to 1")
     x = input if input.dtype.is_floating_point else input.to(dt.get_default_dtype())
     shifts = arange(p, dtype=x.dtype, device=x.device) * -0.5            # (p,)
-    return lgamma(x.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(_PI)
+    out = lgamma(x.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(_PI)
+    return rename(out, "MvlgammaBackward0")
 
 
 # ---- modified Bessel functions of the first kind (Cephes i0.c, i1.c) --------------------------
@@ -379,17 +399,18 @@ def entr(input):
     with autograd.no_grad():
         out = fwd(x.detach())
     if x._requires_grad and grad_mode._enabled:
-        node = SpecialBackward()
+        node = _NODES["entr"]()
         node.fn, node.saved = entr, (snapshot(x), alias(out))
         node.grad = lambda g, x, y: g * -(1 + x.log())
-        node.name = lambda: "SpecialEntrBackward0"
         record(node, (x,), out)
     return out
 
 
 class XlogBackward(Node):
-    """torch's formulas: d/dx = xlogy(g, y), 0 where x == 0 and y is at or below log's pole
-    (so 0 * log(0) has gradient 0 there, log(2) at x = 0 elsewhere); d/dy = g x / y."""
+    """xlogy's and xlog1py's node, in torch's classes XlogyBackward0, 1, 2 and
+    SpecialXlog1PyBackward0, 1, 2 (see _form). torch's formulas: d/dx = xlogy(g, y), 0 where
+    x == 0 and y is at or below log's pole (so 0 * log(0) has gradient 0 there, log(2) at x = 0
+    elsewhere); d/dy = g x / y."""
 
     def backward(self, g):
         x, y = self.saved
@@ -419,9 +440,9 @@ def _xlog(x, y, log, name=None):
         out = where(yd.isnan(), yd, where(xd == 0, 0.0, xd * getattr(safe, log)()))
     need = [isinstance(t, Tensor) and t._requires_grad for t in (x, y)]
     if grad_mode._enabled and any(need):
-        node = XlogBackward()
+        prefix = "XlogyBackward" if log == "log" else "SpecialXlog1PyBackward"
+        node = node_class(XlogBackward, prefix + _form(x, y))()
         node.log, node.need, node.saved = log, need, (snapshot(xt), snapshot(yt))
-        node.name = lambda: f"Special{'Xlog1py' if log == 'log1p' else 'Xlogy'}Backward0"
         record(node, (xt if need[0] else None, yt if need[1] else None), out)
     return out
 

@@ -10,7 +10,7 @@ import math
 
 from ... import autocast_state, autograd
 from ... import dtypes as dt
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, floating, snapshot
 from ..movement.views import grad_for
@@ -93,6 +93,21 @@ class ZeroBackward(Node):
         return g * 0
 
 
+# op -> torch's grad_fn class name (one formula class, UnaryBackward or ZeroBackward, serves all)
+_TORCH_NAMES = {
+    "neg": "NegBackward0", "exp": "ExpBackward0", "log": "LogBackward0", "sqrt": "SqrtBackward0",
+    "rsqrt": "RsqrtBackward0", "abs": "AbsBackward0", "sin": "SinBackward0", "cos": "CosBackward0",
+    "tanh": "TanhBackward0", "sigmoid": "SigmoidBackward0", "relu": "ReluBackward0",
+    "erf": "ErfBackward0", "log1p": "Log1PBackward0", "expm1": "Expm1Backward0",
+    "reciprocal": "ReciprocalBackward0", "asin": "AsinBackward0", "acos": "AcosBackward0",
+    "atan": "AtanBackward0", "asinh": "AsinhBackward0", "acosh": "AcoshBackward0",
+    "atanh": "AtanhBackward0", "sign": "SignBackward0", "floor": "FloorBackward0",
+    "ceil": "CeilBackward0", "round": "RoundBackward0", "trunc": "TruncBackward0",
+}
+_NODES = {op: node_class(ZeroBackward if op in _ZERO_GRAD else UnaryBackward, name)
+          for op, name in _TORCH_NAMES.items()}
+
+
 def unary(op, x):
     check_tensor(x, op)
     dtype = x.dtype
@@ -113,10 +128,8 @@ def unary(op, x):
         buf = x._backend.unary(op, data)
     out = _wrap(buf, dt.bool_ if op in _BOOL_OUT else dtype, x._device)
     if x._requires_grad and grad_mode._enabled and dtype.is_floating_point and op not in _BOOL_OUT:
-        if op in _ZERO_GRAD:
-            node = ZeroBackward()
-        else:
-            node = UnaryBackward()
+        node = _NODES[op]()
+        if op not in _ZERO_GRAD:
             node.op = op
             node.saved = (snapshot(x), alias(out) if op in _NEEDS_Y else None)
         record(node, (x,), out)
@@ -148,7 +161,7 @@ def round(input, decimals=0):  # noqa: A001
     if decimals == 0:
         return round_(x)
     scale = 10.0 ** decimals
-    return round_(x * scale) / scale
+    return rename(round_(x * scale) / scale, "RoundBackward1", x)
 
 
 def logical_not(input):
@@ -173,16 +186,17 @@ class CompositeBackward(Node):
         return self.grad(g, x, **self.kw)
 
 
-def _activation(name, x, forward, grad, **kw):
+def _activation(name, node_name, x, forward, grad, **kw):
+    """name(x) computed by `forward` without a graph, recorded as one node of torch's class
+    `node_name` whose backward is `grad`."""
     check_tensor(x, name)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}: expected a floating-point tensor, got {x.dtype}")
     with autograd.no_grad():
         out = forward(x, **kw)
     if x._requires_grad and grad_mode._enabled:
-        node = CompositeBackward()
+        node = node_class(CompositeBackward, node_name)()
         node.grad, node.kw, node.saved = grad, kw, (snapshot(x),)
-        node.name = lambda: name.capitalize() + "Backward"
         record(node, (x,), out)
     return out
 
@@ -208,7 +222,7 @@ def _gelu_grad(g, x, approximate, cdf=None):
     return g * (cdf + x * pdf)
 
 
-class GeluBackward(Node):
+class GeluBackward0(Node):
     """saved: x, and Phi(x) where the composite forward computed it (exact gelu). The backward:
     a backend's fused kernel, else the formula with the saved Phi (erf is the costly part on the
     CPU); under create_graph the formula recomputes Phi, so that it is differentiable."""
@@ -244,14 +258,14 @@ def gelu(x, approximate="none"):
             else:
                 out = 0.5 * x * (1 + (_SQRT2_PI * (x + 0.044715 * x * x * x)).tanh())
     if x._requires_grad and grad_mode._enabled:
-        node = GeluBackward()
+        node = GeluBackward0()
         node.approximate, node.saved = approximate, (snapshot(x), cdf)
         record(node, (x,), out)
     return out
 
 
 def silu(x):
-    return _activation("silu", x, lambda x: x * x.sigmoid(),
+    return _activation("silu", "SiluBackward0", x, lambda x: x * x.sigmoid(),
                        lambda g, x: g * (s := x.sigmoid()) * (1 + x * (1 - s)))
 
 
@@ -271,11 +285,11 @@ def softplus(x, beta=1.0, threshold=20.0):
     def grad(g, x, beta, threshold):
         bx = x * beta           # (torch's test: a NaN takes the sigmoid branch, NaN gradient)
         return g * _select(bx > threshold, 1.0, bx.sigmoid())
-    return _activation("softplus", x, fwd, grad, beta=beta, threshold=threshold)
+    return _activation("softplus", "SoftplusBackward0", x, fwd, grad, beta=beta, threshold=threshold)
 
 
 def leaky_relu(x, negative_slope=0.01):
-    return _activation("leaky_relu", x,
+    return _activation("leaky_relu", "LeakyReluBackward0", x,
                        lambda x, s: _select(x > 0, x, x * s),
                        lambda g, x, s: _select(x > 0, g, g * s), s=negative_slope)
 
@@ -307,7 +321,12 @@ class ClampBackward(Node):
 def clamp(input, min=None, max=None):  # noqa: A002
     """Limit x to [min, max]; min/max are numbers or tensors (which broadcast and promote,
     and receive gradients, as in PyTorch)."""
-    x = input
+    # torch's overloads: clamp(Scalar) records ClampBackward1, clamp(Tensor) ClampBackward0
+    return _clamp(input, min, max, "ClampBackward1", "ClampBackward0")
+
+
+def _clamp(x, min, max, scalar_node, tensor_node):  # noqa: A002
+    """clamp, recorded as torch's class scalar_node (number bounds) or tensor_node."""
     check_tensor(x, "clamp")
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
@@ -323,7 +342,8 @@ def clamp(input, min=None, max=None):  # noqa: A002
             out = x.clone()
     bounds = [b if isinstance(b, Tensor) else None for b in (min, max)]
     if out.dtype.is_floating_point and autograd.needs_grad(x, *bounds):
-        node = ClampBackward()
+        tensors = bounds[0] is not None or bounds[1] is not None
+        node = node_class(ClampBackward, tensor_node if tensors else scalar_node)()
         node.saved = tuple(snapshot(t) if isinstance(t, Tensor) else t for t in (x, min, max))
         record(node, (x, *bounds), out)
     return out
@@ -343,8 +363,8 @@ def _clamp_scalar(x, v, op):
 
 
 def clamp_min(input, min):  # noqa: A002
-    return clamp(input, min=min)
+    return _clamp(input, min, None, "ClampMinBackward0", "ClampMinBackward1")
 
 
 def clamp_max(input, max):  # noqa: A002
-    return clamp(input, max=max)
+    return _clamp(input, None, max, "ClampMaxBackward0", "ClampMaxBackward1")

@@ -6,6 +6,9 @@ written with Tensor ops, so it runs on every backend. Under create_graph a node 
 its outputs with a fresh differentiable forward from the saved input (its saved outputs are
 detached aliases, as elsewhere in paragrad), so second derivatives are right. What composes
 from these is in linalg/matrix_functions.py.
+
+Nodes carry torch's class names (LinalgInvExBackward0, ...); where one formula serves several
+ops, or an op ends in a transpose or squeeze of it, the op names its output's node (`rename`).
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import math
 from collections import namedtuple
 import numpy as np
 from ... import dtypes as dt
-from ...autograd import Node, is_grad_enabled, needs_grad, record
+from ...autograd import Node, is_grad_enabled, needs_grad, node_class, record, rename
 from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, same_device, snapshot
 from ..conversion import _TYPE_NAMES
@@ -115,7 +118,7 @@ def _rinvT(x, R):
 
 
 # ---- inverse, determinants, solve ----------------------------------------------------------
-class InvBackward(Node):
+class LinalgInvExBackward0(Node):
     def backward(self, g):
         A, ainv = self.saved
         t = (inv(A) if is_grad_enabled() else ainv).mT       # (fresh under create_graph)
@@ -128,7 +131,7 @@ def inv(A):
     _check_matrix(A, "linalg.inv")
     out = _out(A, _kernel("inv", "linalg.inv", A))
     if needs_grad(A):
-        node = InvBackward()
+        node = LinalgInvExBackward0()
         node.saved = (snapshot(A), alias(out))
         record(node, (A,), out)
     return out
@@ -144,7 +147,7 @@ def _prod_others(s):
     return left * right
 
 
-class DetBackward(Node):
+class LinalgDetBackward0(Node):
     def backward(self, g):
         # the cofactor matrix det(A) A^{-T}, from A = U diag(s) Vh as det(U) det(Vh) U diag(p) Vh
         # with p_i the product of the other singular values: continuous where A is singular
@@ -154,7 +157,8 @@ class DetBackward(Node):
         U, S, Vh = _svd(A, False, "linalg.det")
         sign = _out(A, _kernel("det", "linalg.det", U)) * _out(A, _kernel("det", "linalg.det", Vh))
         p = _prod_others(S) * (sign * g).unsqueeze(-1)
-        return (U * p.unsqueeze(-2)) @ Vh
+        # (create_graph: named as torch's gradient, a linalg.solve for invertible A)
+        return rename((U * p.unsqueeze(-2)) @ Vh, "LinalgSolveExBackward0")
 
 
 def det(A):
@@ -162,18 +166,19 @@ def det(A):
     _check_matrix(A, "linalg.det")
     out = _out(A, _kernel("det", "linalg.det", A))
     if needs_grad(A):
-        node = DetBackward()
+        node = LinalgDetBackward0()
         node.saved = (snapshot(A),)
         record(node, (A,), out)
     return out
 
 
-class SlogdetBackward(Node):
+class LinalgSlogdetBackward0(Node):
     def backward(self, gsign, glogabs):        # sign is piecewise constant: no gradient
         (A,) = self.saved
         if glogabs is None:
             return zeros_like(A)
-        return inv(A).mT * glogabs.unsqueeze(-1).unsqueeze(-1)
+        # (create_graph: named as torch's gradient, a linalg.solve)
+        return rename(inv(A).mT * glogabs.unsqueeze(-1).unsqueeze(-1), "LinalgSolveExBackward0")
 
 
 def slogdet(A):
@@ -181,17 +186,20 @@ def slogdet(A):
     _check_matrix(A, "linalg.slogdet")
     sign, logabs = (_out(A, r) for r in _kernel("slogdet", "linalg.slogdet", A))
     if needs_grad(A):
-        _record(SlogdetBackward(), (A,), (sign, logabs), (snapshot(A),))
+        _record(LinalgSlogdetBackward0(), (A,), (sign, logabs), (snapshot(A),))
     return slogdet_result(sign, logabs)
 
 
 def logdet(input):
     """log(det(A)): NaN where det < 0, -inf where det == 0."""
     sign, logabs = slogdet(input)
-    return logabs.masked_fill(sign < 0, math.nan)
+    return rename(logabs.masked_fill(sign < 0, math.nan), "WhereBackward0")     # torch's: a where
 
 
 class SolveBackward(Node):
+    """The formula of the solves (linalg.solve, solve_triangular, cholesky_solve, ...): each
+    names its output's node as torch does."""
+
     def backward(self, g):                     # g (..., n, k)
         A, B, X = self.saved
         if is_grad_enabled():
@@ -243,12 +251,14 @@ def solve(A, B, *, left=True):
         if B.shape[-1] != n:
             raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                                f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-1]})")
-        return _solve(A if left else A.mT, B.unsqueeze(-1), op).squeeze(-1)
-    if B.ndim < 2 or B.shape[-2 if left else -1] != n:
+        X = _solve(A if left else A.mT, B.unsqueeze(-1), op).squeeze(-1)
+    elif B.ndim < 2 or B.shape[-2 if left else -1] != n:
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
                            f"{'x'.join(map(str, B.shape[-2:]))})")
-    return _solve(A, B, op) if left else _solve(A.mT, B.mT, op).mT
+    else:
+        X = _solve(A, B, op) if left else _solve(A.mT, B.mT, op).mT
+    return rename(X, "LinalgSolveExBackward0")
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
@@ -270,7 +280,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     if unitriangular:
         diag = _eye(A).to(dt.bool_)
         T = T.masked_fill(diag, 0) + _eye(A)
-    return _solve(T, B, op) if left else _solve(T.mT, B.mT, op).mT
+    X = _solve(T, B, op) if left else _solve(T.mT, B.mT, op).mT
+    return rename(X, "LinalgSolveTriangularBackward0")
 
 
 # ---- cholesky ------------------------------------------------------------------------------
@@ -300,28 +311,30 @@ def _cholesky(A, upper, op):
 def linalg_cholesky(A, *, upper=False):
     """L lower-triangular with A = L L^T (upper: U = L^T, A = U^T U), for symmetric
     positive-definite A; only A's lower triangle is read."""
-    return _cholesky(A, upper, "linalg.cholesky")
+    return rename(_cholesky(A, upper, "linalg.cholesky"), "LinalgCholeskyExBackward0")
 
 
 @policy("cholesky")
 def cholesky(input, upper=False):
     """torch.cholesky: linalg.cholesky with a positional `upper`."""
-    return _cholesky(input, upper, "cholesky")
+    return rename(_cholesky(input, upper, "cholesky"), "CholeskyBackward0")
 
 
 @policy("cholesky_solve")
 def cholesky_solve(B, L, upper=False):
     """X with A X = B, given A's Cholesky factor L (A = L L^T) or U (upper: A = U^T U)."""
     if upper:
-        return solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
-    return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+        X = solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
+    else:
+        X = solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+    return rename(X, "CholeskySolveBackward0")
 
 
 @policy("cholesky_inverse")
 def cholesky_inverse(L, upper=False):
     """inv(A) from A's Cholesky factor."""
     _check_matrix(L, "cholesky_inverse")
-    return cholesky_solve(_eye(L).expand(*L.shape), L, upper)
+    return rename(cholesky_solve(_eye(L).expand(*L.shape), L, upper), "CholeskyInverseBackward0")
 
 
 # ---- qr ------------------------------------------------------------------------------------
@@ -333,7 +346,7 @@ def _qr_grad(Q, R, gQ, gR):
     return Q @ (gR + _rinvT(low, R)) + _rinvT(gQ - Q @ qdq, R)
 
 
-class QrBackward(Node):
+class LinalgQrBackward0(Node):
     def backward(self, gQ, gR):
         A, Q, R = self.saved
         if is_grad_enabled():
@@ -342,18 +355,24 @@ class QrBackward(Node):
         if self.mode == "complete" and m > n:
             raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                                "nrows > ncols.")
+        # (create_graph: the gradient is named as torch's, whose last step is a triangular
+        # solve, or for wide A the product with gR added to the padded solve)
+        last = "LinalgSolveTriangularBackward0" if m >= n else (
+            "CatBackward0" if gR is None else "AddBackward0")
         gQ = zeros_like(Q) if gQ is None else gQ
         gR = zeros_like(R) if gR is None else gR
         if m >= n:
-            return _qr_grad(Q, R, gQ, gR)
+            return rename(_qr_grad(Q, R, gQ, gR), last)
         # wide: A = Q [X | Y] with X = Q R[:, :m] square and Y = Q R[:, m:]
         Rx, Ry = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
         gRx, gRy = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
         gX = _qr_grad(Q, Rx, gQ + (Q @ Ry) @ gRy.mT, gRx)
-        return cat([gX, Q @ gRy], -1)
+        return rename(cat([gX, Q @ gRy], -1), last)
 
 
 class QrRBackward(Node):
+    """mode='r' has no Q to differentiate with: backward raises (a LinalgQrBackward0, as torch)."""
+
     def backward(self, g):
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
                            "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
@@ -373,11 +392,11 @@ def linalg_qr(A, mode="reduced"):
     Q = _out(A, q) if q is not None else zeros(0, dtype=A.dtype, device=A.device)
     if needs_grad(A):
         if mode == "r":
-            node = QrRBackward()
+            node = node_class(QrRBackward, "LinalgQrBackward0")()
             node.saved = ()
             record(node, (A,), R)
         else:
-            node = QrBackward()
+            node = LinalgQrBackward0()
             node.mode = mode
             _record(node, (A,), (Q, R), (snapshot(A), alias(Q), alias(R)))
     return qr_result(Q, R)
@@ -390,7 +409,7 @@ def qr(input, some=True):
 
 
 # ---- eigh ----------------------------------------------------------------------------------
-class EighBackward(Node):
+class LinalgEighBackward0(Node):
     def backward(self, gw, gV):
         # torch's formula: gA = V (diag(gw) + skew(V^T gV) / E) V^T, E_ij = w_j - w_i
         A, w, V = self.saved
@@ -416,7 +435,7 @@ def eigh(A, UPLO="L"):
     _check_matrix(A, "linalg.eigh")
     w, V = (_out(A, r) for r in _kernel("eigh", "linalg.eigh", A, UPLO))
     if needs_grad(A):
-        node = EighBackward()
+        node = LinalgEighBackward0()
         node.uplo = UPLO
         _record(node, (A,), (w, V), (snapshot(A), alias(w), alias(V)))
     return eigh_result(w, V)
@@ -428,7 +447,7 @@ def eigvalsh(A, UPLO="L"):
 
 
 # ---- svd -----------------------------------------------------------------------------------
-class SvdBackward(Node):
+class LinalgSvdBackward0(Node):
     def backward(self, gU, gS, gVh):
         A, U, S, Vh = self.saved                               # the reduced factors
         if is_grad_enabled():
@@ -476,7 +495,7 @@ def _svd(A, full_matrices, op):
     _check_matrix(A, op, square=False)
     U, S, Vh = (_out(A, r) for r in _kernel("svd", op, A, full_matrices))
     if needs_grad(A):
-        node = SvdBackward()
+        node = LinalgSvdBackward0()
         node.full = full_matrices
         k = S.shape[-1]
         u, vh = alias(U), alias(Vh)

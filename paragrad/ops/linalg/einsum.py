@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from ...autograd import rename
 from ...tensor import Tensor
 from ..autocast_policy import policy
 
@@ -36,7 +37,13 @@ def einsum(equation, *operands):
         xs = [_contract(a, sa, b, sb, later)] + xs[2:]
     x, s = xs[0]
     x, s = _sum_out(x, s, set(out))
-    return x.permute([s.index(c) for c in out]) if s != out else x
+    x = x.permute([s.index(c) for c in out])
+    # torch's last step: one operand is permuted, then summed if a subscript leaves; more are
+    # multiplied, and viewed to the output shape where a subscript was contracted
+    contracted = set("".join(terms)) - set(out)
+    if len(operands) == 1:
+        return rename(x, "SumBackward1" if contracted else "PermuteBackward0")
+    return rename(x, "ViewBackward0" if contracted else "MulBackward0")
 
 
 def _expand_ellipsis(terms, operands, out):

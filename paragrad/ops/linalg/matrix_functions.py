@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from ... import dtypes as dt
-from ...autograd import Node, is_grad_enabled, needs_grad, no_grad, record
+from ...autograd import Node, is_grad_enabled, needs_grad, no_grad, record, rename
 from ...tensor import Tensor
 from .._common import alias, check_tensor, dim_arg, dims_arg, same_device, snapshot
 from ..elementwise.binary import maximum
@@ -51,15 +51,17 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord in ("nuc", 2, -2):
         s = _svd(A.movedim((d0, d1), (-2, -1)), False, op).S
         r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
-        if keepdim:
+        if keepdim:         # torch puts the dims back with a permute
             for d in sorted((d0, d1)):
                 r = r.unsqueeze(d)
+            r = rename(r, "PermuteBackward0")
         return r
     if ord in (1, -1, math.inf, -math.inf):
         summed, over = (d0, d1) if ord in (1, -1) else (d1, d0)
-        s = A.abs().sum(summed, keepdim=True)
-        r = s.amax(over, keepdim=True) if ord > 0 else s.amin(over, keepdim=True)
-        return r if keepdim else r.squeeze(max(d0, d1)).squeeze(min(d0, d1))
+        s = A.abs().sum(summed, keepdim=keepdim)
+        if not keepdim and summed < over:       # the sum took a dim from before `over`
+            over -= 1
+        return s.amax(over, keepdim=keepdim) if ord > 0 else s.amin(over, keepdim=keepdim)
     raise RuntimeError(f"{op}: Order {ord} not supported.")
 
 
@@ -92,10 +94,12 @@ def cond(A, p=None):
     """The condition number: s_max / s_min for p None / 2 (s_min / s_max for -2), else
     norm(A, p) * norm(inv(A), p)."""
     _check_matrix(A, "linalg.cond", square=p not in (None, 2, -2))
+    # torch's last steps: a squeeze of the ratio; a product (nuc); an in-place nan_to_num
     if p in (None, 2, -2):
         s = svdvals(A)
-        return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)
-    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+        return rename(s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1), "SqueezeBackward1")
+    return rename(matrix_norm(A, p) * matrix_norm(inv(A), p),
+                  "MulBackward0" if p == "nuc" else "NanToNumBackward0")
 
 
 def _tolerance(A, S, atol, rtol):
@@ -144,7 +148,7 @@ def _pinv_grad(g, P, A):
     return -(K @ P).mT + (gt - A @ K) @ P @ Pt + PtK - PtK @ P @ A
 
 
-class PinvBackward(Node):
+class LinalgPinvBackward0(Node):
     def backward(self, g):
         A, P = self.saved
         if is_grad_enabled():
@@ -173,7 +177,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
             sinv = S.masked_fill(~keep, 1).reciprocal().masked_fill(~keep, 0)
             P = (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
     if needs_grad(A):
-        node = PinvBackward()
+        node = LinalgPinvBackward0()
         node.kw = {"atol": atol, "rtol": rtol, "hermitian": hermitian}
         node.saved = (snapshot(A), alias(P))
         record(node, (A,), P)
@@ -218,9 +222,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     residuals = empty
     if driver != "gelsy" and m > n and (driver == "gels" or bool((rank == n).all())):
         r = A @ X - B2
-        residuals = (r * r).sum(-2)                                            # (..., k)
+        residuals = rename((r * r).sum(-2), "LinalgLstsqBackward0")          # (..., k)
     sv = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
-    return lstsq_result(X.squeeze(-1) if vector else X, residuals, rank, sv)
+    X = rename(X.squeeze(-1) if vector else X, "LinalgLstsqBackward0")
+    return lstsq_result(X, residuals, rank, sv)
 
 
 # ---- powers, exponential, products ---------------------------------------------------------
@@ -235,9 +240,12 @@ def matrix_power(A, n):
         raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     n = int(n)
-    if n == 0:
+    if n == 0:          # torch copies identities into a clone of A (CopyBackwards)
         full = ones_like(A, dtype=dt.bool_)
-        return A.masked_fill(full, 0) + eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return rename(A.masked_fill(full, 0) + eye(A.shape[-1], dtype=A.dtype, device=A.device),
+                      "CopyBackwards")
+    if n == 1:
+        return A.clone()
     if n < 0:
         A, n = inv(A), -n
     result, z = None, A
@@ -247,7 +255,7 @@ def matrix_power(A, n):
         n >>= 1
         if n:
             z = z @ z
-    return result.clone() if result is A else result
+    return result
 
 
 _EXP_COEF = [1.0 / math.factorial(j) for j in range(20)]
@@ -259,9 +267,8 @@ def matrix_exp(A):
     of X^4 with 7 matmuls, then s squarings. The scale s is the largest over the batch (one
     host read of the norm). Gradients come from autograd of that composition. Under autocast
     it runs as one op on no list (torch's native kernel): its matmuls are not cast down."""
-    if autocast_state.on:
-        return run_as_one("linalg_matrix_exp", _matrix_exp, A)
-    return _matrix_exp(A)
+    out = run_as_one("linalg_matrix_exp", _matrix_exp, A) if autocast_state.on else _matrix_exp(A)
+    return rename(out, "LinalgMatrixExpBackward0")
 
 
 def _matrix_exp(A):
@@ -323,7 +330,7 @@ def multi_dot(tensors):
         out = out.squeeze(0)
     if last_vec:
         out = out.squeeze(-1)
-    return out
+    return rename(out, "ViewBackward0")        # torch's result is a view of its last product
 
 
 def _chain_order(dims):
@@ -394,7 +401,7 @@ def kron(input, other):
     sb = (1,) * (nd - other.ndim) + tuple(other.shape)
     a = input.reshape(tuple(s for d in sa for s in (d, 1)))                   # (a0, 1, a1, 1, ...)
     b = other.reshape(tuple(s for d in sb for s in (1, d)))                   # (1, b0, 1, b1, ...)
-    return (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+    return rename((a * b).reshape(tuple(x * y for x, y in zip(sa, sb))), "UnsafeViewBackward0")
 
 
 def inner(input, other):
@@ -421,7 +428,9 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     op(A) = A^T when transpose."""
     X = solve_triangular(A.mT if transpose else A, b, upper=upper != transpose,
                          unitriangular=unitriangular)
-    return triangular_solve_result(X, A.clone())
+    # torch's one node makes both outputs; here each output's own node takes its name
+    return triangular_solve_result(rename(X, "TriangularSolveBackward0"),
+                                   rename(A.clone(), "TriangularSolveBackward0"))
 
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", "kron", "inner",

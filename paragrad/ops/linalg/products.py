@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import autocast_state, dtypes as dt
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import Tensor, _wrap
 from .._common import check_tensor, same_device
 from ..creation import ones_like
@@ -15,11 +15,18 @@ from ..autocast_policy import cast, policy
 
 
 class MatmulBackward(Node):
+    """The formula of every product here; nodes are made of _NODES' classes, named as torch."""
+
     def backward(self, g):
         a, b = self.saved
         ga = sum_to(_matmul_nd(g, mT(b)), a._data.shape) if a._requires_grad else None
         gb = sum_to(_matmul_nd(mT(a), g), b._data.shape) if b._requires_grad else None
         return ga, gb
+
+
+# torch's node classes for a product of two >= 2-D operands (see _matmul_nd)
+_NODES = {name: node_class(MatmulBackward, name) for name in (
+    "MmBackward0", "BmmBackward0", "UnsafeViewBackward0", "CloneBackward0", "TransposeBackward0")}
 
 
 def _check(op, a, b):
@@ -59,7 +66,20 @@ def _matmul_nd(a, b, op="matmul", orig=None):
             raise _shapes_error(op, ua, ub, "batch dimensions are not broadcastable") from None
     out = _wrap(a._backend.matmul(a._data, b._data), a.dtype, a._device)
     if grad_mode._enabled and (a._requires_grad or b._requires_grad):
-        node = MatmulBackward()
+        # torch's node: mm for two matrices; matmul folds or batches a >= 3-D operand and views
+        # the product back, except matrix @ batch (a batch of one matrix @ a 3-D batch counts)
+        # with the matrix requiring grad: that folded product is transposed back and copied,
+        # unless already contiguous (one row or column, or empty)
+        if op == "bmm":
+            name = "BmmBackward0"
+        elif len(sa) == 2 and len(sb) == 2:
+            name = "MmBackward0"
+        elif a._requires_grad and (len(sa) == 2 or (len(sa) == 3 == len(sb) and sa[0] == 1 != sb[0])):
+            flat = sa[-2] <= 1 or sb[-1] <= 1 or 0 in sb[:-2]
+            name = "TransposeBackward0" if flat else "CloneBackward0"
+        else:
+            name = "UnsafeViewBackward0"
+        node = _NODES[name]()
         node.saved = (a, b)
         record(node, (a, b), out)
     return out
@@ -67,17 +87,20 @@ def _matmul_nd(a, b, op="matmul", orig=None):
 
 def _matmul(a, b, op):
     """PyTorch's matmul rules: a 1-D operand gains a dim (prepended on the left, appended on
-    the right) that is removed from the result."""
+    the right) that is removed from the result. The 1-D forms are named as torch's: dot,
+    mv, an in-place squeeze of vector @ matrix, and a view of a batched product."""
     if a.ndim >= 2 and b.ndim >= 2:
         return _matmul_nd(a, b, op)
     if a.ndim == 1 and b.ndim == 1:
         if a.shape[0] != b.shape[0]:
             raise _shapes_error(op, a, b, f"inconsistent tensor size, expected tensor [{a.shape[0]}] "
                                 f"and src [{b.shape[0]}] to have the same number of elements")
-        return _matmul_nd(a.unsqueeze(0), b.unsqueeze(1), op, (a, b)).reshape(())
+        return rename(_matmul_nd(a.unsqueeze(0), b.unsqueeze(1), op, (a, b)).reshape(()), "DotBackward0")
     if a.ndim == 1:
-        return _matmul_nd(a.unsqueeze(0), b, op, (a, b)).squeeze(-2)
-    return _matmul_nd(a, b.unsqueeze(1), op, (a, b)).squeeze(-1)
+        out = _matmul_nd(a.unsqueeze(0), b, op, (a, b)).squeeze(-2)
+        return rename(out, "SqueezeBackward4" if b.ndim == 2 else "UnsafeViewBackward0")
+    out = _matmul_nd(a, b.unsqueeze(1), op, (a, b)).squeeze(-1)
+    return rename(out, "MvBackward0" if a.ndim == 2 else "UnsafeViewBackward0")
 
 
 def matmul(input, other):
@@ -167,7 +190,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         raise RuntimeError(f"addbmm: Incompatible matrix sizes for bmm ({n}x{m} and "
                            f"{batch2.shape[1]}x{batch2.shape[2]})")
     prod = mm(batch1.permute(1, 0, 2).reshape(n, b * m), batch2.reshape(b * m, batch2.shape[2]))
-    return _add_product("addbmm", input, prod, beta, alpha)
+    return rename(_add_product("addbmm", input, prod, beta, alpha), "AddbmmBackward0")
 
 
 @policy("addmv")
@@ -182,7 +205,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     if mat.shape[1] != vec.shape[0] or input.numel() not in (1, mat.shape[0]):
         raise RuntimeError(f"addmv: size mismatch, got input ({', '.join(map(str, input.shape))}), "
                            f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
-    return _add_product("addmv", input, mv(mat, vec), beta, alpha)
+    return rename(_add_product("addmv", input, mv(mat, vec), beta, alpha), "AddmvBackward0")
 
 
 @policy("addr")
@@ -192,7 +215,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         check_tensor(t, "addr", name)
         if t.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
-    return _add_product("addr", input, outer(vec1, vec2), beta, alpha)
+    return rename(_add_product("addr", input, outer(vec1, vec2), beta, alpha), "AddrBackward0")
 
 
 @policy("chain_matmul")

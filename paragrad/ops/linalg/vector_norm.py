@@ -10,7 +10,7 @@ import math
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record, rename
 from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 from ..creation import zeros_like
 from ..elementwise.binary import where
@@ -52,9 +52,10 @@ class LinalgVectorNormBackward0(Node):
         return scaled * (g / out.pow(p - 1)).masked_fill(out == 0, 0)
 
 
-def _p_norm(x, p, axes, keepdim, distance=False):
+def _p_norm(x, p, axes, keepdim, distance=False, cls=LinalgVectorNormBackward0):
     """(sum |x|^p)^(1/p) over `axes` (+-inf: the largest / smallest |x|, 0: the count of
-    nonzeros), one node. float16/bfloat16 sum their powers in float32 and round the norm once."""
+    nonzeros), one node of class `cls`. float16/bfloat16 sum their powers in float32 and
+    round the norm once."""
     with autograd.no_grad():
         a = x.to(dt.opmath(x.dtype)).abs()
         if p == 0:
@@ -71,7 +72,7 @@ def _p_norm(x, p, axes, keepdim, distance=False):
             out = (a ** p).sum(axes, keepdim) ** (1.0 / p)
         out = out.to(x.dtype)
     if x._requires_grad and grad_mode._enabled:
-        node = LinalgVectorNormBackward0()
+        node = cls()
         node.p, node.axes, node.keepdim, node.distance = float(p), axes, keepdim, distance
         node.saved = (snapshot(x), alias(out))
         record(node, (x,), out)
@@ -106,10 +107,16 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _p_norm(x, ord, axes, keepdim)
 
 
-def distance(diff, p):
+# the distance ops' nodes: the norm's formula with their own gradient rules, torch's names
+_DISTANCE_NODES = {name: node_class(LinalgVectorNormBackward0, name)
+                   for name in ("CdistBackward0", "PdistBackward0")}
+
+
+def distance(diff, p, name="CdistBackward0"):
     """The p-norm over diff's last dim with cdist's and pdist's gradient: at p = inf every
-    element tied for the largest |diff| gets the whole gradient, at p = 0 it is zero."""
-    return _p_norm(diff, p, (diff.ndim - 1,), False, distance=True)
+    element tied for the largest |diff| gets the whole gradient, at p = 0 it is zero. The
+    node is cdist's unless `name` says otherwise (pdist's)."""
+    return _p_norm(diff, p, (diff.ndim - 1,), False, True, _DISTANCE_NODES[name])
 
 
 @policy("renorm")
@@ -134,4 +141,4 @@ def renorm(input, p, dim, maxnorm):
     # the norm is differentiated only where it is used: other slices are replaced by ones, so
     # that a zero slice's norm (whose gradient is 0/0) never enters the graph
     scale = maxnorm / (vector_norm(x.masked_fill(~big, 1.0), p, axes, keepdim=True) + 1e-7)
-    return (x * where(big, scale, 1.0)).to(input.dtype)
+    return rename((x * where(big, scale, 1.0)).to(input.dtype), "RenormBackward0")

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import Node, node_class, record
 from ...random import default_generator
 from ...tensor import Tensor, _wrap
 from .._common import same_device, snapshot
@@ -189,6 +189,50 @@ class ScaledDotProductAttentionBackward(Node):
         return dq, dk, dv, dm
 
 
+# torch's CPU names for the output's node (its kernel choice, see _node_name)
+_NODES = {name: node_class(ScaledDotProductAttentionBackward, name) for name in (
+    "ScaledDotProductFlashAttentionForCpuBackward0", "AddBackward0", "ToCopyBackward0", "MmBackward0",
+    "CloneBackward0", "UnsafeViewBackward0")}
+
+
+def _node_name(q, k, v, mask, dropout_p, enable_gqa):
+    """The node torch's CPU attention ends in: its flash kernel's where that kernel takes the
+    call, else the math composition's last step. An empty attention is zeros plus a link to
+    the inputs (an add); half precision runs in float32 and casts back; otherwise the last
+    matmul (P @ V) names it: mm for 2-D P and V, a clone of a transposed product for 2-D P
+    and batched V, else the view of a batched product."""
+    if 0 in tuple(q.shape[:-1]) + tuple(k.shape[:-1]) + tuple(v.shape):    # (every size but E's)
+        return "AddBackward0"
+    if _flash_takes(q, k, v, mask, dropout_p, enable_gqa):
+        return "ScaledDotProductFlashAttentionForCpuBackward0"
+    if q.dtype.name in _LOW:
+        return "ToCopyBackward0"
+    if max(q.ndim, k.ndim) == 2:
+        return "MmBackward0" if v.ndim == 2 else "CloneBackward0"
+    return "UnsafeViewBackward0"
+
+
+def _flash_takes(q, k, v, mask, dropout_p, enable_gqa):
+    """torch's CPU flash-attention constraints (sdp_utils_cpp): 4-D q, k, v of one batch size
+    and head count (key/value heads dividing the query's with enable_gqa), one head dim, rows
+    of unit stride, no dropout, and a mask that needs no gradient, 2-D or 4-D, broadcasting
+    over (batch, heads) and (L, S) by size-1 dims only."""
+    if dropout_p > 0 or not q.ndim == k.ndim == v.ndim == 4 or not q.shape[-1] == k.shape[-1] == v.shape[-1]:
+        return False
+    (b, hq), (bk, hk), (bv, hv) = q.shape[:2], k.shape[:2], v.shape[:2]
+    if not b == bk == bv or hk != hv or (hq % hk if enable_gqa else hq != hk):
+        return False
+    if q.stride(-1) != 1 or k.stride(-1) != 1 or v.stride(-1) != 1:
+        return False
+    if mask is None:
+        return True
+    ms = mask.shape
+    if mask.requires_grad or mask.ndim not in (2, 4) or ms[-2] not in (1, q.shape[-2]) or \
+            ms[-1] not in (1, k.shape[-2]):
+        return False
+    return mask.ndim == 2 or (ms[0] in (1, b) and ms[1] in (1, hq))
+
+
 def _rep_t(x, hq):
     h = x.shape[-3]
     if h in (1, hq):
@@ -322,7 +366,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             p = None        # a fast backward reads stats; the composite one recomputes P
     res = _wrap(out, dtype, device)
     if track:
-        node = ScaledDotProductAttentionBackward()
+        node = _NODES[_node_name(q, k, v, mask, dropout_p, enable_gqa)]()
         node.scale, node.is_causal, node.hq, node.fast_ok = scale, is_causal, hq, fast_ok
         node.dropout_p, node.rng = dropout_p, rng
         node.bias = bias if float_mask is None else None

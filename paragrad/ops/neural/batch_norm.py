@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, no_grad, record
+from ...autograd import Node, no_grad, node_class, record
 from ...tensor import _wrap, bump_version
 from .._common import alias, check_tensor, kernel_layout, same_device
 from .layer_norm import _centered_grad
@@ -24,7 +24,7 @@ def _geometry(x):
     return axes, (1, x.shape[1]) + (1,) * (x.ndim - 2), n
 
 
-class BatchNormBackward(Node):
+class NativeBatchNormBackward0(Node):
     def backward(self, g):
         x, w, mean, rstd = self.saved[:4]
         need = tuple(e is not None for e in self.next_edges[:3])
@@ -47,7 +47,7 @@ class BatchNormBackward(Node):
         return wrap(dx, x.dtype), wrap(dw, self.param_dtype), wrap(db, self.param_dtype)
 
 
-class BatchNormReluBackward(BatchNormBackward):
+class BatchNormReluBackward(NativeBatchNormBackward0):
     """relu(batch_norm(x) + residual): g through the ReLU's mask (the output's positives), then
     batch_norm's backward; the residual's gradient is the masked g itself."""
 
@@ -59,6 +59,12 @@ class BatchNormReluBackward(BatchNormBackward):
             fast = g._backend.fast("relu_backward")
             g = _wrap(fast(g._data, y._data), g.dtype, g._device) if fast is not None else g * (y > 0)
         return super().backward(g) + ((g if self.next_edges[3] is not None else None),)
+
+
+# the fused op's output is the ReLU's: torch's last op names it; torch answers an empty input
+# with a clone of it
+_BN_RELU = node_class(BatchNormReluBackward, "ReluBackward0")
+_EMPTY = node_class(NativeBatchNormBackward0, "CloneBackward0")
 
 
 def _param(b, p, shape, ct, dtype):
@@ -252,7 +258,7 @@ def _batch_norm(x, rm, rv, weight, bias, training, momentum, eps, residual, relu
             y = b.unary("relu", y, out=y)
     out = _wrap(y, x.dtype, x._device)
     if autograd.needs_grad(x, weight, bias, residual):
-        node = BatchNormReluBackward() if relu else BatchNormBackward()
+        node = _BN_RELU() if relu else NativeBatchNormBackward0() if x.numel() else _EMPTY()
         node.training, node.eps = training, eps
         node.param_dtype = (weight if weight is not None else bias if bias is not None else x).dtype
         # (and the output, whose positives are the ReLU's mask; an in-place change of it raises)

@@ -1,5 +1,5 @@
-"""conv2d (PyTorch's F.conv2d) as one recorded op, Conv2dBackward giving the input, weight and
-bias gradients. A backend's `conv2d` / `conv2d_backward` fast paths run it fused; otherwise it
+"""conv2d (PyTorch's F.conv2d) as one recorded op, ConvolutionBackward0 (torch's name) giving
+the input, weight and bias gradients. A backend's `conv2d` / `conv2d_backward` fast paths run it fused; otherwise it
 composes primitives: im2col (pad, then one strided `slice` view per kernel tap, concatenated
 into columns) and one batched `matmul` over the groups; the input gradient scatters the column
 gradient back through the same tap views (the adjoint of im2col) and crops the padding.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import Node, node_class, record, rename
 from ...tensor import Tensor, _wrap
 from .._common import as_int, check_tensor, kernel_layout, same_device
 from ..autocast_policy import policy
@@ -216,7 +216,7 @@ def _backward_tensors(gy, x, w, g, need_dx, need_dw, need_db):
     return dx, dw, db
 
 
-class Conv2dBackward(Node):
+class ConvolutionBackward0(Node):
     def backward(self, gy):
         x, w = self.saved
         g, edges = self.geom, self.next_edges
@@ -238,6 +238,11 @@ class Conv2dBackward(Node):
             dx = b.reshape(dx, dx.shape[1:])
         return tuple(_wrap(d, x.dtype, x._device) if d is not None and n else None
                      for d, n in zip((dx, dw, db), need))
+
+
+# torch runs an unbatched input as a batch of one and squeezes it back: its output's node is
+# the squeeze's
+_UNBATCHED = node_class(ConvolutionBackward0, "SqueezeBackward1")
 
 
 @policy("conv2d")
@@ -262,7 +267,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         y = b.reshape(y, y.shape[1:])
     out = _wrap(y, x.dtype, x._device)
     if autograd.needs_grad(x, weight, bias):
-        node = Conv2dBackward()
+        node = ConvolutionBackward0() if g.batched else _UNBATCHED()
         node.geom = g
         node.saved = (x, weight)
         record(node, (x, weight, bias), out)
@@ -292,4 +297,6 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     pad = padding if isinstance(padding, str) else (0, _one(padding, "padding"))
     y = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, _one(stride, "stride")), pad,
                (1, _one(dilation, "dilation")), groups)
-    return y.squeeze(-2)
+    # torch's conv1d is one convolution node; unbatched, it ends in the squeeze of its batch dim
+    return rename(y.squeeze(-2), "ConvolutionBackward0" if input.ndim == 3 else "SqueezeBackward1",
+                  input, weight, bias)

@@ -12,7 +12,7 @@ from .._common import same_device
 from ..indexing.index_bounds import out_of_range
 
 
-class EmbeddingBackward(Node):
+class EmbeddingBackward0(Node):
     def backward(self, g):
         # written with Tensor ops, so a create_graph backward differentiates it too (without
         # one, the scatter runs on buffers)
@@ -74,7 +74,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     data = b.take(weight._data, b.reshape(idx._data, (-1,)), 0)          # (K, D)
     out = _wrap(b.reshape(data, tuple(input.shape) + (weight.shape[1],)), weight.dtype, weight._device)
     if weight._requires_grad and grad_mode._enabled:
-        node = EmbeddingBackward()
+        node = EmbeddingBackward0()
         node.saved, node.num_weights = (idx,), v
         node.padding_idx, node.scale_grad_by_freq = padding_idx, bool(scale_grad_by_freq)
         record(node, (weight,), out)

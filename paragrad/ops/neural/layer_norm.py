@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import Node, node_class, record
 from ...tensor import _wrap
 from .._common import check_tensor, same_device
 from ..autocast_policy import policy
 
-class LayerNormBackward(Node):
+class NativeLayerNormBackward0(Node):
     mixed, pdtype = False, None     # float32 parameters with a half input; their dtype
 
     def backward(self, g):
@@ -54,6 +54,10 @@ class LayerNormBackward(Node):
         return (wrap(dx, x.dtype) if need_dx and acc is None else None), \
             (wrap(dw, self.pdtype or x.dtype) if need_dw else None), \
             (wrap(db, self.pdtype or x.dtype) if need_db else None)
+
+
+# layer_norm_cast's output is its cast's (torch's layer_norm(...).to(dtype) ends in the copy)
+_CAST = node_class(NativeLayerNormBackward0, "ToCopyBackward0")
 
 
 def _forward_composite(b, x, w, bias, nd, eps, dtype):
@@ -236,7 +240,7 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, out_dtype):
             y = b.cast(y, out_dtype)
     out = _wrap(y, out_dtype or x.dtype, x._device)
     if autograd.needs_grad(x, weight, bias):
-        node = LayerNormBackward()
+        node = NativeLayerNormBackward0() if out_dtype is None else _CAST()
         node.n_norm, node.eps, node.mixed = nd, eps, mixed
         node.pdtype = _param_dtype(x, weight, bias)
         node.saved = (x, weight, mean, rstd)

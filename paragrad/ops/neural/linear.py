@@ -4,7 +4,7 @@ op, one GEMM per layer on the backend's fast path), each one recorded node."""
 from __future__ import annotations
 
 from ... import autocast_state, autograd
-from ...autograd import Node, record
+from ...autograd import Node, node_class, record, rename
 from ...tensor import Tensor, _wrap
 from .._common import same_device
 from ..linalg.products import _matmul_nd, matmul
@@ -50,6 +50,26 @@ class LinearBackward(Node):
         return gx, gw, gb
 
 
+# torch's names for linear's output node: aten::linear runs addmm on a 2-D input with a bias;
+# with a 1-D bias and a contiguous input, addmm on the input flattened to 2-D, viewed back;
+# otherwise matmul (mm; a folded mm's unsafe view; a vector's mm squeezed back), then an
+# in-place add of the bias. The fused Linear+activation ops end in the activation's node.
+_NODES = {name: node_class(LinearBackward, name) for name in (
+    "AddmmBackward0", "MmBackward0", "ViewBackward0", "UnsafeViewBackward0", "SqueezeBackward4",
+    "AddBackward0")}
+_ACT_NODE = {"relu": "ReluBackward0", "gelu_tanh": "GeluBackward0"}
+
+
+def _linear_name(nd, contiguous, bias):
+    """torch's name for linear of an nd-dim input (contiguous or not) and this bias."""
+    if bias is None:
+        return "MmBackward0" if nd == 2 else "UnsafeViewBackward0" if nd > 2 else "SqueezeBackward4"
+    if nd == 2:
+        return "AddmmBackward0"
+    bd = bias._data
+    return "ViewBackward0" if contiguous and bd.ndim == 1 and bd.flags.c_contiguous else "AddBackward0"
+
+
 def _prod(sizes):
     n = 1
     for s in sizes:
@@ -82,7 +102,8 @@ def linear(x, weight, bias=None):
     if x._device is not weight._device or (bias is not None and bias._device is not x._device):
         same_device("linear", x, weight, bias)
     if len(xs) == 1:
-        return linear(x.unsqueeze(0), weight, bias).squeeze(0)
+        return rename(linear(x.unsqueeze(0), weight, bias).squeeze(0),
+                      _linear_name(1, x._data.flags.c_contiguous, bias), x, weight, bias)
     b = x._backend
     fast = b.fast("linear_bias") if bias is not None and bias._data.shape == (ws[0],) else None
     data = fast(x._data, weight._data, bias._data) if fast is not None else None
@@ -92,7 +113,7 @@ def linear(x, weight, bias=None):
             b.binary("add", data, bias._data, out=data)
     out = _wrap(data, x.dtype, x._device)
     if autograd.needs_grad(x, weight, bias):
-        node = LinearBackward()
+        node = _NODES[_linear_name(len(xs), x._data.flags.c_contiguous, bias)]()
         node.saved = (x, weight)
         record(node, (x, weight, bias), out)
     return out
@@ -139,7 +160,7 @@ def linear_act(x, weight, bias=None, activation="relu"):
     y, aux = fast(x._data, weight._data, bias._data if bias is not None else None, activation)
     out = _wrap(y, x.dtype, x._device)
     if autograd.needs_grad(x, weight, bias):
-        node = LinearActBackward()
+        node = node_class(LinearActBackward, _ACT_NODE[activation])()
         node.act = activation
         node.saved = (x, weight, _wrap(aux, x.dtype, x._device))
         record(node, (x, weight, bias), out)
@@ -200,7 +221,10 @@ def mlp(x, layers):
     y, aux = r
     out = _wrap(y, x.dtype, x._device)
     if autograd.needs_grad(x, *params):
-        node = MlpBackward()
+        # (the last layer's op names it; its input is x only when it is the first layer)
+        name = _ACT_NODE.get(acts[-1]) or _linear_name(x.ndim, len(layers) > 1 or x._data.flags.c_contiguous,
+                                                       layers[-1][1])
+        node = node_class(MlpBackward, name)()
         node.acts, node.aux, node.saved = acts, aux, (x, *params)
         record(node, (x, *params), out)
     return out

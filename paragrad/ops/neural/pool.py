@@ -32,7 +32,7 @@ import numpy as np
 
 from ... import autograd
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import Node, record, rename
 from ...tensor import _wrap
 from ...memory_format import channels_last, runs_channels_last
 from .._common import alias, as_int, check_tensor, kernel_layout
@@ -53,9 +53,7 @@ def keeps_channels_last(op):
     (runs_channels_last): 4-D outputs (indices too) and the input gradient channels-last."""
     @functools.wraps(op)
     def wrapped(input, *args, **kwargs):
-        # (CPU only for now: the CUDA backend's kernels choose their own layouts)
-        if getattr(input, "ndim", 0) != 4 or input.device.type != "cpu" or \
-                not runs_channels_last(input._data):
+        if getattr(input, "ndim", 0) != 4 or not runs_channels_last(input._data):
             return op(input, *args, **kwargs)
         x = input
         if autograd.needs_grad(input):
@@ -65,9 +63,19 @@ def keeps_channels_last(op):
             record(node, (input,), x)
         r = op(x, *args, **kwargs)
         if isinstance(r, tuple):
-            return tuple(t.contiguous(memory_format=channels_last) if t.ndim == 4 else t for t in r)
-        return r.contiguous(memory_format=channels_last) if r.ndim == 4 else r
+            return tuple(_relaid(t) if t.ndim == 4 else t for t in r)
+        return _relaid(r) if r.ndim == 4 else r
     return wrapped
+
+
+def _relaid(t):
+    """t copied channels-last, its node keeping the op's name (torch's kernel writes that
+    layout itself; its 1x1 adaptive average is a mean re-strided in place: AsStridedBackward1)."""
+    out = t.contiguous(memory_format=channels_last)
+    if t.grad_fn is None:
+        return out
+    name = type(t.grad_fn).__name__
+    return rename(out, "AsStridedBackward1" if name == "MeanBackward1" else name)
 
 
 def _pair(v, name, op, default=None):
@@ -207,7 +215,7 @@ def _max_backward_buf(b, gy, idx, g, dtype, dev):
     return b.reshape(dx, (g.n, g.c, g.h, g.w))
 
 
-class MaxPool2DWithIndicesBackward(Node):
+class MaxPool2DWithIndicesBackward0(Node):
     def backward(self, gy):
         (idx,) = self.saved
         g = self.geom
@@ -238,7 +246,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     out = _wrap(_unbatch(b, y, g), x.dtype, x._device)
     ind = _wrap(_unbatch(b, idx, g), dt.int64, x._device)
     if autograd.needs_grad(x):
-        node = MaxPool2DWithIndicesBackward()
+        node = MaxPool2DWithIndicesBackward0()
         node.geom = g
         node.saved = (_wrap(ind._data, dt.int64, x._device),)
         record(node, (x,), out)
@@ -269,7 +277,7 @@ def _avg_matrices(g, count_include_pad, divisor_override, np_dtype):
     return [m.astype(np_dtype) for m in mats]
 
 
-class AvgPool2DBackward(Node):
+class AvgPool2DBackward0(Node):
     def backward(self, gy):
         g = self.geom
         b, dev = gy._backend, gy._device.index
@@ -324,7 +332,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         y = b.cast(y, x.dtype)
     out = _wrap(_unbatch(b, y, g), x.dtype, x._device)
     if autograd.needs_grad(x):
-        node = AvgPool2DBackward()
+        node = AvgPool2DBackward0()
         node.geom, node.divisor = g, divisor
         node.cip, node.dov = count_include_pad, divisor_override
         node.saved = ()
@@ -342,7 +350,7 @@ def _adaptive_matrix(n, o, np_dtype):
     return (m / np.maximum(hi - lo, 1)[:, None]).astype(np_dtype)
 
 
-class AdaptiveAvgPool2DBackward(Node):
+class AdaptiveAvgPool2DBackward0(Node):
     def backward(self, gy):
         ah, aw = self.mats                                          # (Ho, H), (Wo, W) buffers
         b, dt_ = gy._backend, gy.dtype
@@ -387,7 +395,9 @@ def adaptive_avg_pool2d(input, output_size):
         raise RuntimeError(f"{op}: not implemented for '{x.dtype.name}' tensors (input {shape})")
     h, w = shape[-2:]
     if ho and wo and h % ho == 0 and w % wo == 0:    # equal windows (global pooling too): a mean
-        return x.reshape(*shape[:-2], ho, h // ho, wo, w // wo).mean((-3, -1))   # (.., Ho, Wo)
+        y = x.reshape(*shape[:-2], ho, h // ho, wo, w // wo).mean((-3, -1))      # (.., Ho, Wo)
+        # torch's 1x1 output is a mean over H and W; others its pooling kernel
+        return rename(y, "MeanBackward1" if ho == wo == 1 else "AdaptiveAvgPool2DBackward0", x)
     b, dev = x._backend, x._device.index
     cd = dt.opmath(x.dtype)
     ah = b.from_numpy(_adaptive_matrix(shape[-2], ho, np.float64), cd, dev)     # (Ho, H)
@@ -396,7 +406,7 @@ def adaptive_avg_pool2d(input, output_size):
     y = b.matmul(ah, b.matmul(xd, b.permute(aw, (1, 0))))                       # (.., Ho, Wo)
     out = _wrap(b.cast(y, x.dtype) if cd is not x.dtype else y, x.dtype, x._device)
     if autograd.needs_grad(x):
-        node = AdaptiveAvgPool2DBackward()
+        node = AdaptiveAvgPool2DBackward0()
         node.mats, node.cd = (ah, aw), cd
         node.saved = ()
         record(node, (x,), out)
@@ -415,6 +425,12 @@ def _one(v, name, op):
     return v
 
 
+def _squeezed(y, input):
+    """A 1-D form's result: the 2-D op's over a height-1 image, its height squeezed out (torch's
+    1-D forms are that composition too, ending in SqueezeBackward1)."""
+    return rename(y.squeeze(-2), "SqueezeBackward1", input)
+
+
 def _check1d(op, x):
     check_tensor(x, op)
     if x.ndim not in (2, 3):
@@ -431,22 +447,22 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     out = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _one(padding, "padding", "max_pool1d")),
                      (1, _one(dilation, "dilation", "max_pool1d")), ceil_mode, return_indices)
     if return_indices:
-        return out[0].squeeze(-2), out[1].squeeze(-2)
-    return out.squeeze(-2)
+        return _squeezed(out[0], input), out[1].squeeze(-2)
+    return _squeezed(out, input)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     _check1d("avg_pool1d", input)
     k = _one(kernel_size, "kernel_size", "avg_pool1d")
     s = k if stride is None or stride == () or stride == [] else _one(stride, "stride", "avg_pool1d")
-    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _one(padding, "padding", "avg_pool1d")),
-                      ceil_mode, count_include_pad).squeeze(-2)
+    return _squeezed(avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _one(padding, "padding", "avg_pool1d")),
+                                ceil_mode, count_include_pad), input)
 
 
 def adaptive_avg_pool1d(input, output_size):
     _check1d("adaptive_avg_pool1d", input)
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size, "output_size",
-                                                              "adaptive_avg_pool1d"))).squeeze(-2)
+    return _squeezed(adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size, "output_size",
+                                                                        "adaptive_avg_pool1d"))), input)
 
 
 def _windows(n, o):
@@ -484,7 +500,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     if best is None:                                                      # an empty output
         best = zeros(*lead, ho * wo, dtype=x.dtype, device=x.device)
         idx = zeros(*lead, ho * wo, dtype=dt.int64, device=x.device)
-    out = best.reshape(*lead, ho, wo)
+    out = rename(best.reshape(*lead, ho, wo), "AdaptiveMaxPool2DBackward0", x)   # (torch's: one node)
     return (out, idx.reshape(*lead, ho, wo).contiguous()) if return_indices else out
 
 
@@ -499,7 +515,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if o is None or o < 0:
         raise RuntimeError(f"adaptive_max_pool1d: output_size must be one int >= 0 (got {output_size!r})")
     r = adaptive_max_pool2d(input.unsqueeze(-2), (1, o), return_indices)
-    return (r[0].squeeze(-2), r[1].squeeze(-2)) if return_indices else r.squeeze(-2)
+    return (_squeezed(r[0], input), r[1].squeeze(-2)) if return_indices else _squeezed(r, input)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
@@ -547,7 +563,8 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     if flat_i.numel() and (int(flat_i.min()) < 0 or int(flat_i.max()) >= size[0] * size[1]):
         raise RuntimeError(f"{op}: Found an invalid max index {int(flat_i.max())} (output volumes are "
                            f"of size {size[0]}x{size[1]})")
-    return out.scatter(-1, flat_i, input.reshape(*lead, -1)).reshape(*lead, *size)
+    return rename(out.scatter(-1, flat_i, input.reshape(*lead, -1)).reshape(*lead, *size),
+                  "MaxUnpool2DBackward0", input)     # (torch's: one node)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -555,6 +572,5 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     one = lambda v: (1, as_int(v[0] if isinstance(v, (tuple, list)) else v))  # noqa: E731
     k = one(kernel_size)
     osz = None if output_size is None else (1, as_int(tuple(output_size)[-1]))
-    return max_unpool2d(input.unsqueeze(-2), indices.unsqueeze(-2), k,
-                        None if stride is None else one(stride), (0, one(padding)[1]),
-                        osz).squeeze(-2)
+    return _squeezed(max_unpool2d(input.unsqueeze(-2), indices.unsqueeze(-2), k,
+                                  None if stride is None else one(stride), (0, one(padding)[1]), osz), input)

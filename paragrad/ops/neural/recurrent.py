@@ -51,7 +51,7 @@ composes primitives; a dtype the kernel lacks, say).
 from __future__ import annotations
 
 from ... import autograd
-from ...autograd import Node, needs_grad, record
+from ...autograd import Node, needs_grad, node_class, record
 from ...tensor import _wrap
 from .._common import buffer_view, same_device, snapshot
 from .linear import linear
@@ -341,6 +341,12 @@ class RecurrentSequenceBackward(Node):
         return tuple(next(got) if e is not None else None for e in self.next_edges)
 
 
+# torch's names for a layer's output: its CPU nn.LSTM runs one oneDNN layer op for float32 and
+# bfloat16 without a projection; every other RNN, GRU and LSTM stacks its steps' outputs
+_MKLDNN = node_class(RecurrentSequenceBackward, "MkldnnRnnLayerBackward0")
+_STACK = node_class(RecurrentSequenceBackward, "StackBackward0")
+
+
 # ---- the op --------------------------------------------------------------------------------------
 
 def _check(mode, gi, h0, c0, w_hh, b_hh, w_hr):
@@ -422,7 +428,7 @@ def recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh=None, w_hr=None, reverse=Fal
     fresh = [b.copy_(empty(*x.shape), x) for x in ([out] if save else []) + finals]
     outs = [_wrap(x, dtype, dev) for x in ([] if save else [out]) + fresh]
     if save:
-        node = RecurrentSequenceBackward()
+        node = _MKLDNN() if lstm and w_hr is None and dtype.name in ("float32", "bfloat16") else _STACK()
         node.mode, node.reverse, node.hidden, node.nonlinearity = mode, reverse, H, nonlinearity
         node.n_outputs = len(outs)
         node.saved = tuple(snapshot(t) if t is not None else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ... import autograd
-from ...autograd import Node, record
+from ...autograd import Node, node_class, record
 from ...tensor import _wrap
 from .._common import snapshot
 
@@ -40,6 +40,13 @@ class RegressionLossBackward(Node):
             g = g / self.n
         gi = slope * g
         return (gi if a._requires_grad else None, -gi if t._requires_grad else None)
+
+
+# torch's name for each loss's node: one node of its own, except l1_loss (and smooth_l1_loss at
+# beta 0, which is l1_loss), composed as |input - target| then the reduction
+_NODES = {kind: node_class(RegressionLossBackward, name) for kind, name in (
+    ("mse", "MseLossBackward0"), ("smooth_l1", "SmoothL1LossBackward0"), ("huber", "HuberLossBackward0"),
+    ("mean", "MeanBackward0"), ("sum", "SumBackward0"), ("none", "AbsBackward0"))}
 
 
 def regression_loss(kind, input, target, reduction, param=None):
@@ -69,7 +76,7 @@ def regression_loss(kind, input, target, reduction, param=None):
         with autograd.no_grad():
             out = out.mean() if reduction == "mean" else out.sum()
     if autograd.needs_grad(a, t):
-        node = RegressionLossBackward()
+        node = _NODES[reduction if kind == "l1" or (kind == "smooth_l1" and param == 0) else kind]()
         node.saved = (snapshot(a), snapshot(t), _wrap(d, a.dtype, a._device))
         node.kind, node.param, node.reduction, node.n = kind, param, reduction, math.prod(a._data.shape)
         record(node, (a, t), out)

@@ -11,7 +11,7 @@ from ..indexing.index_bounds import known, out_of_range
 from ..autocast_policy import cast
 
 
-class SoftmaxBackward(Node):
+class SoftmaxBackward0(Node):
     log = False
 
     def backward(self, g):
@@ -31,8 +31,29 @@ class SoftmaxBackward(Node):
         return (gy - y * gy.sum(self.dim, keepdim=True)).to(dtype)
 
 
-class LogSoftmaxBackward(SoftmaxBackward):
+class LogSoftmaxBackward0(SoftmaxBackward0):
     log = True
+
+
+_HALF = ("float16", "bfloat16")
+
+
+def _cpu_half(b, x, d, log, dtype):
+    """The forms where torch's CPU kernels round a float16/bfloat16 input's intermediates to its
+    dtype (elsewhere, like the fast paths and CUDA's, they compute in float32 and round once):
+    log_softmax over the last dim rounds the row's sum of exp(x - max), then its log, before
+    the subtraction; softmax over another dim rounds exp(x - max) before the division."""
+    def rounded(a):
+        return b.cast(b.cast(a, dtype), dt.float32)
+    xf = b.cast(x, dt.float32)
+    shifted = b.binary("sub", xf, b.reduce("max", xf, (d,), True))
+    e = b.unary("exp", shifted)
+    total = b.reduce("sum", e, (d,), True)
+    if log:
+        y = b.binary("sub", shifted, rounded(b.unary("log", rounded(total))))
+    else:
+        y = b.binary("div", rounded(e), total)
+    return b.cast(y, dtype)
 
 
 def _softmax(name, x, dim, dtype, log):
@@ -47,6 +68,8 @@ def _softmax(name, x, dim, dtype, log):
     if x.ndim == 0 or x.numel() == 0:    # a scalar is its own softmax group; empty stays empty
         with autograd.no_grad():
             out = x * 0 if log else x * 0 + 1
+    elif x.dtype.name in _HALF and x._device.type == "cpu" and log == (d == x.ndim - 1):
+        out = _wrap(_cpu_half(x._backend, x._data, d, log, x.dtype), x.dtype, x._device)
     else:
         fast = x._backend.fast(name)
         if fast is not None:
@@ -62,7 +85,7 @@ def _softmax(name, x, dim, dtype, log):
                     out = e / e.sum(d, keepdim=True)
                 out = out.to(x.dtype)
     if x._requires_grad and grad_mode._enabled:
-        node = LogSoftmaxBackward() if log else SoftmaxBackward()
+        node = LogSoftmaxBackward0() if log else SoftmaxBackward0()
         node.dim, node.saved, node.x = d, (alias(out),), x
         record(node, (x,), out)
     return out
@@ -81,7 +104,9 @@ def log_softmax(x, dim=None, dtype=None):
     return _softmax("log_softmax", x, dim, dtype, log=True)
 
 
-class CrossEntropyBackward(Node):
+class NllLossBackward0(Node):
+    """cross_entropy_indices' node: torch's cross_entropy is log_softmax then nll_loss, and
+    its output's node is the nll_loss's."""
     upcast = False          # half logits, float32 loss (cross_entropy_indices)
 
     def backward(self, g):
@@ -168,7 +193,7 @@ def cross_entropy_indices(x, target, ignore_index=-100, reduction="mean", upcast
         loss = b.binary("div", total, count) if mean else total
     out = _wrap(loss, dt.float32 if upcast else x.dtype, x._device)
     if x._requires_grad and grad_mode._enabled:
-        node = CrossEntropyBackward()
+        node = NllLossBackward0()
         node.saved = (x, target)
         node.mean, node.count, node.lse, node.ignore_index = mean, count, lse_rows, ignore_index
         node.upcast = upcast

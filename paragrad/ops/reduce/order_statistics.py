@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import autograd, capture
+from ...autograd import rename
 from ... import dtypes as dt
 from ...tensor import Tensor
 from .._common import check_tensor, dim_arg
@@ -27,9 +28,10 @@ def _cum_extreme(input, dim, op):
     The later element wins ties and NaN beats everything, the later NaN included: the order in
     which PyTorch's sequential kernel replaces its running value, so the scan reproduces it."""
     check_tensor(input, op)
+    name = op.capitalize() + "Backward0"                     # CummaxBackward0, CumminBackward0
     if input.ndim == 0:
         dim_arg(dim, 1, op)
-        return values_indices(input.clone(), zeros((), dtype=dt.int64, device=input.device))
+        return values_indices(rename(input.clone(), name), zeros((), dtype=dt.int64, device=input.device))
     d = dim_arg(dim, input.ndim, op)
     n = input.shape[d]
     better = (lambda a, b: a >= b) if op == "cummax" else (lambda a, b: a <= b)
@@ -43,7 +45,7 @@ def _cum_extreme(input, dim, op):
             v = cat([v.narrow(d, 0, shift), where(late, late_v, early_v)], d)
             i = cat([i.narrow(d, 0, shift), where(late, late_i, early_i)], d)
             shift *= 2
-    return values_indices(input.gather(d, i), i)
+    return values_indices(rename(input.gather(d, i), name), i)
 
 
 def cummax(input, dim):
@@ -126,26 +128,28 @@ def _quantile(input, q, dim, keepdim, interpolation, op, ignore_nan):
     return out
 
 
+# torch's quantile ends in an in-place squeeze (SqueezeBackward4) in every form
 @policy("quantile")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles (q a float or a 1-D tensor of them, in [0, 1]) along dim (None: of
     all elements); a 1-D q adds a leading dim. A NaN in a row makes its quantiles NaN."""
-    return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
+    return rename(_quantile(input, q, dim, keepdim, interpolation, "quantile", False), "SqueezeBackward4")
 
 
 @policy("nanquantile")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile over the non-NaN values only (NaN where a row has none)."""
-    return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
+    return rename(_quantile(input, q, dim, keepdim, interpolation, "nanquantile", True), "SqueezeBackward4")
 
 
 # ---- mode, nanmedian ----------------------------------------------------------------------------
-def _reduce_dim(input, dim, keepdim, op):
+def _reduce_dim(input, dim, keepdim, op, name):
     """The checks and trivial cases mode and nanmedian share: -> (dim, None), or (None, the
-    (values, indices) result) for a 0-d input (itself, index 0) or an empty one (zeros)."""
+    (values, indices) result) for a 0-d input (a copy named `name`, index 0) or an empty one
+    (zeros)."""
     if input.ndim == 0:
         dim_arg(dim, 1, op)
-        return None, values_indices(input.clone(), zeros((), dtype=dt.int64, device=input.device))
+        return None, values_indices(rename(input.clone(), name), zeros((), dtype=dt.int64, device=input.device))
     d = dim_arg(dim, input.ndim, op)
     if input.shape[d] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
@@ -160,7 +164,7 @@ def mode(input, dim=-1, keepdim=False):
     and the index of its last occurrence, as PyTorch on the CPU. NaNs never equal each other,
     so each counts once."""
     check_tensor(input, "mode")
-    d, trivial = _reduce_dim(input, dim, keepdim, "mode")
+    d, trivial = _reduce_dim(input, dim, keepdim, "mode", "ModeBackward0")
     if trivial is not None:
         return trivial
     with autograd.no_grad():
@@ -176,7 +180,7 @@ def mode(input, dim=-1, keepdim=False):
     values = input.gather(d, idx)
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return values_indices(values, idx)
+    return values_indices(rename(values, "ModeBackward0"), idx)
 
 
 def _median(input, dim, keepdim, op, skip_nan):
@@ -185,6 +189,7 @@ def _median(input, dim, keepdim, op, skip_nan):
     the non-NaN values (NaN if there are none). The index is the value's place in a stable
     ascending order."""
     check_tensor(input, op)
+    name = op.capitalize() + "Backward"     # torch's median() is MedianBackward0, median(dim) 1
     if dim is None:
         if keepdim:
             raise TypeError(f"{op}(): keepdim needs a dim ({op}(input, dim, keepdim))")
@@ -196,8 +201,8 @@ def _median(input, dim, keepdim, op, skip_nan):
                 out = flat.gather(0, _median_index(flat, 0, skip_nan)).reshape(())
         # the gradient is shared among the elements equal to the median (the NaNs for a NaN)
         return out if flat.numel() == 0 else shared_among_ties(input, out, tuple(range(input.ndim)),
-                                                                False, nan_ties=True)
-    d, trivial = _reduce_dim(input, dim, keepdim, op)
+                                                                False, True, name + "0")
+    d, trivial = _reduce_dim(input, dim, keepdim, op, name + "1")
     if trivial is not None:
         return trivial
     with autograd.no_grad():
@@ -205,7 +210,7 @@ def _median(input, dim, keepdim, op, skip_nan):
     values = input.gather(d, idx)
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return values_indices(values, idx)
+    return values_indices(rename(values, name + "1"), idx)
 
 
 def _median_index(x, d, skip_nan):

@@ -7,7 +7,7 @@ from collections import namedtuple
 
 from ... import autocast_state, autograd
 from ... import dtypes as dt
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import Tensor, _wrap
 from .._common import alias, check_tensor, dim_arg, dims_arg, snapshot
 from ..autocast_policy import cast, policy
@@ -78,7 +78,7 @@ def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
     x, axes = _accumulated_input("sum", input, dim, dtype)
     out = _accumulate("sum", x, axes, keepdim, dtype)
     if x._requires_grad and grad_mode._enabled:
-        node = SumBackward()
+        node = _NODES["SumBackward0" if dim is None else "SumBackward1"]()
         node.shape, node.axes, node.keepdim = x.shape, axes, keepdim
         record(node, (x,), out)
     return out
@@ -92,14 +92,17 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {x.dtype}")
-    wide = dt.opmath(x.dtype)
-    if wide is not x.dtype:      # float16/bfloat16: sum and divide in float32, round once
-        return mean(x.to(wide), dim, keepdim).to(x.dtype)
-    axes = _axes(dim, x, "mean")
+    wide = dt.opmath(x.dtype)       # float16/bfloat16: sum and divide in float32, round once
+    w = x if wide is x.dtype else x.to(wide)
+    axes = _axes(dim, w, "mean")
     n = 1
     for a in axes:
-        n *= x.shape[a]
-    return sum(x, axes, keepdim) / n if n else sum(x, axes, keepdim) * float("nan")
+        n *= w.shape[a]
+    out = sum(w, axes, keepdim) / n if n else sum(w, axes, keepdim) * float("nan")
+    if w is not x:
+        out = out.to(x.dtype)
+    # a composite (a sum divided, cast back): its last node takes torch's name
+    return rename(out, "MeanBackward0" if dim is None else "MeanBackward1")
 
 
 def _var(x, dim, unbiased, keepdim, correction, name):
@@ -127,10 +130,10 @@ def _var(x, dim, unbiased, keepdim, correction, name):
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance with `correction` (default 1, Bessel); `unbiased=False` means correction=0."""
     x = input
-    return _var(x, dim, unbiased, keepdim, correction, "var").to(x.dtype)
+    return rename(_var(x, dim, unbiased, keepdim, correction, "var").to(x.dtype), "VarBackward0")
 
 
-class StdBackward(Node):
+class StdBackward0(Node):
     """d sqrt(v) = g / (2 sqrt(v)), zero where the std is 0 (a constant row), as torch."""
 
     def backward(self, g):
@@ -143,15 +146,19 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     v = _var(x, dim, unbiased, keepdim, correction, "std")    # float32 for float16/bfloat16
     out = _wrap(v._backend.unary("sqrt", v._data), v.dtype, v._device)
     if v._requires_grad and grad_mode._enabled:
-        node = StdBackward()
+        node = StdBackward0()
         node.saved = (alias(out),)
         record(node, (v,), out)
-    return out.to(x.dtype)
+    if v.dtype is not x.dtype:      # float16/bfloat16: the cast back is the last node
+        return rename(out.to(x.dtype), "StdBackward0")
+    return out
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     x = input
-    return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+    # torch computes both in one node: here each output's last node takes its name
+    return (rename(var(x, dim, unbiased, keepdim, correction=correction), "VarMeanBackward0"),
+            rename(mean(x, dim, keepdim), "VarMeanBackward0"))
 
 
 class EvenlyBackward(Node):
@@ -171,38 +178,39 @@ class EvenlyBackward(Node):
         return _expand_back(g, x.shape, self.axes, self.keepdim) * mask / mask.sum(self.axes, keepdim=True)
 
 
-def shared_among_ties(x, out, axes, keepdim, nan_ties):
-    """Record out (x reduced over axes) with EvenlyBackward's gradient; returns out."""
+def shared_among_ties(x, out, axes, keepdim, nan_ties, name):
+    """Record out (x reduced over axes) with EvenlyBackward's gradient, as torch's node class
+    `name` (AmaxBackward0, MaxBackward1, MedianBackward0, ...); returns out."""
     if x._requires_grad and grad_mode._enabled:
-        node = EvenlyBackward()
+        node = _NODES[name]()
         node.axes, node.keepdim, node.nan_ties = axes, keepdim, nan_ties
         node.saved = (snapshot(x), alias(out))
         record(node, (x,), out)
     return out
 
 
-def _extreme(op, x, dim, keepdim, name, nan_ties=False):
+def _extreme(op, x, dim, keepdim, name, node_name, nan_ties=False):
     check_tensor(x, name)
     axes = _axes(dim, x, name)
     _check_nonempty(x, axes, None if dim is None or dim in ((), []) else dim, name)
     out = _wrap(x._backend.reduce(op, x._data, axes, keepdim), x.dtype, x._device)
-    return shared_among_ties(x, out, axes, keepdim, nan_ties)
+    return shared_among_ties(x, out, axes, keepdim, nan_ties, node_name)
 
 
 def amax(input, dim=(), keepdim=False):
     x = input
-    return _extreme("max", x, dim, keepdim, "amax")
+    return _extreme("max", x, dim, keepdim, "amax", "AmaxBackward0")
 
 
 def amin(input, dim=(), keepdim=False):
     x = input
-    return _extreme("min", x, dim, keepdim, "amin")
+    return _extreme("min", x, dim, keepdim, "amin", "AminBackward0")
 
 
 def _max_min(op, x, dim, keepdim, name):
     check_tensor(x, name)
-    if dim is None:
-        return _extreme(op, x, None, False, name, nan_ties=True)
+    if dim is None:     # torch's max() is MaxBackward1, max(dim) MaxBackward0
+        return _extreme(op, x, None, False, name, name.capitalize() + "Backward1", nan_ties=True)
     if isinstance(dim, Tensor):          # max(a, b) is maximum(a, b)
         from ..elementwise.binary import maximum, minimum
         return (maximum if op == "max" else minimum)(x, dim)
@@ -213,7 +221,7 @@ def _max_min(op, x, dim, keepdim, name):
     values = x.gather(d, idx) if x.ndim else x.clone()
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return values_indices(values, idx)
+    return values_indices(rename(values, name.capitalize() + "Backward0"), idx)
 
 
 def max(input, dim=None, keepdim=False):  # noqa: A001
@@ -270,7 +278,7 @@ def logsumexp(input, dim, keepdim=False):
         else:                                   # empty: the sum is 0 and the result -inf
             m = x.new_zeros(_keep_shape(x.shape, axes))
     s = (x - m).exp().sum(axes, keepdim=True).log() + m
-    return s if keepdim or not axes else s.squeeze(axes)
+    return rename(s if keepdim or not axes else s.squeeze(axes), "LogsumexpBackward0")
 
 
 class ProdBackward(Node):
@@ -294,10 +302,18 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     x, axes = _accumulated_input("prod", input, dim, dtype)
     out = _accumulate("prod", x, axes, keepdim, dtype)
     if x._requires_grad and grad_mode._enabled:
-        node = ProdBackward()
+        node = _NODES["ProdBackward0" if dim is None else "ProdBackward1"]()
         node.axes, node.keepdim, node.saved = axes, keepdim, (snapshot(x), alias(out))
         record(node, (x,), out)
     return out
+
+
+# torch's node class for each overload whose node is made here (sum() is SumBackward0, sum(dim)
+# SumBackward1); one formula class serves each group
+_NODES = {name: node_class(formula, name) for formula, names in (
+    (SumBackward, ("SumBackward0", "SumBackward1")), (ProdBackward, ("ProdBackward0", "ProdBackward1")),
+    (EvenlyBackward, ("AmaxBackward0", "AminBackward0", "MaxBackward1", "MinBackward1",
+                      "MedianBackward0", "NanmedianBackward0"))) for name in names}
 
 
 def _truth_reduce(op, x, dim, keepdim, reduce, empty):

@@ -6,7 +6,7 @@ on sorted values: membership (isin) and unique_consecutive, whose values don't r
 from __future__ import annotations
 
 from ... import dtypes as dt
-from ...autograd import no_grad
+from ...autograd import no_grad, rename
 from ...tensor import Tensor, _wrap
 from .._common import check_tensor, dim_arg, same_device
 from ..creation import full, ones, zeros
@@ -27,12 +27,12 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _wrap(b.argsort(b.contiguous(input._data), d, bool(descending)), dt.int64, input._device)
 
 
-def sort(input, dim=-1, descending=False, stable=False):
-    """(values, indices) sorted along dim."""
+def sort(input, dim=-1, descending=False, stable=None):
+    """(values, indices) sorted along dim (always stably). Passing `stable` picks torch's
+    other overload, whose node is SortBackward1."""
     idx = argsort(input, dim, descending, stable)
-    if input.ndim == 0:
-        return values_indices(input.clone(), idx)
-    return values_indices(gather(input, dim, idx), idx)
+    values = input.clone() if input.ndim == 0 else gather(input, dim, idx)
+    return values_indices(rename(values, "SortBackward0" if stable is None else "SortBackward1"), idx)
 
 
 def msort(input):
@@ -46,9 +46,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= n:
         raise RuntimeError(f"topk: selected index k out of range (k={k}, dimension size {n})")
     if input.ndim == 0:
-        return sort(input)
-    idx = argsort(input, dim, descending=largest).narrow(dim, 0, k)
-    return values_indices(gather(input, dim, idx), idx)
+        values, idx = sort(input)
+    else:
+        idx = argsort(input, dim, descending=largest).narrow(dim, 0, k)
+        values = gather(input, dim, idx)
+    return values_indices(rename(values, "TopkBackward0"), idx)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -62,7 +64,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     values, indices = values.narrow(d, k - 1, 1), indices.narrow(d, k - 1, 1)
     if not keepdim:
         values, indices = values.squeeze(d), indices.squeeze(d)
-    return values_indices(values, indices)
+    return values_indices(rename(values, "KthvalueBackward0"), indices)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 from ... import autograd
+from ...autograd import rename
 from ... import dtypes as dt
 from ...tensor import Tensor
 from .._common import check_tensor, dim_arg
@@ -17,7 +18,9 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over dim, as var_mean; std_mean(x, False) is the legacy (input, unbiased) form."""
     if isinstance(dim, bool):
         unbiased, dim = dim, None
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    # torch computes both in one node: here each output's last node takes its name
+    return (rename(std(input, dim, unbiased, keepdim, correction=correction), "StdMeanBackward0"),
+            rename(mean(input, dim, keepdim), "StdMeanBackward0"))
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
@@ -128,11 +131,12 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     d = _trapezoid_args("trapezoid", y, x, dx, dim)
     if y.shape[d] == 0:                 # no samples: 0, as NumPy
         return zeros(tuple(s for i, s in enumerate(y.shape) if i != d), dtype=y.dtype, device=y.device)
+    # torch's last steps multiply or divide by a Scalar: MulBackward1, DivBackward1
     if x is None:
         ends = y.select(d, 0) + y.select(d, -1)
-        return (y.sum(d) - ends * 0.5) * (1 if dx is None else dx)
+        return rename((y.sum(d) - ends * 0.5) * (1 if dx is None else dx), "MulBackward1")
     left, right = _halves(y, d)
-    return (_spacing("trapezoid", y, x, d) * (right + left)).sum(d) / 2.0
+    return rename((_spacing("trapezoid", y, x, d) * (right + left)).sum(d) / 2.0, "DivBackward1")
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -146,4 +150,5 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     left, right = _halves(y, d)
     if x is None:
         return ((1 if dx is None else dx) / 2.0 * (left + right)).cumsum(d)
-    return (_spacing("cumulative_trapezoid", y, x, d) * (left + right) / 2.0).cumsum(d)
+    # torch halves after the running sum (DivBackward1 last); here before it
+    return rename((_spacing("cumulative_trapezoid", y, x, d) * (left + right) / 2.0).cumsum(d), "DivBackward1")

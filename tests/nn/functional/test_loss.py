@@ -16,7 +16,7 @@ import torch.nn.functional as TF
 import paragrad as pg
 import paragrad.nn as nn
 import paragrad.nn.functional as F
-from tests.helpers import _np, assert_close, check_op, fd_check, make_input
+from tests.helpers import _np, assert_close, check_op, check_raises, fd_check, make_input
 
 
 REDUCTIONS = ["none", "sum", "mean"]
@@ -177,6 +177,24 @@ def test_cross_entropy_of_a_non_tensor_is_torchs_type_error():
         F.cross_entropy([[1.0, 2.0]], pg.tensor([0]))
     with pytest.raises(TypeError, match="argument 'target' must be Tensor, not list"):
         F.cross_entropy(pg.ones(1, 2), [0])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int8", "bool", "uint8"])
+@pytest.mark.parametrize("fname,shape", [("nll_loss", (3, 4)), ("nll_loss", (3, 4, 2)), ("cross_entropy", (4,)),
+                                         ("cross_entropy", (3, 4, 2, 2))])
+def test_class_index_targets_are_int64_or_uint8(fname, shape, dtype, device):
+    """torch's nll_loss kernels take int64 class indices, and uint8 for a (C,) or (N, C)
+    input (its nll_loss2d, for more dims, int64 only); they refuse the others."""
+    x = make_input(shape)
+    target = np.ones((shape[0],) + shape[2:] if len(shape) > 1 else (), np.int64)
+    if dtype == "uint8" and len(shape) <= 2:
+        run_both(fname, [x, target.astype(np.uint8)], device=device)
+        return
+    want = "expected scalar type Long but found Byte" if dtype == "uint8" else \
+        "expected target dtype to be Long or Byte, but got " + dict(int32="Int", int16="Short", int8="Char",
+                                                                     bool="Bool")[dtype]
+    check_raises(lambda lib, x, t: getattr(lib.nn.functional, fname)(x, t.to(getattr(lib, dtype))), x, target,
+                 device=device, match=want)
 
 
 def test_cross_entropy_bfloat16_logits_match_torch(device):
