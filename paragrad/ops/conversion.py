@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..autograd import Node, grad_mode, record
+from ..autograd import Node, grad_mode, node_class, record, rename
 from ..backends import as_device, backend_for, device as Device
 from ..memory_format import contiguous_format, dims_in_memory_order, preserve_format
 from ..tensor import Tensor, _wrap
@@ -11,7 +11,7 @@ from .creation import laid_out_buffer, order_like
 from .indexing.index_bounds import remember_host_values
 
 
-class ToCopyBackward(Node):
+class ToCopyBackward0(Node):
     def backward(self, g):
         return _convert(g, self.dtype, self.device, copy=False)
 
@@ -35,7 +35,7 @@ def _convert(x, dtype, dev, copy):
     if not same_dev and not dtype.is_floating_point:
         remember_host_values(out, arr)          # integers: index bounds known without a host read
     if x._requires_grad and grad_mode._enabled and dtype.is_floating_point:
-        node = ToCopyBackward()
+        node = ToCopyBackward0()
         node.dtype, node.device = x.dtype, x._device
         record(node, (x,), out)
     return out
@@ -77,8 +77,8 @@ def cast_many(xs, dtype):
         return [_convert(x, dtype, x._device, copy=False) for x in xs]
     outs = [_wrap(d, dtype, x._device) for d, x in zip(datas, xs)]
     needing = [i for i, x in enumerate(xs) if x._requires_grad] if grad_mode._enabled else []
-    if needing:
-        node = ToCopyManyBackward()
+    if needing:     # (torch casts each alone: every output's node is a ToCopyBackward0)
+        node = node_class(ToCopyManyBackward, "ToCopyBackward0")()
         node.dtype, node.n_outputs = xs[0].dtype, len(xs)
         record(node, xs, outs[needing[0]])
         for i in needing:
@@ -105,7 +105,8 @@ def to(x, *args, dtype=None, device=None, non_blocking=False, copy=False,
         raise type(e)(f"to(): {e}") from None
     if memory_format is not preserve_format:
         dims_in_memory_order(memory_format, x.ndim, "to")      # refuse a bad format before converting
-        return contiguous(_convert(x, dtype, dev, copy), memory_format)
+        out = contiguous(_convert(x, dtype, dev, copy), memory_format)
+        return rename(out, "ToCopyBackward0", x)     # (torch's copies in that layout at once)
     return _convert(x, dtype, dev, copy)
 
 
@@ -149,7 +150,7 @@ def cuda(x, device=None):
               f"cuda:{device or 0}")
 
 
-class CloneBackward(Node):
+class CloneBackward0(Node):
     def backward(self, g):
         return g
 
@@ -170,7 +171,7 @@ def clone(input, memory_format=preserve_format):
                                order, fmt, strides)
     out = _wrap(b.copy_(data, x._data), x.dtype, x._device)
     if x._requires_grad and grad_mode._enabled:
-        record(CloneBackward(), (x,), out)
+        record(CloneBackward0(), (x,), out)
     return out
 
 

@@ -17,7 +17,7 @@ from .elementwise import binary
 from .elementwise.binary import masked_fill
 from .elementwise.math import float_power
 from .movement import views as movement
-from ..autograd import grad_mode
+from ..autograd import grad_mode, rename
 
 
 def inplace_binary(op, fn):
@@ -42,11 +42,22 @@ def inplace_unary(fn, name=None):
     return method
 
 
+# torch's names for the in-place forms of the view ops (t_, squeeze_(dim), ...), by the name of
+# the out-of-place op's node
+_INPLACE_VIEW_NODES = {
+    "TBackward0": "TBackward1", "TransposeBackward0": "TransposeBackward1",
+    "UnsqueezeBackward0": "UnsqueezeBackward1",
+    "SqueezeBackward0": "SqueezeBackward3", "SqueezeBackward1": "SqueezeBackward4",
+    "SqueezeBackward2": "SqueezeBackward5"}
+
+
 def inplace_view(fn, name):
     """torch's in-place view ops (t_, unsqueeze_, ...): the tensor becomes the view of itself."""
     def method(self, *args, **kwargs):
         if refuse_leaf(self, name):
-            return rebind(self, fn(_snapshot(self), *args, **kwargs))
+            out = fn(_snapshot(self), *args, **kwargs)
+            node = type(out.grad_fn).__name__
+            return rebind(self, rename(out, _INPLACE_VIEW_NODES.get(node, node)))
         with autograd.no_grad():
             self._data = fn(self, *args, **kwargs)._data       # (same buffer, new shape/strides)
         return self
@@ -62,9 +73,10 @@ def refuse_leaf(self, name):
     return grad_mode._enabled and self._requires_grad
 
 
-def assign(self, compute, name):
+def assign(self, compute, name, node=None):
     """Run an out-of-place op and make its result this tensor's value, as an in-place op: the
-    result must have this tensor's shape and a dtype that casts to its dtype (torch's rules)."""
+    result must have this tensor's shape and a dtype that casts to its dtype (torch's rules).
+    `node`: torch's name for the op's node, where it is not the out-of-place op's."""
     record = refuse_leaf(self, name)
     if record:
         out = compute(_snapshot(self))      # saved inputs keep their old value
@@ -76,7 +88,8 @@ def assign(self, compute, name):
         raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
                            f"broadcast shape {list(out.shape)}")
     if record:
-        return rebind(self, out if out.dtype is self.dtype else out.to(self.dtype))
+        out = out if out.dtype is self.dtype else out.to(self.dtype)
+        return rebind(self, rename(out, node) if node else out)
     self._backend.copy_(self._data, out._data)
     bump_version(self)
     return self
@@ -99,7 +112,8 @@ def copy_(self, src, non_blocking=False):
     tracked = grad_mode._enabled and (self._requires_grad or src._requires_grad)
     if tracked:
         check_writable(self, "copy_")
-        return rebind(self, src.to(self.dtype, self.device).expand(self.shape) + self.new_zeros(()))
+        out = src.to(self.dtype, self.device).expand(self.shape) + self.new_zeros(())
+        return rebind(self, rename(out, "CopyBackwards"))
     if src.device != self.device:
         src = src.to(self.device)
     try:
@@ -113,16 +127,21 @@ def copy_(self, src, non_blocking=False):
 
 
 def fill_(self, value):
+    # torch's node: FillBackward2 for a number, FillBackward3 for a tensor
+    return _fill(self, value, "FillBackward3" if isinstance(value, Tensor) else "FillBackward2")
+
+
+def zero_(self):
+    return _fill(self, 0, "ZeroBackward0")
+
+
+def _fill(self, value, node):
     if isinstance(value, Tensor):
         value = value.item()
     # tracked: masked_fill keeps the graph (zero gradient to the old values, as PyTorch's
     # fill_) without computing from the old values, which may be inf/nan (t * 0 would not)
     return assign(self, lambda t: full_like(t, value) if not t._requires_grad else
-                   masked_fill(t, full_like(t, True, dtype=bool_), value), "fill_")
-
-
-def zero_(self):
-    return fill_(self, 0)
+                  masked_fill(t, full_like(t, True, dtype=bool_), value), "fill_", node)
 
 
 def random_fill(draw):

@@ -60,7 +60,7 @@ def _H(self):
 METHODS = {
     "__init__": creation.legacy_init,     # Tensor(data) / Tensor(*sizes), torch's legacy constructor
     # arithmetic and comparison operators
-    "__add__": add, "__radd__": _commuted(add), "__sub__": sub, "__rsub__": _rev(sub),
+    "__add__": add, "__radd__": _commuted(add), "__sub__": sub, "__rsub__": rsub,
     "__mul__": mul, "__rmul__": _commuted(mul), "__truediv__": div, "__rtruediv__": _rev(div),
     "__floordiv__": floor_divide, "__rfloordiv__": _rev(floor_divide),
     "__mod__": remainder, "__rmod__": _rev(remainder), "__pow__": pow, "__rpow__": _rev(pow),
@@ -88,8 +88,7 @@ METHODS = {
     "sign": sign, "sin": sin, "cos": cos, "tanh": tanh, "sigmoid": sigmoid, "relu": relu, "erf": erf,
     "log1p": log1p, "expm1": expm1, "reciprocal": reciprocal, "floor": floor, "ceil": ceil,
     "round": round, "trunc": trunc, "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
-    "clamp": clamp, "clip": clamp, "clamp_min": lambda x, m: clamp(x, min=m),
-    "clamp_max": lambda x, m: clamp(x, max=m),
+    "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
     "asin": asin, "acos": acos, "atan": atan, "asinh": asinh, "acosh": acosh, "atanh": atanh,
     "arcsin": asin, "arccos": acos, "arctan": atan, "arcsinh": asinh, "arccosh": acosh,
     "arctanh": atanh, "atan2": atan2, "arctan2": atan2, "absolute": abs, "sgn": sign,

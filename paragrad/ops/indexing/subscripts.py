@@ -13,16 +13,19 @@ import numpy as np
 
 from ... import autograd, capture, dtypes as dt
 from ... import dtypes as dt
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import Tensor, _wrap, bump_version, rebind
 from .._common import buffer_view, check_tensor, check_writable, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
-from ..movement.views import _shared, _unslice, reshape_to, slice_op
+from .key_names import torch_indexing
+from ..movement.views import AliasBackward0, _shared, _unslice, reshape_to, slice_op
 from ..autocast_policy import policy
 
 
 # ---- take / gather / scatter as differentiable ops -------------------------------------------
-class TakeBackward(Node):
+class IndexSelectBackward0(Node):
+    """The gradient of x taken along one axis at an index (index_select, and x[idx] and the
+    others built on take_along): g added into zeros at the indexed positions."""
     def backward(self, g):
         (index,) = self.saved
         axis, shape = self.axis, self.shape
@@ -54,7 +57,7 @@ def take_along(x, index, axis, checked=False):
                          f"(input shape {tuple(x.shape)}): {e}") from None
     out = _wrap(data, x.dtype, x._device)
     if x._requires_grad and grad_mode._enabled:
-        node = TakeBackward()
+        node = IndexSelectBackward0()
         node.axis, node.shape, node.saved = axis, x.shape, (index,)
         record(node, (x,), out)
     return out
@@ -84,11 +87,12 @@ def index_select(input, dim, index):
             raise IndexError(f"index_select(): index out of range in self: index {bad} is out of range "
                              f"for dimension {d} with size {size} (input shape {tuple(x.shape)})")
     if x.ndim == 0:
-        return take_along(x.reshape(1), index.reshape(-1), 0, checked=True).reshape(())
+        out = take_along(x.reshape(1), index.reshape(-1), 0, checked=True).reshape(())
+        return rename(out, "IndexSelectBackward0")
     return take_along(x, index.reshape(-1), d, checked=True)
 
 
-class GatherBackward(Node):
+class GatherBackward0(Node):
     def backward(self, g):
         (index,) = self.saved
         b = g._backend
@@ -129,13 +133,13 @@ def gather(input, dim, index):
         x = slice_op(x, (0,) * x.ndim, stops, (1,) * x.ndim)
     out = _wrap(x._backend.gather(x._data, index._data, d), x.dtype, x._device)
     if x._requires_grad and grad_mode._enabled:
-        node = GatherBackward()
+        node = GatherBackward0()
         node.dim, node.shape, node.saved = d, x.shape, (index,)
         record(node, (x,), out)
     return out
 
 
-class ScatterBackward(Node):
+class ScatterBackward0(Node):
     def backward(self, g):
         (index,) = self.saved
         gx = gsrc = None
@@ -151,6 +155,11 @@ class ScatterBackward(Node):
                     widths += [0, b - a]
                 gsrc = pad(gsrc, widths)
         return gx, gsrc
+
+
+# torch's names for scatter with a value and for scatter_add (ScatterBackward0's formula)
+ScatterBackward1 = node_class(ScatterBackward0, "ScatterBackward1")
+ScatterAddBackward0 = node_class(ScatterBackward0, "ScatterAddBackward0")
 
 
 def _clone_buf(t):
@@ -181,7 +190,7 @@ def _scatter(op, x, dim, index, src, add):
     out = _wrap(base, x.dtype, x._device)
     tracked = [x] + ([] if value_src else [src_t])
     if autograd.needs_grad(*tracked):
-        node = ScatterBackward()
+        node = (ScatterAddBackward0 if add else ScatterBackward1 if value_src else ScatterBackward0)()
         node.dim, node.add, node.saved = d, add, (index,)
         node.src_shape = src_t.shape
         record(node, tracked, out)
@@ -214,7 +223,7 @@ def nonzero(input, as_tuple=False):
 def masked_select(input, mask):
     x = input
     shape = np.broadcast_shapes(x.shape, mask.shape)
-    return x.expand(shape)[mask.expand(shape)]
+    return rename(x.expand(shape)[mask.expand(shape)], "MaskedSelectBackward0", x)
 
 
 # ---- x[key] -----------------------------------------------------------------------------------
@@ -377,6 +386,11 @@ class BasicViewBackward(Node):
         return (None,)
 
 
+# BasicViewBackward under the names torch gives the views of a key of ints and slices
+_BASIC_VIEWS = {n: node_class(BasicViewBackward, n)
+                for n in ("SelectBackward0", "SliceBackward0", "AliasBackward0")}
+
+
 def getitem(x, key):
     """x[key] with PyTorch's rules: ints and slices are basic (a view) and applied first, then
     index tensors/lists/masks with NumPy's placement of the advanced dims.
@@ -388,16 +402,23 @@ def getitem(x, key):
     if view is not None:
         out = _shared(_wrap(view, x.dtype, x._device), x)
         if x._requires_grad and grad_mode._enabled:
-            node = BasicViewBackward()
+            node = _BASIC_VIEWS[torch_indexing(x._data.shape, key)]()
             node.shape, node.key = x._data.shape, key
             record(node, (x,), out)
         return out
     plan = _basic_plan(x._data.shape, key)      # ints and slices only: no general planning
     if plan is not None:
-        return slice_op(x, *plan)       # (a new view even of everything: x[:] is not x, as torch)
-    starts, stops, steps, out_shape, adv = _plan(x, key)
-    v = _basic(x, starts, stops, steps, out_shape)
-    return _advanced(v, adv) if adv else v
+        out = slice_op(x, *plan)        # (a new view even of everything: x[:] is not x, as torch)
+    else:
+        starts, stops, steps, out_shape, adv = _plan(x, key)
+        out = _basic(x, starts, stops, steps, out_shape)
+        if adv:
+            out = _advanced(out, adv)
+        elif out is x:                  # x[...]: a new view (torch's alias), not x itself
+            out = reshape_to(x, x._data.shape, AliasBackward0)
+    if x._requires_grad and grad_mode._enabled:
+        rename(out, torch_indexing(x._data.shape, key), x)
+    return out
 
 
 def setitem(x, key, value):
@@ -451,7 +472,8 @@ def setitem(x, key, value):
     else:
         vals = _wrap(x._backend.full((pos.numel(),), value, x.dtype, x._device.index), x.dtype, x._device)
     if tracked:
-        rebind(x, scatter(x.reshape(-1), 0, pos.reshape(-1), vals).reshape(x.shape))
+        out = scatter(x.reshape(-1), 0, pos.reshape(-1), vals).reshape(x.shape)
+        rebind(x, rename(out, torch_indexing(x._data.shape, key, True, value)))
         return
     b = x._backend
     flat = b.reshape(x._data, (-1,))

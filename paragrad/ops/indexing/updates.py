@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import autograd, capture
 from ... import dtypes as dt
-from ...autograd import Node, record
+from ...autograd import Node, record, rename
 from ...tensor import Tensor
 from .._common import alias, check_tensor, dim_arg, snapshot
 from ..creation import arange, positions_along, zeros
@@ -57,9 +57,9 @@ def _segment_reduce(keys, vals, size, combine):
     return out.narrow(0, 0, size), hit
 
 
-class _ScatterExtremeBackward(Node):
-    """PyTorch's scatter_reduce amax/amin gradient: shared equally among every element (of
-    self and src) equal to its target's result."""
+class ScatterReduceBackward0(Node):
+    """torch's scatter_reduce amax/amin gradient (its other reductions are composed here):
+    shared equally among every element (of self and src) equal to its target's result."""
 
     def backward(self, g):
         x, src, index, out = self.saved
@@ -90,11 +90,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype ({input.dtype} vs "
                            f"{src.dtype})")
     if input.ndim == 0:
-        return scatter_reduce(input.reshape(1), 0, index.reshape(-1), src.reshape(-1), reduce,
-                              include_self=include_self).reshape(())
+        out = scatter_reduce(input.reshape(1), 0, index.reshape(-1), src.reshape(-1), reduce,
+                             include_self=include_self).reshape(())
+        return rename(out, "ScatterReduceBackward0")
     _check_gather_shapes(op, input, d, index, src)
     if index.numel() == 0:
-        return input.clone()
+        return rename(input.clone(), "ScatterReduceBackward0")
     if tuple(src.shape) != tuple(index.shape):       # only src's index-shaped block is used
         src = getitem(src, tuple(slice(0, s) for s in index.shape))
     if reduce in ("sum", "mean"):
@@ -102,13 +103,13 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
             hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(d, index, 1) > 0
         base = input if include_self else input.masked_fill(hit, 0)
         out = base.scatter_add(d, index, src)
-        if reduce == "sum":
-            return out
-        with autograd.no_grad():
-            count = input.new_full(tuple(input.shape), 1 if include_self else 0).scatter_add(
-                d, index, src.new_ones(tuple(index.shape)).detach())
-            count = count.masked_fill(count == 0, 1)
-        return out / count if input.dtype.is_floating_point else out.floor_divide(count)
+        if reduce == "mean":
+            with autograd.no_grad():
+                count = input.new_full(tuple(input.shape), 1 if include_self else 0).scatter_add(
+                    d, index, src.new_ones(tuple(index.shape)).detach())
+                count = count.masked_fill(count == 0, 1)
+            out = out / count if input.dtype.is_floating_point else out.floor_divide(count)
+        return rename(out, "ScatterReduceBackward0")
     combine = {"prod": lambda a, b: a * b, "amax": maximum, "amin": minimum}[reduce]
     keys = _scatter_keys(tuple(input.shape), d, index)
     extreme = reduce != "prod"
@@ -118,11 +119,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         out = where(hit, combine(input, red) if include_self else red, input)
     if extreme and autograd.needs_grad(input, src):
         out = out.detach()
-        node = _ScatterExtremeBackward()
+        node = ScatterReduceBackward0()
         node.dim, node.include_self = d, include_self
         node.saved = (snapshot(input), snapshot(src), index, alias(out))
         record(node, (input, src), out)
-    return out
+        return out
+    return rename(out, "ScatterReduceBackward0")
 
 
 def masked_scatter(input, mask, source):
@@ -149,9 +151,8 @@ def masked_scatter(input, mask, source):
             raise RuntimeError(f"masked_scatter: Number of elements of source ({source.numel()}) < "
                                f"number of ones in mask ({int(slot[-1]) + 1})")
         slot = slot.clamp(min=0)
-    if source.numel() == 0:
-        return where(m, x.new_zeros(()), x).reshape(shape)
-    return where(m, source.reshape(-1).gather(0, slot), x).reshape(shape)
+    out = where(m, source.reshape(-1).gather(0, slot) if source.numel() else x.new_zeros(()), x)
+    return rename(out.reshape(shape), "MaskedScatterBackward0")
 
 
 def put(input, index, source, accumulate=False):
@@ -176,12 +177,12 @@ def put(input, index, source, accumulate=False):
             raise IndexError(f"out of range: tried to access index {hi if hi >= n else lo} on a "
                              f"tensor of {n} elements.")
     if idx.numel() == 0:
-        return input.clone()
+        return rename(input.clone(), "PutBackward0")
     idx = where(idx < 0, idx + n, idx)
     flat = input.reshape(-1)
     vals = source.reshape(-1)
     out = flat.scatter_add(0, idx, vals) if accumulate else flat.scatter(0, idx, vals)
-    return out.reshape(input.shape)
+    return rename(out.reshape(input.shape), "PutBackward0")
 
 
 @policy("index_put")
@@ -209,12 +210,12 @@ def index_put(input, indices, values, accumulate=False):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
                            f"broadcast to indexing result of shape {list(pos.shape)}") from None
     if pos.numel() == 0:
-        return input.clone()
+        return rename(input.clone(), "IndexPutBackward0")
     flat = input.reshape(-1)
     vals = values.expand(*pos.shape).reshape(-1)
     p = pos.reshape(-1)
     out = flat.scatter_add(0, p, vals) if accumulate else flat.scatter(0, p, vals)
-    return out.reshape(input.shape)
+    return rename(out.reshape(input.shape), "IndexPutBackward0")
 
 
 index_put_ = inplace_unary(index_put, "index_put_")
@@ -231,7 +232,8 @@ def _index_mask_and_source(input, dim, index, source):
 def index_add(input, dim, index, source, *, alpha=1):
     """input with alpha * source's slices added at index along dim (repeated indices add up)."""
     d, idx = _index_mask_and_source(input, dim, index, source)
-    return input + (input * 0).detach().scatter_add(d, idx, source * alpha)
+    out = input + (input * 0).detach().scatter_add(d, idx, source * alpha)
+    return rename(out, "IndexAddBackward0")
 
 
 def _check_along(op, input, dim, index, negatives):
@@ -258,7 +260,9 @@ def index_fill(input, dim, index, value):
     d, idx = _index_mask_and_source(input, dim, index, None)
     hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(
         d, idx, 1) > 0
-    return input.masked_fill(hit, value)
+    # torch's names: IndexFillBackward0 for a number, IndexFillBackward1 for a tensor
+    return rename(input.masked_fill(hit, value), "IndexFillBackward1" if isinstance(value, Tensor)
+                  else "IndexFillBackward0")
 
 
 @policy("index_copy")
@@ -269,4 +273,4 @@ def index_copy(input, dim, index, source):
     d, idx = _index_mask_and_source(input, dim, index, source)
     hit = zeros(tuple(input.shape), dtype=dt.int64, device=input.device).scatter(d, idx, 1) > 0
     placed = (input * 0).detach().scatter(d, idx, source)
-    return where(hit, placed, input)
+    return rename(where(hit, placed, input), "IndexCopyBackward0")

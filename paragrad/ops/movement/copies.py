@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import autocast_state, autograd
 from ... import dtypes as dt
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, record, rename
 from ...tensor import Tensor, _wrap
 from .._common import buffer_view, check_tensor, dim_arg, same_device
 from ..indexing.index_bounds import inherit, union
@@ -17,7 +17,7 @@ from ..autocast_policy import cast
 
 
 # ---- roll ---------------------------------------------------------------------------------------
-class RollBackward(Node):
+class RollBackward0(Node):
     def backward(self, g):
         return roll(g, tuple(-s for s in self.shifts), self.dims)
 
@@ -29,7 +29,7 @@ def roll(input, shifts, dims=None):
     x = input
     check_tensor(x, "roll")
     if dims is None:
-        return roll(x.reshape(-1), shifts, 0).reshape(tuple(x.shape))
+        return rename(roll(x.reshape(-1), shifts, 0).reshape(tuple(x.shape)), "RollBackward0", x)
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(shifts) != len(dims):
@@ -56,14 +56,14 @@ def roll(input, shifts, dims=None):
         buf = b.copy_(b.empty(buf.shape, x.dtype, x._device.index), buf)
     out = inherit(_wrap(buf, x.dtype, x._device), x)
     if _track(x):
-        node = RollBackward()
+        node = RollBackward0()
         node.shifts, node.dims = shifts, dims
         record(node, (x,), out)
     return out
 
 
 # ---- joining -----------------------------------------------------------------------------------
-class CatBackward(Node):
+class CatBackward0(Node):
     """g split back into the inputs' pieces; where the inputs' dtypes differed (cat promotes),
     each piece is cast back to its input's dtype, as torch's engine does."""
     dtypes = None           # the inputs' dtypes, when they were not all one
@@ -142,7 +142,7 @@ def cat(tensors, dim=0):
     if not dtype.is_floating_point and ref._device.type != "cpu":
         union(out, parts)       # (a roll of known indices stays known)
     if autograd.needs_grad(*tensors):
-        node = CatBackward()
+        node = CatBackward0()
         node.sizes, node.dim = [t._data.shape[d] if k else None for t, k in zip(tensors, keep)], d
         if not one_dtype:
             node.dtypes = [t.dtype for t in tensors]
@@ -183,7 +183,7 @@ def stack(tensors, dim=0):
             return _wrap(b.reshape(b.concat(bufs, 0), (len(tensors),) + shape), first.dtype, first._device)
         one = shape[:d] + (1,) + shape[d:]
         return _wrap(b.concat([b.reshape(t._data, one) for t in tensors], d), first.dtype, first._device)
-    return cat([t.unsqueeze(d) for t in tensors], d)
+    return rename(cat([t.unsqueeze(d) for t in tensors], d), "StackBackward0")
 
 
 def hstack(tensors):
@@ -197,7 +197,7 @@ def vstack(tensors):
 
 
 # ---- pad and flip ------------------------------------------------------------------------------
-class PadBackward(Node):
+class ConstantPadNdBackward0(Node):
     def backward(self, g):
         starts = tuple(b for b, _ in self.widths)
         stops = tuple(b + s for (b, _), s in zip(self.widths, self.shape))
@@ -207,7 +207,7 @@ class PadBackward(Node):
 def pad(input, pad, mode="constant", value=None):
     """torch.nn.functional.pad: `pad` lists (left, right) pairs from the last dim backwards;
     negative amounts crop. Modes: constant, reflect, replicate, circular."""
-    x = input
+    x = inp = input
     check_tensor(x, "pad")
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise RuntimeError(f"pad: Padding length must be divisible by 2 and at most twice the "
@@ -227,7 +227,7 @@ def pad(input, pad, mode="constant", value=None):
         out = _wrap(x._backend.pad(x._data, tuple(widths), 0 if value is None else value),
                     x.dtype, x._device)
         if _track(x):
-            node = PadBackward()
+            node = ConstantPadNdBackward0()
             node.widths, node.shape = widths, x.shape
             record(node, (x,), out)
         return out
@@ -260,10 +260,14 @@ def pad(input, pad, mode="constant", value=None):
             idx = idx % n
         from ..creation import tensor
         x = x.index_select(ax, tensor(idx, device=x.device))
-    return x
+    # torch's kernel names: ReflectionPad2DBackward0 for (left, right, top, bottom), ...;
+    # its circular padding copies into slices of a new tensor
+    name = "CopySlices" if mode == "circular" else \
+        f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{len(pad) // 2}DBackward0"
+    return rename(x, name, inp)
 
 
-class FlipBackward(Node):
+class FlipBackward0(Node):
     def backward(self, g):
         return flip(g, self.axes)
 
@@ -278,7 +282,7 @@ def flip(input, dims):
         axes = ()
     out = _wrap(x._backend.flip(x._data, axes), x.dtype, x._device)
     if _track(x):
-        node = FlipBackward()
+        node = FlipBackward0()
         node.axes = axes
         record(node, (x,), out)
     return out
@@ -287,7 +291,7 @@ def flip(input, dims):
 def narrow_copy(input, dim, start, length):
     """narrow() as a new tensor, not a view."""
     check_tensor(input, "narrow_copy")
-    return input.narrow(dim, start, length).clone()
+    return rename(input.narrow(dim, start, length).clone(), "NarrowCopyBackward0")
 
 
 row_stack = vstack

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import autocast_state, dtypes as dt
+from ...autograd import rename
 from ...tensor import Tensor
 from .._common import check_tensor, dim_arg
 from ..creation import ones, tensor
@@ -30,7 +31,7 @@ def tril(input, diagonal=0):
     check_tensor(input, "tril")
     if input.ndim < 2:
         raise RuntimeError(f"tril: input tensor must have at least 2 dimensions, got {input.ndim}")
-    return input.masked_fill(~_tri_mask(input, diagonal, False), 0)
+    return rename(input.masked_fill(~_tri_mask(input, diagonal, False), 0), "TrilBackward0")
 
 
 def triu(input, diagonal=0):
@@ -38,7 +39,7 @@ def triu(input, diagonal=0):
     check_tensor(input, "triu")
     if input.ndim < 2:
         raise RuntimeError(f"triu: input tensor must have at least 2 dimensions, got {input.ndim}")
-    return input.masked_fill(~_tri_mask(input, diagonal, True), 0)
+    return rename(input.masked_fill(~_tri_mask(input, diagonal, True), 0), "TriuBackward0")
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -55,14 +56,14 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     rows, cols = i + max(-offset, 0), i + max(offset, 0)
     flat = x.reshape(*x.shape[:-2], n1 * n2)
     idx = (rows * n2 + cols) if length else tensor([], dtype=dt.int64, device=input.device)
-    return flat.index_select(-1, idx) if flat.ndim else flat
+    return rename(flat.index_select(-1, idx) if flat.ndim else flat, "DiagonalBackward0")
 
 
 def diag(input, diagonal=0):
     """1-D input: a square matrix with it on the diagonal-th diagonal; 2-D: that diagonal."""
     check_tensor(input, "diag")
-    if input.ndim == 2:
-        return _diagonal(input, diagonal)
+    if input.ndim == 2:     # (torch's diag is a composite ending in diagonal_copy)
+        return rename(_diagonal(input, diagonal), "DiagonalBackward0_copy")
     if input.ndim != 1:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
     from ..creation import arange, zeros
@@ -70,7 +71,7 @@ def diag(input, diagonal=0):
     out = zeros(n * n, dtype=input.dtype, device=input.device)
     i = arange(input.shape[0], device=input.device)
     pos = (i + max(-diagonal, 0)) * n + i + max(diagonal, 0)
-    return out.scatter_add(0, pos, input).reshape(n, n)
+    return rename(out.scatter_add(0, pos, input).reshape(n, n), "DiagEmbedBackward0")
 
 
 _diagonal = diagonal        # (diag's argument of that name hides the function)
@@ -80,7 +81,7 @@ _diagonal = diagonal        # (diag's argument of that name hides the function)
 def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    return diagonal(input).sum()
+    return rename(diagonal(input).sum(), "TraceBackward0")
 
 
 def _scan(x, dim, combine, identity):
@@ -111,20 +112,22 @@ def cumsum(input, dim, *, dtype=None):
     """Running sums along dim."""
     if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
         input, = cast("cumsum", input)
-    return _scan(_scan_input(input, dtype, "cumsum"), dim, lambda a, b: a + b, 0)
+    return rename(_scan(_scan_input(input, dtype, "cumsum"), dim, lambda a, b: a + b, 0),
+                  "CumsumBackward0", input)
 
 
 def cumprod(input, dim, *, dtype=None):
     """Running products along dim (exact with zeros and signs: no log/exp)."""
     if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
         input, = cast("cumprod", input)
-    return _scan(_scan_input(input, dtype, "cumprod"), dim, lambda a, b: a * b, 1)
+    return rename(_scan(_scan_input(input, dtype, "cumprod"), dim, lambda a, b: a * b, 1),
+                  "CumprodBackward0", input)
 
 
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along dim, without overflow."""
     x = _float(input)
-    return _scan(x, dim, logaddexp, float("-inf"))
+    return rename(_scan(x, dim, logaddexp, float("-inf")), "LogcumsumexpBackward0", input)
 
 
 def tile(input, *dims):
@@ -158,7 +161,9 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
         raise RuntimeError("repeat_interleave: repeats can not be negative")
     shape = tuple(x.shape)
     expanded = x.unsqueeze(d + 1).expand(*shape[:d + 1], r, *shape[d + 1:])
-    return expanded.reshape(*shape[:d], shape[d] * r, *shape[d + 1:])
+    out = expanded.view(*shape[:d], shape[d] * r, *shape[d + 1:])     # (torch's ends in a view)
+    # torch takes repeats given as a tensor (even of one count) by index_select
+    return rename(out, "IndexSelectBackward0") if isinstance(repeats, Tensor) else out
 
 
 def tensor_split(input, indices_or_sections, dim=0):
@@ -217,7 +222,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def ravel(input):
-    return input.reshape(-1)
+    return input.view(-1)       # (torch's: contiguous(), then a view)
 
 
 def fliplr(input):
@@ -238,12 +243,12 @@ def select(input, dim, index):
     n = input.shape[d]
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
-    return input.narrow(d, index % n, 1).squeeze(d)
+    return rename(input.narrow(d, index % n, 1).squeeze(d), "SelectBackward0")
 
 
 def take(input, index):
     """input flattened, indexed by index (any shape)."""
-    return input.reshape(-1)[index]
+    return rename(input.reshape(-1)[index], "TakeBackward0")
 
 
 def take_along_dim(input, indices, dim=None):
@@ -286,7 +291,9 @@ def cross(input, other, dim=None):
         raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {input.shape[d]}")
     a = [select(input, d, i) for i in range(3)]
     b = [select(other, d, i) for i in range(3)]
-    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], d)
+    out = stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]],
+                d)
+    return rename(out, "LinalgCrossBackward0")
 
 
 # ---- combining and broadcasting tensors -----------------------------------------------------
@@ -304,8 +311,8 @@ def atleast_3d(*tensors):
     def lift(t):
         if t.ndim == 0:
             return t.reshape(1, 1, 1)
-        if t.ndim == 1:
-            return t.reshape(1, -1, 1)
+        if t.ndim == 1:     # (torch's: two unsqueezes)
+            return rename(t.reshape(1, -1, 1), "UnsqueezeBackward0")
         return t.unsqueeze(-1) if t.ndim == 2 else t
     out = [lift(t) for t in _flat_args(tensors)]
     return out[0] if len(out) == 1 else tuple(out)
@@ -328,10 +335,13 @@ def meshgrid(*tensors, indexing="ij"):
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
     n = len(ts)
-    shape = [t.numel() for t in ts]
-    grids = [t.reshape(*[-1 if i == k else 1 for i in range(n)]).expand(*shape) for k, t in enumerate(ts)]
-    if indexing == "xy" and n >= 2:      # Cartesian indexing: the first two dims swapped
-        grids = [g.transpose(0, 1) for g in grids]
+    # Cartesian indexing ('xy') as torch's: the grids of the first two inputs swapped (their
+    # dims swapped), each grid still an expand of its input
+    order = [1, 0] + list(range(2, n)) if indexing == "xy" and n >= 2 else list(range(n))
+    shape = [ts[k].numel() for k in order]
+    grids = [None] * n
+    for at, k in enumerate(order):
+        grids[k] = ts[k].reshape(*[-1 if i == at else 1 for i in range(n)]).expand(*shape)
     return tuple(grids)
 
 
@@ -356,7 +366,7 @@ def block_diag(*tensors):
         out.append(pad(t, [c, cols - c - t.shape[1]]))
         c += t.shape[1]
     from .copies import cat
-    return cat(out, 0).reshape(rows, cols)
+    return rename(cat(out, 0).reshape(rows, cols), "BlockDiagBackward0")
 
 
 def column_stack(tensors):
@@ -416,7 +426,10 @@ def cdist(x1, x2, p=2.0):
     for name, t in (("X1", x1), ("X2", x2)):
         if not t.dtype.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_tname(t.dtype)}")
-    return distance(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)         # (..., P, R)
+    out = distance(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)          # (..., P, R)
+    # torch computes p = 2 by matrix products when either side has over 25 rows, ending in a view
+    big = p == 2 and max(x1.shape[-2], x2.shape[-2]) > 25
+    return rename(out, "ViewBackward0" if big else "CdistBackward0")
 
 
 def unfold(input, dimension, size, step):
@@ -430,14 +443,14 @@ def unfold(input, dimension, size, step):
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     if input.ndim == 0:
-        return input.reshape(1)
+        return rename(input.reshape(1), "UnfoldBackward0")
     count = (n - size) // step + 1
     idx = (arange(count, device=input.device).unsqueeze(1) * step
            + arange(size, device=input.device).unsqueeze(0)).reshape(-1)     # (count * size,)
     x = input.index_select(d, idx)                                          # windows flattened at d
     shape = list(input.shape)
     x = x.reshape(*shape[:d], count, size, *shape[d + 1:])
-    return x.movedim(d + 1, -1)
+    return rename(x.movedim(d + 1, -1), "UnfoldBackward0")
 
 
 def rot90(input, k=1, dims=(0, 1)):
@@ -454,12 +467,14 @@ def rot90(input, k=1, dims=(0, 1)):
     d0, d1 = (dim_arg(d, input.ndim, "rot90") for d in dims)
     k %= 4
     if k == 1:
-        return input.flip((d1,)).transpose(d0, d1)
-    if k == 2:
-        return input.flip((d0, d1))
-    if k == 3:
-        return input.flip((d0,)).transpose(d0, d1)
-    return input.clone()
+        out = input.flip((d1,)).transpose(d0, d1)
+    elif k == 2:
+        out = input.flip((d0, d1))
+    elif k == 3:
+        out = input.flip((d0,)).transpose(d0, d1)
+    else:
+        out = input.clone()
+    return rename(out, "Rot90Backward0")
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
@@ -478,7 +493,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     c = arange(n, device=input.device).unsqueeze(0)
     off_diag = (c - r) != offset                                              # (n, n)
     out = x.unsqueeze(-1).expand(*x.shape, n).masked_fill(off_diag, 0)       # (..., n, n)
-    return out.movedim((-2, -1), (d1, d2))
+    return rename(out.movedim((-2, -1), (d1, d2)), "DiagEmbedBackward0")
 
 
 def diagflat(input, offset=0):
@@ -501,7 +516,8 @@ def vander(x, N=None, increasing=False):
     if n > 1:
         powers = x.to(dtype).unsqueeze(1).expand(x.shape[0], n - 1).cumprod(1)  # (len, n - 1)
         first = cat([first, powers], 1)
-    return first if increasing else first.flip((1,))
+    # (torch's increasing form writes the powers into slices of a new tensor)
+    return rename(first, "CopySlices") if increasing else first.flip((1,))
 
 
 def combinations(input, r=2, with_replacement=False):
@@ -520,7 +536,7 @@ def combinations(input, r=2, with_replacement=False):
     grid = np.indices((n,) * r).reshape(r, n ** r)                      # (r, n**r)
     keep = np.all(grid[:-1] <= grid[1:] if with_replacement else grid[:-1] < grid[1:], axis=0)
     idx = tensor(grid[:, keep].T.reshape(-1), dtype=dt.int64, device=input.device)
-    return input.index_select(0, idx).reshape(-1, r)
+    return rename(input.index_select(0, idx).reshape(-1, r), "StackBackward0")    # (torch's stacks)
 
 
 def _split_along(op, input, sections, dim, min_ndim):

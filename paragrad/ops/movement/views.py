@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ...autograd import Node, grad_mode, record
+from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import _wrap, Size, Tensor, view_of
 from .._common import check_tensor, dim_arg
 from ..indexing.index_bounds import inherit
@@ -40,21 +40,52 @@ def _track(x):
 
 
 # ---- reshape family ------------------------------------------------------------------------
-class ReshapeBackward(Node):
+class ViewBackward0(Node):
+    """The gradient of every op that only changes the shape: g reshaped back."""
     def backward(self, g):
         return reshape_to(g, self.shape)
 
 
-def reshape_to(x, shape):
+# the names torch gives the other ops that only change the shape (ViewBackward0's formula)
+UnsafeViewBackward0 = node_class(ViewBackward0, "UnsafeViewBackward0")      # reshape's copy
+ReshapeAliasBackward0 = node_class(ViewBackward0, "ReshapeAliasBackward0")  # a strided one's view
+AliasBackward0 = node_class(ViewBackward0, "AliasBackward0")        # x[...], the same shape
+UnsqueezeBackward0 = node_class(ViewBackward0, "UnsqueezeBackward0")
+# squeeze(), squeeze(dim), squeeze(dims)
+SQUEEZE_NODES = tuple(node_class(ViewBackward0, f"SqueezeBackward{i}") for i in range(3))
+
+
+def reshape_to(x, shape, node_cls=ViewBackward0):
     """reshape with an already valid, fully known shape tuple: the unchecked core that
-    reshape and backward formulas share."""
+    reshape and backward formulas share; its node is a `node_cls`."""
     data = x._data if shape == x._data.shape else x._backend.reshape(x._data, shape)
     out = _shared(_wrap(data, x.dtype, x._device), x)
     if x._requires_grad and grad_mode._enabled:
-        node = ReshapeBackward()
+        node = node_cls()
         node.shape = x._data.shape
         record(node, (x,), out)
     return out
+
+
+def _viewable(buf, shape):
+    """Whether a buffer laid out as `buf` can be viewed as `shape` without a copy: torch's
+    computeStride (byte strides serve as well as element ones)."""
+    old, strides = buf.shape, buf.strides
+    if not old or 0 in old:
+        return True
+    view_d, base = len(shape) - 1, strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[d]
+        if d == 0 or (old[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return view_d == -1
 
 
 def _infer_shape(shape, numel, op, in_shape):
@@ -92,14 +123,28 @@ def reshape(input, *sizes, shape=None):
         shape = shape[0]
     if not (shape == x._data.shape and all(type(s) is int for s in shape)):
         shape = _infer_shape(_sizes(shape, "reshape"), x.numel(), "reshape", x.shape)
+    out = reshape_to(x, shape)
+    if out.grad_fn is not None and not x._data.flags.c_contiguous:
+        # torch's reshape views a contiguous tensor (ViewBackward0, above), aliases a strided
+        # one it can view, and copies one it can't
+        viewed = _viewable(x._data, shape)
+        out.grad_fn.__class__ = ReshapeAliasBackward0 if viewed else UnsafeViewBackward0
+    return out
+
+
+def view(input, *sizes):
+    """x.view(shape): reshape, named ViewBackward0 whatever the layout, as torch's view (which
+    refuses a layout it can't view, where paragrad's copies, as reshape)."""
+    x = input
+    check_tensor(x, "view")
+    shape = sizes[0] if len(sizes) == 1 and type(sizes[0]) is tuple else sizes
+    if not (shape == x._data.shape and all(type(s) is int for s in shape)):
+        shape = _infer_shape(_sizes(shape, "reshape"), x.numel(), "reshape", x.shape)
     return reshape_to(x, shape)
 
 
-view = reshape
-
-
 def view_as(x, other):
-    return reshape(x, other.shape)
+    return view(x, other.shape)
 
 
 def reshape_as(x, other):
@@ -121,25 +166,27 @@ def unflatten(input, dim, sizes):
     x = input
     d = dim_arg(dim, x.ndim, "unflatten")
     sizes = _infer_shape(tuple(sizes), x.shape[d], "unflatten", x.shape)
-    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+    return view(x, x.shape[:d] + sizes + x.shape[d + 1:])
 
 
 def unsqueeze(input, dim):
     x = input
     d = dim_arg(dim, x.ndim + 1, "unsqueeze")
     s = x._data.shape       # (a plain tuple; the new shape needs none of reshape's checks)
-    return reshape_to(x, s[:d] + (1,) + s[d:])
+    return reshape_to(x, s[:d] + (1,) + s[d:], UnsqueezeBackward0)
 
 
 def squeeze(input, dim=None):
     x = input
     if dim is None:
-        axes = [i for i, s in enumerate(x.shape) if s == 1]
+        axes, form = [i for i, s in enumerate(x.shape) if s == 1], 0
     else:
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        form = 2 if isinstance(dim, (tuple, list)) else 1
+        dims = dim if form == 2 else (dim,)
         axes = [dim_arg(d, x.ndim, "squeeze") for d in dims]
         axes = [a for a in axes if x.ndim and x.shape[a] == 1]
-    return reshape_to(x, tuple(s for i, s in enumerate(x._data.shape) if i not in axes))
+    return reshape_to(x, tuple(s for i, s in enumerate(x._data.shape) if i not in axes),
+                      SQUEEZE_NODES[form])
 
 
 # ---- gradients of broadcasts -------------------------------------------------------------
@@ -163,7 +210,7 @@ def grad_for(g, t):
 
 
 # ---- permutations ----------------------------------------------------------------------------
-class PermuteBackward(Node):
+class PermuteBackward0(Node):
     def backward(self, g):
         inverse = [0] * len(self.axes)
         for i, a in enumerate(self.axes):
@@ -185,11 +232,16 @@ def permute(input, *dims):
     return permute_to(x, axes)
 
 
-def permute_to(x, axes):
-    """permute with valid non-negative axes: the unchecked core."""
+# torch's names for its other permutations (PermuteBackward0's formula)
+TransposeBackward0 = node_class(PermuteBackward0, "TransposeBackward0")
+TBackward0 = node_class(PermuteBackward0, "TBackward0")
+
+
+def permute_to(x, axes, node_cls=PermuteBackward0):
+    """permute with valid non-negative axes: the unchecked core; its node is a `node_cls`."""
     out = _shared(_wrap(x._backend.permute(x._data, axes), x.dtype, x._device), x)
     if x._requires_grad and grad_mode._enabled:
-        node = PermuteBackward()
+        node = node_cls()
         node.axes = axes
         record(node, (x,), out)
     return out
@@ -201,11 +253,11 @@ def transpose(input, dim0, dim1):
     n = x.ndim
     if n == 0:
         dim_arg(dim0, 0, "transpose"), dim_arg(dim1, 0, "transpose")
-        return reshape(x, ())
+        return permute_to(x, (), TransposeBackward0)
     a, b = dim_arg(dim0, n, "transpose"), dim_arg(dim1, n, "transpose")
     axes = list(range(n))
     axes[a], axes[b] = axes[b], axes[a]
-    return permute_to(x, tuple(axes))       # (a valid permutation: none of permute's checks)
+    return permute_to(x, tuple(axes), TransposeBackward0)   # (a valid permutation: no checks)
 
 
 swapaxes = swapdims = transpose
@@ -215,7 +267,7 @@ def t(input):
     x = input
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return transpose(x, 0, -1) if x.ndim == 2 else reshape(x, x.shape)
+    return permute_to(x, (1, 0) if x.ndim == 2 else tuple(range(x.ndim)), TBackward0)
 
 
 def T(x):
@@ -226,7 +278,7 @@ def mT(x):
     n = x._data.ndim
     if n < 2:
         raise RuntimeError(f"mT: tensor of dimension {n} has no matrix transpose (need >= 2)")
-    return permute_to(x, tuple(range(n - 2)) + (n - 1, n - 2))
+    return permute_to(x, tuple(range(n - 2)) + (n - 1, n - 2), TransposeBackward0)
 
 
 def movedim(input, source, destination):
@@ -239,7 +291,7 @@ def movedim(input, source, destination):
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in source {source} or destination {destination}")
     if x.ndim == 0:
-        return reshape(x, ())
+        return reshape_to(x, (), AliasBackward0)
     order = [d for d in range(x.ndim) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -247,7 +299,7 @@ def movedim(input, source, destination):
 
 
 # ---- broadcasting ------------------------------------------------------------------------------
-class ExpandBackward(Node):
+class ExpandBackward0(Node):
     def backward(self, g):
         return sum_to(g, self.shape)
 
@@ -277,11 +329,11 @@ def expand(x, *sizes):
 
 def expand_to(x, shape):
     """expand to a valid target shape: the unchecked core."""
-    if shape == x._data.shape:
-        return reshape_to(x, shape)
+    if shape == x._data.shape:     # (a writable view, as torch's: a broadcast one is read-only)
+        return reshape_to(x, shape, node_class(ViewBackward0, "ExpandBackward0"))
     out = _shared(_wrap(x._backend.expand(x._data, shape), x.dtype, x._device), x)
     if x._requires_grad and grad_mode._enabled:
-        node = ExpandBackward()
+        node = ExpandBackward0()
         node.shape = x._data.shape
         record(node, (x,), out)
     return out
@@ -305,11 +357,12 @@ def repeat(x, *sizes):
     shape = (1,) * (len(sizes) - x.ndim) + tuple(x.shape)
     inter = [v for s in shape for v in (1, s)]
     big = [v for r, s in zip(sizes, shape) for v in (r, s)]
-    return x.reshape(inter).expand(big).reshape(tuple(r * s for r, s in zip(sizes, shape)))
+    out = x.reshape(inter).expand(big).reshape(tuple(r * s for r, s in zip(sizes, shape)))
+    return rename(out, "RepeatBackward0", x)
 
 
 # ---- slicing -----------------------------------------------------------------------------------
-class SliceBackward(Node):
+class SliceBackward0(Node):
     def backward(self, g):
         if self.sliced is not None:     # the size-1 dims an integer index dropped, back
             g = reshape_to(g, self.sliced)
@@ -360,7 +413,7 @@ def slice_op(x, starts, stops, steps, out_shape=None):
         buf = b.reshape(buf, out_shape)
     out = _shared(_wrap(buf, x.dtype, x._device), x)
     if _track(x):
-        node = SliceBackward()
+        node = SliceBackward0()
         node.shape, node.starts, node.stops, node.steps, node.sliced = x.shape, starts, stops, steps, sliced
         record(node, (x,), out)
     return out
@@ -393,14 +446,18 @@ def split(x, split_size_or_sections, dim=0):
         if sum(sections) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sections}")
-    if len(sections) == 1 or not _track(x):
+    if not _track(x):
         return tuple(_pieces(x, d, sections))
+    node_cls = SplitBackward0 if isinstance(split_size_or_sections, int) else \
+        SplitWithSizesBackward0
+    if len(sections) == 1:              # one piece: a slice, under split's name
+        return (rename(narrow(x, d, 0, n), node_cls.__name__),)
     grad_mode._enabled = False          # (the pieces record one node together, below)
     try:
         out = _pieces(x, d, sections)
     finally:
         grad_mode._enabled = True
-    node = SplitBackward()              # their gradients are joined at once
+    node = node_cls()                   # their gradients are joined at once
     node.shape, node.dim, node.sections = tuple(x._data.shape), d, sections
     record(node, (x,), out[0])
     for i, piece in enumerate(out[1:], 1):
@@ -417,9 +474,10 @@ def _pieces(x, d, sections):
     return out
 
 
-class SplitBackward(Node):
-    """split/chunk's pieces as one node (PyTorch's SplitBackward0): their gradients arrive
-    together and are joined in one pass, with no zero-filled buffer per piece and no adds.
+class SplitBackward0(Node):
+    """split/chunk's pieces as one node (torch's name for it; SplitWithSizesBackward0 for split
+    into given sizes): their gradients arrive together and are joined in one pass, with no
+    zero-filled buffer per piece and no adds.
     Gradients that are already consecutive views of one buffer of x's shape are that buffer,
     nothing copied (cuDNN's attention writes dq, dk and dv into one (B, T, 3C) buffer when q,
     k and v were split from one projection, as a GPT's are)."""
@@ -456,6 +514,9 @@ class SplitBackward(Node):
             start += size
 
 
+SplitWithSizesBackward0 = node_class(SplitBackward0, "SplitWithSizesBackward0")
+
+
 def chunk(input, chunks, dim=0):
     x = input
     if chunks <= 0:
@@ -469,7 +530,8 @@ def chunk(input, chunks, dim=0):
 def unbind(input, dim=0):
     x = input
     d = dim_arg(dim, x.ndim, "unbind")
-    return tuple(narrow(x, d, i, 1).squeeze(d) for i in range(x.shape[d]))
+    return tuple(rename(narrow(x, d, i, 1).squeeze(d), "UnbindBackward0")
+                 for i in range(x.shape[d]))
 
 
 swapdims = transpose
