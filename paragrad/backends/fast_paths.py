@@ -28,7 +28,7 @@ FAST_PATHS = (
     "linalg_eigh", "linalg_svd",
     # buf[key] for a key of ints and slices, as a view, or None (ops/indexing/subscripts.py's planner)
     "basic_view",
-    # the one buffer that split's gradients are consecutive views of, or None (views.py's SplitBackward)
+    # the one buffer that split's gradients are consecutive views of, or None (views.py's SplitBackward0)
     "joined_view",
     # several buffers of one dtype cast to another in one call (ops/conversion.py's cast_many)
     "cast_many",

@@ -16,7 +16,7 @@ from .properties import (adjoint, can_cast, conj, imag, is_complex, is_conj, is_
 from .elementwise.unary import (abs, acos, acosh, asin, asinh, atan, atanh, bitwise_not, ceil,
                                 clamp, clamp_max, clamp_min, cos, erf, exp, expm1, floor, gelu,
                                 isfinite, isinf, isnan, leaky_relu, log, log1p, logical_not, neg,
-                                reciprocal, relu, round, rsqrt, sigmoid, sign, silu, sin, softplus,
+                                reciprocal, relu, round, rsqrt, sgn, sigmoid, sign, silu, sin, softplus,
                                 sqrt, tanh, trunc)
 from .elementwise.binary import (add, bitwise_and, bitwise_left_shift, bitwise_or,
                                  bitwise_right_shift, bitwise_xor, div, eq, floor_divide, ge, gt,
@@ -54,7 +54,7 @@ from .indexing.subscripts import (argwhere, gather, getitem, index_select, maske
                                   scatter, scatter_add, setitem, unravel_index)
 from .indexing.updates import (index_add, index_copy, index_fill, index_put, index_put_,
                                masked_scatter, put, scatter_reduce)
-from .linalg.products import addbmm, addmv, addr, bmm, chain_matmul, dot, matmul, mm, mv, outer
+from .linalg.products import addbmm, addmv, addr, bmm, chain_matmul, dot, matmul, mm, mv, outer, vdot
 from .linalg.vector_norm import renorm
 from .linalg.matrix_functions import (inner, inverse, kron, matrix_exp, matrix_power, norm,
                                       pinverse, triangular_solve)
@@ -71,7 +71,7 @@ clip = clamp
 fix = trunc
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 arctan2 = atan2
-absolute, sgn, moveaxis, ger, vdot = abs, sign, movedim, outer, dot
+absolute, moveaxis, ger = abs, movedim, outer
 concat = concatenate = cat
 negative = neg
 multiply, divide, subtract, true_divide = mul, div, sub, div

@@ -9,6 +9,7 @@ ops, which attaches the table to Tensor.
 from __future__ import annotations
 
 from ..dlpack import dlpack_device, to_dlpack
+from ..autograd import rename
 from ..tensor import Tensor
 from . import *     # noqa: F401,F403  (every functional op: the table's values)
 from . import conversion, creation, inplace
@@ -21,6 +22,11 @@ from .movement.views import sum_to_size
 # ---- adapters: methods whose argument order or defaults differ from the functional form ------
 def _rev(f):
     return lambda self, other: f(other, self)
+
+
+def _rtruediv(self, other):
+    """other / self, which torch computes as reciprocal(self) * other (MulBackward0)."""
+    return rename(div(other, self), "MulBackward0", self)
 
 
 def _commuted(f):
@@ -61,7 +67,7 @@ METHODS = {
     "__init__": creation.legacy_init,     # Tensor(data) / Tensor(*sizes), torch's legacy constructor
     # arithmetic and comparison operators
     "__add__": add, "__radd__": _commuted(add), "__sub__": sub, "__rsub__": rsub,
-    "__mul__": mul, "__rmul__": _commuted(mul), "__truediv__": div, "__rtruediv__": _rev(div),
+    "__mul__": mul, "__rmul__": _commuted(mul), "__truediv__": div, "__rtruediv__": _rtruediv,
     "__floordiv__": floor_divide, "__rfloordiv__": _rev(floor_divide),
     "__mod__": remainder, "__rmod__": _rev(remainder), "__pow__": pow, "__rpow__": _rev(pow),
     "__matmul__": matmul, "__rmatmul__": _rev(matmul),
@@ -91,7 +97,7 @@ METHODS = {
     "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
     "asin": asin, "acos": acos, "atan": atan, "asinh": asinh, "acosh": acosh, "atanh": atanh,
     "arcsin": asin, "arccos": acos, "arctan": atan, "arcsinh": asinh, "arccosh": acosh,
-    "arctanh": atanh, "atan2": atan2, "arctan2": atan2, "absolute": abs, "sgn": sign,
+    "arctanh": atanh, "atan2": atan2, "arctan2": atan2, "absolute": abs, "sgn": sgn,
     "erfc": erfc, "logit": logit, "nan_to_num": nan_to_num, "fmax": fmax, "fmin": fmin, "fmod": fmod,
     "heaviside": heaviside, "float_power": float_power, "addmm": addmm, "baddbmm": baddbmm,
     "dist": dist, "cross": cross, "aminmax": aminmax, "get_device": get_device,
@@ -117,7 +123,7 @@ METHODS = {
     "roll": roll, "tril": tril, "triu": triu, "diagonal": diagonal, "diag": diag, "trace": trace,
     "tile": tile, "repeat_interleave": repeat_interleave, "tensor_split": tensor_split,
     "ravel": ravel, "fliplr": fliplr, "flipud": flipud, "moveaxis": movedim, "select": select,
-    "take": take, "take_along_dim": take_along_dim, "diff": diff, "ger": outer, "vdot": dot,
+    "take": take, "take_along_dim": take_along_dim, "diff": diff, "ger": outer, "vdot": vdot,
     "unfold": unfold,
     "index_add": index_add, "index_fill": index_fill, "index_copy": index_copy,
     "bincount": bincount, "unique": unique,
@@ -167,6 +173,8 @@ METHODS = {
     "index_put": index_put,
     # special functions
     "lgamma": lgamma, "digamma": digamma, "polygamma": lambda self, n: polygamma(n, self),
+    "polygamma_": lambda self, n: inplace.assign(self, lambda t: polygamma(n, t), "polygamma_",
+                                                 "PolygammaBackward1"),
     "mvlgamma": mvlgamma, "erfinv": erfinv, "i0": i0,
     # predicates, metadata and the rest of the everyday surface
     "is_signed": is_signed, "is_nonzero": is_nonzero, "is_same_size": is_same_size,

@@ -139,20 +139,19 @@ ROWS = [
     ("F.silu_inplace", lambda L, F, x, y, p: F.silu(x * 1, inplace=True)),
     ("F.hardswish_inplace", lambda L, F, x, y, p: F.hardswish(x * 1, inplace=True)),
     ("F.mish_inplace", lambda L, F, x, y, p: F.mish(x * 1, inplace=True)),
+    ("clamp_min_method", lambda L, F, x, y, p: x.clamp_min(0)),
+    ("clamp_max_method", lambda L, F, x, y, p: x.clamp_max(0)),
+    ("polygamma_", lambda L, F, x, y, p: (p * 1).polygamma_(1)),
+    ("sgn", lambda L, F, x, y, p: L.sgn(x)),
+    ("sgn_method_", lambda L, F, x, y, p: (x * 1).sgn_()),
+    ("sub_number_first", lambda L, F, x, y, p: L.sub(2.0, x)),
+    ("rsub_operator", lambda L, F, x, y, p: 2.0 - x),
+    ("rsub_tensor", lambda L, F, x, y, p: L.rsub(x, y)),
+    ("div_number_first", lambda L, F, x, y, p: L.div(2.0, x)),
+    ("rdiv_operator", lambda L, F, x, y, p: 2.0 / x),
+    ("rdiv_tensor", lambda L, F, x, y, p: x.__rtruediv__(y)),
 ]
 
-# forms named outside ops/elementwise, or that share paragrad's call with an operator form
-_METHODS = "ops/methods.py maps the method to clamp(x, min=m) / clamp(x, max=m)"
-KNOWN = [pytest.param(call, id=name, marks=pytest.mark.xfail(reason=why)) for name, call, why in [
-    ("clamp_min_method", lambda L, F, x, y, p: x.clamp_min(0), _METHODS),
-    ("clamp_max_method", lambda L, F, x, y, p: x.clamp_max(0), _METHODS),
-    ("polygamma_", lambda L, F, x, y, p: (p * 1).polygamma_(1),
-     "torch's in-place polygamma_ is PolygammaBackward1; ops/methods.py runs polygamma"),
-    ("sub_number_first", lambda L, F, x, y, p: L.sub(2.0, x),
-     "2 - x calls sub(2, x) too, and is torch's RsubBackward1"),
-    ("div_number_first", lambda L, F, x, y, p: L.div(2.0, x),
-     "2 / x calls div(2, x) too, and is torch's MulBackward0"),
-]]
 
 
 def _inputs(lib):
@@ -161,7 +160,7 @@ def _inputs(lib):
     return [lib.tensor(a.astype(np.float32), requires_grad=True) for a in arrays]
 
 
-@pytest.mark.parametrize("call", [pytest.param(call, id=name) for name, call in ROWS] + KNOWN)
+@pytest.mark.parametrize("call", [pytest.param(call, id=name) for name, call in ROWS])
 def test_grad_fn_name_matches_torch(call):
     want = type(call(torch, torch.nn.functional, *_inputs(torch)).grad_fn).__name__
     got = call(pg, pg.nn.functional, *_inputs(pg)).grad_fn

@@ -133,6 +133,8 @@ ROWS = [
     ("bmm", lambda a, b: a.bmm(b), [(2, 2, 3), (2, 3, 4)]),
     ("mv", lambda a, b: a.mv(b), [(2, 3), (3,)]),
     ("dot", lambda a, b: a.dot(b), [(3,), (3,)]),
+    ("vdot", lambda a, b: a.vdot(b), [(3,), (3,)]),
+    ("vdot_function", lambda a, b: lib(a).vdot(a, b), [(3,), (3,)]),
     ("addbmm", lambda c, a, b: lib(c).addbmm(c, a, b, beta=0), [(2, 4), (2, 2, 3), (2, 3, 4)]),
     ("addmv", lambda c, a, b: lib(c).addmv(c.detach(), a, b, alpha=2), [(2,), (2, 3), (3,)]),
     ("addr", lambda c, a, b: lib(c).addr(c, a, b), [(3,), (2,), (3,)]),

@@ -306,10 +306,6 @@ class CUDABackend(ArrayBackend):
                 out[(slice(None),) * axis + (slice(at, at + x.shape[axis]),)] = x
                 at += x.shape[axis]
             return out
-        if len(xs) > 1 and xs[0].ndim == 4 and all(runs_nhwc(x) for x in xs):
-            # channels-last pieces join channels-last, as torch's cat keeps a shared layout
-            return cupy.concatenate([x.transpose(0, 2, 3, 1) for x in xs],
-                                    axis=(0, 3, 1, 2)[axis]).transpose(0, 3, 1, 2)
         return cupy.concatenate(xs, axis=axis)
 
     def argsort(self, x, axis, descending):

@@ -160,9 +160,6 @@ class SubBackward0(_ShapesOnly):
         return _g(g, self.a), (-gb if gb is not None else None)
 
 
-_RSUB_SCALAR = node_class(SubBackward0, "RsubBackward1")
-
-
 class MulBackward0(Node):
     def backward(self, g):
         a, b = self.saved
@@ -199,9 +196,6 @@ class DivBackward0(Node):
         return ga, gb
 
 
-_RDIV_SCALAR = node_class(DivBackward0, "MulBackward0")
-
-
 def _alpha(name, a, b, alpha):
     """b * alpha for add/sub; a float alpha is refused for integer operands, as in torch."""
     if alpha == 1:
@@ -224,8 +218,7 @@ def sub(input, other, alpha=1):
         raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     b = _alpha("sub", a, b, alpha)
-    # number - tensor is torch's rsub(tensor, number): RsubBackward1
-    return _binary("sub", a, b, SubBackward0 if isinstance(a, Tensor) else _RSUB_SCALAR)
+    return _binary("sub", a, b, SubBackward0)
 
 
 def mul(input, other):
@@ -247,9 +240,7 @@ def div(input, other, rounding_mode=None):
             return q + fix.to(q.dtype)
         raise ValueError(f"div: expected rounding_mode to be one of None, 'trunc', 'floor', "
                          f"got {rounding_mode!r}")
-    # number / tensor is torch's reciprocal(tensor) * number: MulBackward0
-    return _binary("div", a, b, DivBackward0 if isinstance(a, Tensor) else _RDIV_SCALAR,
-                   compute=floating, save=lambda a, b, out: (a, b))
+    return _binary("div", a, b, DivBackward0, compute=floating, save=lambda a, b, out: (a, b))
 
 
 def _binary_dtype(a, b):

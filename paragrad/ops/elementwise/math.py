@@ -335,9 +335,8 @@ def positive(input):
 def rsub(input, other, *, alpha=1):
     """other - alpha * input (sub with its operands reversed)."""
     check_tensor(input, "rsub")
-    # a number `other` is rsub(Tensor, Scalar), which sub names RsubBackward1 already
     out = sub(other, input, alpha=alpha)
-    return rename(out, "RsubBackward0") if isinstance(other, Tensor) else out
+    return rename(out, "RsubBackward0" if isinstance(other, Tensor) else "RsubBackward1", input)
 
 
 def isposinf(input):

@@ -152,6 +152,11 @@ def _make(op):
                        "round", "trunc", "isnan", "isinf", "isfinite"))
 
 
+def sgn(input):
+    """sign, for the real dtypes paragrad has; its node is torch's SgnBackward0."""
+    return rename(sign(input), "SgnBackward0", input)
+
+
 asin, acos, atan, asinh, acosh, atanh = (
     _make(o) for o in ("asin", "acos", "atan", "asinh", "acosh", "atanh"))
 

@@ -144,6 +144,12 @@ def dot(input, tensor):
     return _matmul(a, b, "dot")
 
 
+def vdot(input, other):
+    """dot, for the real dtypes paragrad has (no conjugate to take); torch's VdotBackward0."""
+    a, b = _operands("vdot", input, other, 1, 1, "1D tensors")
+    return rename(_matmul(a, b, "vdot"), "VdotBackward0", a, b)
+
+
 def outer(input, vec2):
     """Outer product of two vectors; unlike matmul it promotes mixed dtypes, as PyTorch."""
     a, b = input, vec2

@@ -9,6 +9,7 @@ import numpy as np
 from ... import autocast_state, autograd
 from ... import dtypes as dt
 from ...autograd import Node, grad_mode, record, rename
+from ...memory_format import runs_channels_last
 from ...tensor import Tensor, _wrap
 from .._common import buffer_view, check_tensor, dim_arg, same_device
 from ..indexing.index_bounds import inherit, union
@@ -102,6 +103,15 @@ class CatBackward0(Node):
                      for x, d in zip(out, self.dtypes))
 
 
+def _concat(b, bufs, d):
+    """The pieces joined along d: channels-last when every piece runs channels-last (torch's
+    cat keeps a layout its inputs share), joined in their (N, H, W, C) memory order."""
+    if bufs[0].ndim != 4 or not all(runs_channels_last(x) for x in bufs):
+        return b.concat(bufs, d)
+    nhwc = b.concat([b.permute(x, (0, 2, 3, 1)) for x in bufs], (0, 3, 1, 2)[d])
+    return b.permute(nhwc, (0, 3, 1, 2))
+
+
 def cat(tensors, dim=0):
     if autocast_state.on:     # paragrad.amp: the dtype this op runs in
         tensors, = cast("cat", tensors)
@@ -138,7 +148,7 @@ def cat(tensors, dim=0):
         same_device("cat", *parts)
     dtype = ref.dtype if one_dtype else dt.result_type(*parts)
     bufs = [t._data if t.dtype is dtype else t._backend.cast(t._data, dtype) for t in parts]
-    out = _wrap(ref._backend.concat(bufs, d), dtype, ref._device)
+    out = _wrap(_concat(ref._backend, bufs, d), dtype, ref._device)
     if not dtype.is_floating_point and ref._device.type != "cpu":
         union(out, parts)       # (a roll of known indices stays known)
     if autograd.needs_grad(*tensors):
