@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import paragrad as pg
+from tests.helpers import needs_torch_2_13
 
 
 def T(L, data, dtype=None):
@@ -199,10 +200,18 @@ ROWS = [
 ]
 
 
-@pytest.mark.parametrize("fn,shapes", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
+NAMED_SINCE_2_13 = {"narrow_copy"}     # older torch calls its node NotImplemented
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    pytest.param(*r[1:], id=r[0], marks=needs_torch_2_13 if r[0] in NAMED_SINCE_2_13 else ()) for r in ROWS])
 def test_grad_fn_is_named_as_torch(fn, shapes, device):
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     want = fn(torch, *(torch.tensor(a, requires_grad=True) for a in arrays)).grad_fn
-    got = fn(pg, *(pg.tensor(a, device=device, requires_grad=True) for a in arrays)).grad_fn
+    pg.set_default_device(device)        # (the index and value tensors the rows make)
+    try:
+        got = fn(pg, *(pg.tensor(a, requires_grad=True) for a in arrays)).grad_fn
+    finally:
+        pg.set_default_device(None)
     assert type(got).__name__ == type(want).__name__ == got.name()

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import paragrad as pg
+from tests.helpers import needs_torch_2_13
 
 
 def _maker(lib):
@@ -298,7 +299,11 @@ MODULE_ROWS = [
 
 
 
-@pytest.mark.parametrize("call", [pytest.param(c, id=n) for n, c in ROWS])
+NAMED_SINCE_2_13 = {"sdpa_empty_keys", "sdpa_empty_queries"}     # (older torch ends an empty attention in another node)
+
+
+@pytest.mark.parametrize("call", [pytest.param(c, id=n, marks=needs_torch_2_13 if n in NAMED_SINCE_2_13 else ())
+                                  for n, c in ROWS])
 def test_grad_fn_name_matches_torch(call):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # (torch's and paragrad's deprecation notes)

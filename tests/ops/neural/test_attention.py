@@ -14,7 +14,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import paragrad as pg
 from paragrad.backends.base import fast_paths
 from paragrad.ops.neural.attention import ScaledDotProductAttentionBackward
-from tests.helpers import assert_close, check_op, fd_check, make_input
+from tests.helpers import assert_close, check_op, fd_check, make_input, needs_torch_2_13
 
 
 def sdpa(transpose=False, **kw):
@@ -94,7 +94,8 @@ def _inputs(shapes, mask, dtype, seed=0):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=needs_torch_2_13 if n.startswith("empty") else ())
+                                  for n in CASES])     # (older torch ends an empty one in another node)
 def test_sdpa_vs_torch(device, name, dtype):
     shapes, kw, mask = CASES[name]
     check_op(sdpa(**kw), shapes, dtype=dtype, device=device, inputs=_inputs(shapes, mask, dtype))
