@@ -14,7 +14,7 @@ from ._common import check_writable, snapshot as _snapshot
 from . import conversion, creation
 from .creation import full_like, rand, randint, randn
 from .elementwise import binary
-from .elementwise.binary import masked_fill
+from .elementwise.binary import masked_fill, where
 from .elementwise.math import float_power
 from .movement import views as movement
 from ..autograd import grad_mode, rename
@@ -112,7 +112,8 @@ def copy_(self, src, non_blocking=False):
     tracked = grad_mode._enabled and (self._requires_grad or src._requires_grad)
     if tracked:
         check_writable(self, "copy_")
-        out = src.to(self.dtype, self.device).expand(self.shape) + self.new_zeros(())
+        new = src.to(self.dtype, self.device).expand(self.shape)
+        out = _replacing(_snapshot(self), new) if self._requires_grad else new + self.new_zeros(())
         return rebind(self, rename(out, "CopyBackwards"))
     if src.device != self.device:
         src = src.to(self.device)
@@ -144,9 +145,23 @@ def _fill(self, value, node):
                   masked_fill(t, full_like(t, True, dtype=bool_), value), "fill_", node)
 
 
+def _replacing(t, new):
+    """new's values, with a zero gradient to t where t requires grad (torch's fills and
+    copy_ keep the graph): a select, which never computes from t's values (inf/nan would
+    survive t * 0)."""
+    if not t._requires_grad:
+        return new
+    return where(full_like(t, True, dtype=bool_), new, t)
+
+
 def random_fill(draw):
+    """x.uniform_() and the other random fills, named as torch (UniformBackward0, ...)."""
+    name = draw.__name__.strip("_")
+    node = "BernoulliBackward2" if name == "bernoulli" else "".join(
+        w.capitalize() for w in name.split("_")) + "Backward0"
+
     def method(self, *args, **kwargs):
-        return assign(self, lambda t: draw(t, *args, **kwargs), draw.__name__.strip("_") + "_")
+        return assign(self, lambda t: _replacing(t, draw(t, *args, **kwargs)), name + "_", node)
     return method
 
 

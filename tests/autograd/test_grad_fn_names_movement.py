@@ -188,6 +188,10 @@ ROWS = [
     ("scatter_", inplace(lambda L, y: y.scatter_(0, T(L, [[0]]), 1.0)), [(3, 4)]),
     ("tril_", inplace(lambda L, y: y.tril_()), [(3, 4)]),
     ("copy_", lambda L, x, s: (x * 1).copy_(s), [(3, 4), (4,)]),
+    ("copy_source_without_grad", lambda L, x: (x * 1).copy_(L.zeros(4)), [(3, 4)]),
+    *((f"{op}_", inplace(lambda L, y, op=op, a=a: getattr(y, op + "_")(*a)), [(3, 4)]) for op, a in (
+        ("uniform", ()), ("normal", ()), ("bernoulli", (0.5,)), ("exponential", ()),
+        ("geometric", (0.5,)), ("random", (0, 5)))),
     ("fill_", inplace(lambda L, y: y.fill_(2.0)), [(3, 4)]),
     ("fill_tensor", inplace(lambda L, y: y.fill_(T(L, 2.0))), [(3, 4)]),
     ("zero_", inplace(lambda L, y: y.zero_()), [(3, 4)]),

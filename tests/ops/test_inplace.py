@@ -116,3 +116,19 @@ def test_comparison_aliases(device):
         assert getattr(pg, name)(a, b).cpu().tolist() == getattr(torch, name)(torch.tensor([1, 2, 3]),
                                                                            torch.tensor([2, 2, 2])).tolist()
         assert getattr(a, name)(b).cpu().tolist() == getattr(pg, name)(a, b).cpu().tolist()
+
+
+@pytest.mark.parametrize("fill", [lambda L, y: y.copy_(L.zeros(2)), lambda L, y: y.uniform_(),
+                                  lambda L, y: y.normal_(), lambda L, y: y.bernoulli_(0.5)])
+def test_a_fill_of_a_tensor_that_requires_grad_keeps_the_graph(fill):
+    """torch's copy_ from a source without grad and its random fills keep requires_grad, and
+    give the old values a zero gradient (an inf among them included)."""
+    grads = []
+    for L in (torch, pg):
+        x = L.tensor([float("inf"), 1.0], requires_grad=True)
+        y = x * 1
+        fill(L, y)
+        assert y.requires_grad
+        (y * 2).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1] == [0.0, 0.0]
