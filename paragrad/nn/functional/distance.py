@@ -3,14 +3,15 @@ cosine_similarity and pdist, composed from differentiable paragrad ops."""
 from __future__ import annotations
 
 from ...autograd import rename
-from ...ops import triu_indices, zeros
+from ...ops import broadcast_tensors, triu_indices, zeros
 from ...ops.linalg.vector_norm import distance, vector_norm
 from ...ops.autocast_policy import policy
 
 
 @policy("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """x1 . x2 / max(||x1|| ||x2||, eps) along dim (inputs broadcast)."""
+    """x1 . x2 / max(||x1|| ||x2||, eps) along dim of the inputs' broadcast shape."""
+    x1, x2 = broadcast_tensors(x1, x2)
     n1 = (x1 * x1).sum(dim)
     n2 = (x2 * x2).sum(dim)
     # torch divides before it sums (SumBackward1 last); here after

@@ -26,6 +26,7 @@ CASES = {   # name: (fn(x, y), shapes)
     "kl-log-target": (lambda x, y: lib_of(x).kl_div(x, y, reduction="batchmean", log_target=True), [(4, 5), (4, 5)]),
     "cosine": (lambda x, y: lib_of(x).cosine_similarity(x, y), [(4, 5), (4, 5)]),
     "cosine-broadcast-dim": (lambda x, y: lib_of(x).cosine_similarity(x, y, dim=-1), [(3, 4, 5), (1, 5)]),
+    "cosine-broadcast-rank": (lambda x, y: lib_of(x).cosine_similarity(x, y), [(2, 3), (3,)]),
     "pairwise": (lambda x, y: lib_of(x).pairwise_distance(x, y), [(4, 5), (4, 5)]),
     "pairwise-p1-keepdim": (lambda x, y: lib_of(x).pairwise_distance(x, y, p=1.0, keepdim=True), [(4, 5), (4, 5)]),
 }
