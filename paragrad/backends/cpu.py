@@ -315,7 +315,8 @@ class CPUBackend(ArrayBackend):
             if a.ndim > 2 and b.ndim == 2 and out is None and a.flags.c_contiguous:
                 # (..., n, k) @ (k, m): NumPy loops one GEMM per leading index; as one
                 # (N*n, k) @ (k, m) GEMM it is 2-5x faster (a Linear over a sequence)
-                return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
+                rows = math.prod(a.shape[:-1])        # (not -1: a k of 0 leaves it unresolved)
+                return np.matmul(a.reshape(rows, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
             return np.matmul(a, b, out=out)
         finally:
             ERRSTATE.reset(token)

@@ -122,3 +122,8 @@ def test_outer_promotes(device):
 def test_linalg_type_error(device):
     with pytest.raises(TypeError, match="matmul"):
         pg.matmul(pg.zeros(2, 2, device=device), [[1.0, 0.0], [0.0, 1.0]])
+
+
+@pytest.mark.parametrize("shapes", [[(1, 2, 0), (0, 4)], [(2, 3, 0), (0, 1)], [(2, 0, 3), (3, 4)]])
+def test_matmul_of_a_batch_by_a_matrix_with_an_empty_dim(device, shapes):
+    check_op(lambda a, b: a @ b, shapes, device=device)
