@@ -440,7 +440,8 @@ def split(x, split_size_or_sections, dim=0):
         if size <= 0 and not (size == 0 and n == 0):
             raise RuntimeError(f"split: split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {n}")
-        sections = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+        # an empty dim still splits into one empty piece, as torch's
+        sections = [size] * (n // size) + ([n % size] if n % size else []) if n else [0]
     else:
         sections = list(split_size_or_sections)
         if sum(sections) != n:

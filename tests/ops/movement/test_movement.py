@@ -166,6 +166,17 @@ def test_split_returns_tuple(device):
     assert isinstance(parts, tuple) and [p.tolist() for p in parts] == [[0, 1], [2, 3], [4]]
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("size", [2, 0, [0]])
+def test_split_of_an_empty_dim_is_one_empty_piece(device, requires_grad, size):
+    shapes = []
+    for L in (torch, pg):
+        x = L.zeros(0, 3, requires_grad=requires_grad, device=device if L is pg else "cpu")
+        pieces = x.split(size)
+        shapes.append([tuple(p.shape) for p in pieces])
+    assert shapes[0] == shapes[1] == [(0, 3)]
+
+
 def test_split_is_one_node_and_differentiates_twice(device):
     """split's pieces share one node (torch's SplitBackward0, output_nr per piece); a piece
     left unused gets zeros, and the join is itself differentiable (create_graph)."""
