@@ -44,6 +44,8 @@ def _convert(x, dtype, dev, copy):
 def _in_layout_of(x, data, dtype, dev):
     """data (x's values converted) laid out as x is: torch's preserve_format, which keeps a
     channels-last or transposed tensor's strides through .to(dtype), .cuda() and copies."""
+    if [s // data.itemsize for s in data.strides] == list(x.stride()):
+        return data                     # (a cast keeps the layout: the common case, no allocation)
     b = backend_for(dev)
     order, fmt, strides = order_like(x, preserve_format, "to")
     want = laid_out_buffer(b, lambda s: b.empty(s, dtype, dev.index), tuple(x.shape), order, fmt, strides)

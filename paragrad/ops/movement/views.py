@@ -47,8 +47,6 @@ class ViewBackward0(Node):
 
 
 # the names torch gives the other ops that only change the shape (ViewBackward0's formula)
-UnsafeViewBackward0 = node_class(ViewBackward0, "UnsafeViewBackward0")      # reshape's copy
-ReshapeAliasBackward0 = node_class(ViewBackward0, "ReshapeAliasBackward0")  # a strided one's view
 AliasBackward0 = node_class(ViewBackward0, "AliasBackward0")        # x[...], the same shape
 UnsqueezeBackward0 = node_class(ViewBackward0, "UnsqueezeBackward0")
 # squeeze(), squeeze(dim), squeeze(dims)
@@ -127,8 +125,7 @@ def reshape(input, *sizes, shape=None):
     if out.grad_fn is not None and not x._data.flags.c_contiguous:
         # torch's reshape views a contiguous tensor (ViewBackward0, above), aliases a strided
         # one it can view, and copies one it can't
-        viewed = _viewable(x._data, shape)
-        out.grad_fn.__class__ = ReshapeAliasBackward0 if viewed else UnsafeViewBackward0
+        rename(out, "ReshapeAliasBackward0" if _viewable(x._data, shape) else "UnsafeViewBackward0", x)
     return out
 
 
