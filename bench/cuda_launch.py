@@ -36,6 +36,18 @@ def main():
         args = (ctypes.c_void_p * 4)(*(ctypes.addressof(p) for p in (pa, pb, pc, pn)))
         cupy.cuda.driver.launchKernel(raw.kernel.ptr, 8, 1, 1, 256, 1, 1, 0, 0, ctypes.addressof(args), 0)
 
+    cu_launch = ctypes.CDLL("libcuda.so.1").cuLaunchKernel     # ctypes, argument types declared once
+    cu_launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+    cu_launch.restype = ctypes.c_int
+    packed_args = (ctypes.c_void_p * 4)(*(ctypes.addressof(p) for p in (pa, pb, pc, pn)))
+    packed_address, function_ptr = ctypes.addressof(packed_args), raw.kernel.ptr
+
+    def ctypes_launch():
+        cu_launch(function_ptr, 8, 1, 1, 256, 1, 1, 0, None, packed_address, None)
+
+    def current_stream():
+        return cupy.cuda.get_current_stream().ptr
+
     from paragrad.backends.cuda.runtime.compile import Kernel
     packed_kernel = Kernel(raw)             # paragrad's launcher around the same kernel
     launches = []
@@ -69,6 +81,8 @@ def main():
         ("ElementwiseKernel(a, b, c)", lambda: add_kernel(a, b, c), sync_cp),
         ("RawKernel launch", lambda: raw((8,), (256,), (a, b, c, n)), sync_cp),
         ("driver launchKernel (ctypes)", driver_launch, sync_cp),
+        ("ctypes cuLaunchKernel, types declared", ctypes_launch, sync_cp),
+        ("cupy current stream's pointer", current_stream, sync_cp),
         *launches,
         ("paragrad Kernel (packed launch)", lambda: packed_kernel((8,), (256,), (a, b, c, n)), sync_cp),
         ("cupy.empty", lambda: cupy.empty((32, 64), cupy.float32), sync_cp),

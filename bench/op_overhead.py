@@ -68,10 +68,79 @@ def cases(lib, device):
     def emb_fwd_bwd():
         emb(ids).sum().backward()
 
+    # The rest of the issue-36 rows: the ops a training script calls most, with and without grad.
+    logits = lib.tensor(rng.standard_normal((32, 27)).astype(np.float32), device=device,
+                        requires_grad=True)                                   # (B, V)
+    targets = lib.tensor(rng.integers(0, 27, 32), device=device)              # (B,)
+    rows = lib.tensor(np.array([0, 2, 3]), device=device)
+
+    def mul_fwd():
+        return a * b
+
+    def mul_grad_fwd():
+        return ag * bg
+
+    def view():
+        return a.view(16)
+
+    def index():
+        return a[rows]
+
+    def reduce_sum():
+        return a.sum(1)
+
+    def cross_entropy_fwd_bwd():
+        lib.nn.functional.cross_entropy(logits, targets).backward()
+
     return [("add (4x4) forward", add_fwd), ("matmul (4x4) forward", mm_fwd),
             ("add + sum, forward+backward", add_fwd_bwd), ("matmul + sum, forward+backward", mm_fwd_bwd),
             ("pow(x, 3.0) (32x16x256) forward", pow3_fwd),
-            ("embedding 27x64[32x16] fwd+bwd", emb_fwd_bwd)]
+            ("embedding 27x64[32x16] fwd+bwd", emb_fwd_bwd),
+            ("mul (4x4) forward", mul_fwd), ("mul (4x4) with grad, forward", mul_grad_fwd),
+            ("view (4x4 -> 16)", view), ("index a[tensor of 3]", index),
+            ("sum over dim 1 (4x4)", reduce_sum),
+            ("cross_entropy (32x27) fwd+bwd", cross_entropy_fwd_bwd)] + tiny_cases(lib, device)
+
+
+def tiny_cases(lib, device):
+    """The tiny-op host path: the data-loading idiom of nanoGPT-style scripts and its parts."""
+    data = lib.tensor(np.random.default_rng(1).integers(0, 65, 10_000), device=device)   # (N,)
+    gen = lib.Generator(device=device) if device == "cuda" else lib.Generator()
+    gen.manual_seed(0)
+    ix = lib.randint(len(data) - 8, (32,), generator=gen, device=device)              # (32,)
+    i = ix[0]                                                                          # 0-d
+    rows = [data[j:j + 8] for j in range(0, 256, 8)]
+    values = [float(v) for v in range(32)]
+
+    def idiom():   # get_batch: 32 windows of 8 tokens, stacked
+        return lib.stack([data[j:j + 8] for j in ix])
+
+    def iterate():
+        return list(ix)
+
+    def slice_0d():
+        return data[i:i + 8]
+
+    def add_0d():
+        return i + 8
+
+    def index_0d():
+        return int(i)
+
+    def stack_rows():
+        return lib.stack(rows)
+
+    def cat_rows():
+        return lib.cat(rows)
+
+    def tensor_list():
+        return lib.tensor(values, device=device)
+
+    return [("idiom: stack([data[i:i+8] for i in ix])", idiom),
+            ("iterate a 32-element tensor", iterate), ("data[i:i+8], i a 0-d tensor", slice_0d),
+            ("i + 8, i a 0-d tensor", add_0d), ("int(i), i a 0-d tensor", index_0d),
+            ("stack of 32 rows of 8", stack_rows), ("cat of 32 rows of 8", cat_rows),
+            ("tensor(list of 32 floats)", tensor_list)]
 
 
 def main():
@@ -95,9 +164,9 @@ def main():
           f"numpy {np.__version__}")
     if gpu:
         print(f"device  : {torch.cuda.get_device_name()} (eager, synchronized per batch)")
-    print(f"{'case':34s} {'paragrad us':>12s} {'torch us':>10s} {'ratio':>7s}")
+    print(f"{'case':42s} {'paragrad us':>12s} {'torch us':>10s} {'ratio':>7s}")
     for name, tp, tt in rows:
-        print(f"{name:34s} {tp:12.2f} {tt:10.2f} {tp / tt:7.2f}x")
+        print(f"{name:42s} {tp:12.2f} {tt:10.2f} {tp / tt:7.2f}x")
 
 
 if __name__ == "__main__":

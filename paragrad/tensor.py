@@ -200,8 +200,11 @@ class Tensor:
         return int(self._scalar("int(Tensor)"))
 
     def _scalar(self, op):
-        if self.numel() != 1:
+        data = self._data
+        if data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._device is CPU:     # (the buffer is the NumPy array: no host copy to make)
+            return data.item()
         return self._host(op).reshape(()).item()
 
     def __index__(self):
@@ -219,11 +222,6 @@ class Tensor:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
-
-    def __iter__(self):
-        if self.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
 
     def __hash__(self):
         return id(self)

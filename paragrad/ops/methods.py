@@ -57,6 +57,13 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     return to_dlpack(self, stream, max_version, dl_device, copy)
 
 
+def _iter(self):
+    """Iterating a tensor unbinds it (torch's: the rows are views, one UnbindBackward0)."""
+    if self._data.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(unbind(self, 0))
+
+
 def _H(self):
     if self.ndim != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
@@ -75,7 +82,7 @@ METHODS = {
     "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
     "__rand__": _rev(bitwise_and), "__ror__": _rev(bitwise_or), "__rxor__": _rev(bitwise_xor),
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
-    "__getitem__": getitem, "__setitem__": setitem,
+    "__getitem__": getitem, "__setitem__": setitem, "__iter__": _iter,
     "__iadd__": inplace_binary("add", add), "__isub__": inplace_binary("sub", sub),
     "__imul__": inplace_binary("mul", mul), "__itruediv__": inplace_binary("div", div),
     # named arithmetic

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from ... import autograd, dtypes as dt
-from ... import dtypes as dt
 from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import _wrap, bump_version, rebind, Tensor
 from .._common import check_writable, floating, same_device, snapshot
@@ -35,9 +34,17 @@ _NAMES = {"floordiv": "floor_divide", "mod": "remainder", "and": "bitwise_and", 
 
 def _wrap_int(v, dtype):
     """A Python int wrapped to an integer dtype's width, as torch does (uint8 + 1000, uint8 - 1)."""
+    lo, span = _INT_RANGES.get(dtype) or _int_range(dtype)
+    return v if lo <= v < lo + span else (v - lo) % span + lo
+
+
+_INT_RANGES = {}        # integer dtype -> (lowest value, number of values)
+
+
+def _int_range(dtype):
     bits = 8 * dtype.itemsize
-    lo = -(1 << (bits - 1)) if dtype.is_signed else 0
-    return (v - lo) % (1 << bits) + lo
+    r = _INT_RANGES[dtype] = (-(1 << (bits - 1)) if dtype.is_signed else 0, 1 << bits)
+    return r
 
 
 def _result_dtype(a, b):
@@ -109,8 +116,16 @@ def _binary(op, a, b, node_cls=None, compute=None, out_dtype=None, save=None, na
         if type(a) is int and not d.is_floating_point and d is not dt.bool_:
             a = _wrap_int(a, d)
         a = _wrap(b._backend.full((), a, d, b._device.index), d, b._device)
-    ab, bb, dtype, dev = prepare(name, a, b, compute)
-    buf = a._backend.binary(op, ab, bb)
+    tb, ad = type(b), a.dtype
+    if (tb is int or tb is float) and compute is None and (
+            ad.is_floating_point or (tb is int and ad is not dt.bool_)):
+        # tensor op Python number of the tensor's kind (i + 8, x * 0.5): the dtype is the
+        # tensor's, so none of prepare's promotion (the scalar only wrapped to an int dtype's width)
+        dtype, dev = ad, a._device
+        buf = a._backend.binary(op, a._data, b if ad.is_floating_point else _wrap_int(b, ad))
+    else:
+        ab, bb, dtype, dev = prepare(name, a, b, compute)
+        buf = a._backend.binary(op, ab, bb)
     out = _wrap(buf, out_dtype or dtype, dev)
     if node_cls is not None and grad_mode._enabled and (
             a._requires_grad or (isinstance(b, Tensor) and b._requires_grad)):

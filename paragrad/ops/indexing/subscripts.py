@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 from ... import autograd, capture, dtypes as dt
-from ... import dtypes as dt
 from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import Tensor, _wrap, bump_version, rebind
 from .._common import buffer_view, check_tensor, check_writable, dim_arg, same_device
@@ -398,7 +397,14 @@ def getitem(x, key):
     Differs from torch 2.13 in two deprecated corners, where paragrad follows NumPy: a nested
     list such as x[[[0, 1], [1, 2]]] is one index array (torch still reads it as a tuple and
     warns that this will change), and a second '...' raises IndexError."""
+    if type(key) is slice and (type(key.start) is Tensor or type(key.stop) is Tensor):
+        key = _int_slice(key)           # data[i:i + 8] with i a 0-d tensor, the common form
     view = _fast_view(x, key)           # ints and slices, by the backend's own indexing
+    if view is None:
+        int_key = _int_slice_bounds(key)
+        if int_key is not None:         # data[i:i + 8] with i a 0-d tensor
+            key = int_key
+            view = _fast_view(x, key)
     if view is not None:
         out = _shared(_wrap(view, x.dtype, x._device), x)
         if x._requires_grad and grad_mode._enabled:
@@ -435,6 +441,7 @@ def setitem(x, key, value):
         x._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if tracked:
         check_writable(x, "setitem")
+    key = _int_slice_bounds(key) or key
     if not tracked:
         target = _basic_buffer(x, key)
         if target is not None:          # data code's y[i:j] = v, without the general planning
@@ -485,6 +492,26 @@ def setitem(x, key, value):
         b.scatter(flat, pos.reshape(-1)._data, src, 0)
         b.copy_(x._data, b.reshape(flat, x.shape))
     bump_version(x)
+
+
+def _int_slice_bounds(key):
+    """key with its slices' tensor bounds read as ints, as torch reads them (through
+    __index__: a float tensor is refused there), or None if no slice has a tensor bound."""
+    if type(key) is slice:
+        if isinstance(key.start, Tensor) or isinstance(key.stop, Tensor) or isinstance(key.step, Tensor):
+            return _int_slice(key)
+        return None
+    if type(key) is not tuple or not any(type(k) is slice and _int_slice(k) is not k for k in key):
+        return None
+    return tuple(_int_slice(k) if type(k) is slice else k for k in key)
+
+
+def _int_slice(k):
+    """The slice k with int bounds (k itself where it has no tensor bound)."""
+    bounds = (k.start, k.stop, k.step)
+    if not any(isinstance(b, Tensor) for b in bounds):
+        return k
+    return slice(*[b.__index__() if isinstance(b, Tensor) else b for b in bounds])
 
 
 def _basic_plan(shape, key):

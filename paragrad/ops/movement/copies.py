@@ -120,44 +120,56 @@ def cat(tensors, dim=0):
                         f"{type(tensors).__name__}")
     if not tensors:     # (a ValueError in torch's cat, a RuntimeError in the stacks)
         raise ValueError("cat(): expected a non-empty list of Tensors")
-    # PyTorch's legacy rule: 1-D empty tensors are skipped (buffer shapes: no Size built)
-    keep = []
-    for t in tensors:
-        if type(t) is not Tensor:
-            check_tensor(t, "cat", "tensors")
-        keep.append(t._data.shape != (0,))
-    if False in keep:
+    _all_tensors(tensors, "cat")
+    shapes = [t._data.shape for t in tensors]   # (buffer shapes: tuples, no Size built)
+    # PyTorch's legacy rule: 1-D empty tensors are skipped
+    keep = [s != (0,) for s in shapes] if (0,) in shapes else None
+    parts = tensors
+    if keep is not None:
         if True not in keep:
             keep[0] = True
         parts = [t for t, k in zip(tensors, keep) if k]
-    else:
-        parts = tensors
+        shapes = [t._data.shape for t in parts]
     ref = parts[0]
-    rs = ref._data.shape
+    rs = shapes[0]
     d = dim_arg(dim, len(rs), "cat")
-    one_dtype = one_device = True
-    for i, t in enumerate(parts):
-        ts = t._data.shape      # (buffer shapes: tuples, compared without building Sizes)
-        if ts != rs and (len(ts) != len(rs) or ts[:d] != rs[:d] or ts[d + 1:] != rs[d + 1:]):
-            raise RuntimeError(f"cat: Sizes of tensors must match except in dimension {d}. Expected "
-                               f"size {list(ref.shape)} but got size {list(t.shape)} for tensor "
-                               f"number {i} in the list.")
-        one_dtype = one_dtype and t.dtype is ref.dtype
-        one_device = one_device and t._device is ref._device
-    if not one_device:
+    if shapes.count(rs) != len(shapes):
+        _check_cat_shapes(parts, shapes, d)
+    dtypes = {t.dtype for t in parts}
+    one_dtype = len(dtypes) == 1
+    if len({id(t._device) for t in parts}) != 1:
         same_device("cat", *parts)
     dtype = ref.dtype if one_dtype else dt.result_type(*parts)
-    bufs = [t._data if t.dtype is dtype else t._backend.cast(t._data, dtype) for t in parts]
+    bufs = [t._data for t in parts] if one_dtype else [
+        t._data if t.dtype is dtype else t._backend.cast(t._data, dtype) for t in parts]
     out = _wrap(_concat(ref._backend, bufs, d), dtype, ref._device)
     if not dtype.is_floating_point and ref._device.type != "cpu":
         union(out, parts)       # (a roll of known indices stays known)
-    if autograd.needs_grad(*tensors):
+    if grad_mode._enabled and True in [t._requires_grad for t in tensors]:
         node = CatBackward0()
-        node.sizes, node.dim = [t._data.shape[d] if k else None for t, k in zip(tensors, keep)], d
+        node.sizes, node.dim = [s[d] for s in shapes], d
+        if keep is not None:
+            node.sizes = [t._data.shape[d] if k else None for t, k in zip(tensors, keep)]
         if not one_dtype:
             node.dtypes = [t.dtype for t in tensors]
         record(node, tensors, out)
     return out
+
+
+def _all_tensors(tensors, op):
+    """torch's TypeError for a list holding something other than Tensors."""
+    if {type(t) for t in tensors} != {Tensor}:
+        for t in tensors:
+            check_tensor(t, op, "tensors")
+
+
+def _check_cat_shapes(parts, shapes, d):
+    rs = shapes[0]
+    for i, ts in enumerate(shapes):
+        if ts != rs and (len(ts) != len(rs) or ts[:d] != rs[:d] or ts[d + 1:] != rs[d + 1:]):
+            raise RuntimeError(f"cat: Sizes of tensors must match except in dimension {d}. Expected "
+                               f"size {list(rs)} but got size {list(ts)} for tensor "
+                               f"number {i} in the list.")
 
 
 def nonempty(tensors, op):
@@ -171,19 +183,17 @@ def stack(tensors, dim=0):
         tensors, = cast("stack", tensors)
     nonempty(tensors, "stack")
     check_tensor(tensors[0], "stack", "tensors")
+    _all_tensors(tensors, "stack")
     first = tensors[0]
-    shape = first._data.shape       # (buffer shapes: plain tuples, compared without Sizes)
-    dtype, dev, alike, grad = first.dtype, first._device, True, False
-    for i, t in enumerate(tensors):         # one pass: types, shapes, whether the fast form applies
-        if type(t) is not Tensor:
-            check_tensor(t, "stack", "tensors")
-        if t._data.shape != shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
-                               f"entry 0 and {list(t.shape)} at entry {i}")
-        alike = alike and t.dtype is dtype and t._device is dev
-        grad = grad or t._requires_grad
+    shapes = [t._data.shape for t in tensors]   # (buffer shapes: plain tuples, compared without Sizes)
+    shape = shapes[0]
+    if shapes.count(shape) != len(shapes):
+        i = next(i for i, s in enumerate(shapes) if s != shape)
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
+                           f"entry 0 and {list(shapes[i])} at entry {i}")
     d = dim_arg(dim, len(shape) + 1, "stack")
-    if alike and not (grad and grad_mode._enabled):
+    alike = len({t.dtype for t in tensors}) == 1 and len({id(t._device) for t in tensors}) == 1
+    if alike and not (grad_mode._enabled and True in [t._requires_grad for t in tensors]):
         # a DataLoader's collate stacks a batch of samples: one concat of the buffers, without
         # a recorded unsqueeze per sample
         b = first._backend

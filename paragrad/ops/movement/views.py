@@ -10,7 +10,7 @@ import numpy as np
 from ...autograd import Node, grad_mode, node_class, record, rename
 from ...tensor import _wrap, Size, Tensor, view_of
 from .._common import check_tensor, dim_arg
-from ..indexing.index_bounds import inherit
+from ..indexing.index_bounds import inherit, known, remember
 
 
 def _sizes(args, op):
@@ -526,10 +526,52 @@ def chunk(input, chunks, dim=0):
 
 
 def unbind(input, dim=0):
+    """x's slices along dim, without that dim: views of x, one node for all of them (so
+    iterating a tensor, which unbinds it, costs one wrap per element)."""
     x = input
     d = dim_arg(dim, x.ndim, "unbind")
-    return tuple(rename(narrow(x, d, i, 1).squeeze(d), "UnbindBackward0")
-                 for i in range(x.shape[d]))
+    b, buf, dtype, dev = x._backend, x._data, x.dtype, x._device
+    fast = b.fast("unbind")
+    bufs = fast(buf, d) if fast is not None else [_squeezed_slice(b, buf, d, i)
+                                                    for i in range(buf.shape[d])]
+    out = tuple([_wrap(p, dtype, dev) for p in bufs])
+    vc, bounds = x._vc, known(x)       # (views: x's version counter and values, as _shared)
+    for piece in out:
+        piece._vc = vc
+    if bounds is not None:
+        for piece in out:
+            remember(piece, *bounds)
+    if _track(x) and out:
+        node = UnbindBackward0()
+        node.dim = d
+        record(node, (x,), out[0])
+        for i, piece in enumerate(out[1:], 1):
+            piece.grad_fn, piece._output_nr, piece._requires_grad = node, i, True
+        node.n_outputs = len(out)
+    return out
+
+
+def _squeezed_slice(b, buf, d, i):
+    """buf's index i along d, that dim dropped: a slice and a reshape (both views)."""
+    shape = buf.shape
+    starts = (0,) * d + (i,) + (0,) * (len(shape) - d - 1)
+    view = b.slice(buf, starts, shape[:d] + (i + 1,) + shape[d + 1:], (1,) * len(shape))
+    return b.reshape(view, shape[:d] + shape[d + 1:])
+
+
+class UnbindBackward0(Node):
+    """unbind's pieces as one node: their gradients stacked back along dim (zeros for a piece
+    that got none)."""
+    multi_view = True       # (torch's rule, as split's: its outputs may not be modified in place)
+
+    def backward(self, *grads):
+        from .copies import stack
+        ref = next(g for g in grads if g is not None)
+        zero = None
+        if None in grads:
+            b = ref._backend
+            zero = _wrap(b.full(ref._data.shape, 0, ref.dtype, ref._device.index), ref.dtype, ref._device)
+        return stack([zero if g is None else g for g in grads], self.dim)
 
 
 swapdims = transpose
