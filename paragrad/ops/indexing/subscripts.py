@@ -406,7 +406,9 @@ def getitem(x, key):
             key = int_key
             view = _fast_view(x, key)
     if view is not None:
-        out = _shared(_wrap(view, x.dtype, x._device), x)
+        out = _wrap(view, x.dtype, x._device)
+        out._vc = x._vc                 # (a basic view always shares x's buffer: _shared's case)
+        inherit(out, x)
         if x._requires_grad and grad_mode._enabled:
             node = _BASIC_VIEWS[torch_indexing(x._data.shape, key)]()
             node.shape, node.key = x._data.shape, key

@@ -135,9 +135,8 @@ def cat(tensors, dim=0):
     d = dim_arg(dim, len(rs), "cat")
     if shapes.count(rs) != len(shapes):
         _check_cat_shapes(parts, shapes, d)
-    dtypes = {t.dtype for t in parts}
-    one_dtype = len(dtypes) == 1
-    if len({id(t._device) for t in parts}) != 1:
+    one_dtype = _all_alike([t.dtype for t in parts])
+    if not _all_alike([t._device for t in parts]):
         same_device("cat", *parts)
     dtype = ref.dtype if one_dtype else dt.result_type(*parts)
     bufs = [t._data for t in parts] if one_dtype else [
@@ -158,9 +157,15 @@ def cat(tensors, dim=0):
 
 def _all_tensors(tensors, op):
     """torch's TypeError for a list holding something other than Tensors."""
-    if {type(t) for t in tensors} != {Tensor}:
+    if [type(t) for t in tensors].count(Tensor) != len(tensors):
         for t in tensors:
             check_tensor(t, op, "tensors")
+
+
+def _all_alike(values):
+    """Whether the values are all equal to the first (list.count compares by identity first:
+    no __eq__ call for the usual one shared dtype or device object)."""
+    return values.count(values[0]) == len(values)
 
 
 def _check_cat_shapes(parts, shapes, d):
@@ -192,7 +197,7 @@ def stack(tensors, dim=0):
         raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
                            f"entry 0 and {list(shapes[i])} at entry {i}")
     d = dim_arg(dim, len(shape) + 1, "stack")
-    alike = len({t.dtype for t in tensors}) == 1 and len({id(t._device) for t in tensors}) == 1
+    alike = _all_alike([t.dtype for t in tensors]) and _all_alike([t._device for t in tensors])
     if alike and not (grad_mode._enabled and True in [t._requires_grad for t in tensors]):
         # a DataLoader's collate stacks a batch of samples: one concat of the buffers, without
         # a recorded unsqueeze per sample
