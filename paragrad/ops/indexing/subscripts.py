@@ -348,6 +348,22 @@ def _advanced(v, adv):
     return out
 
 
+def _take_rows(x, idx):
+    """x[idx] for one integer index tensor: the rows idx names, with _advanced's bounds error
+    (a backend that checks indices itself is asked first, and read only when it refuses)."""
+    size = x._data.shape[0]
+    if x._backend.checks_indices:
+        try:
+            return take_along(x, idx, 0, checked=True)
+        except IndexError:
+            pass
+    if idx._data.size and not capture.active():         # (no host reads inside pg.jit)
+        bad = out_of_range(idx, -size, size - 1)        # (a host sync unless idx's range is known)
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {size}")
+    return take_along(x, idx, 0, checked=True)
+
+
 def _strides(sizes):
     out, acc = [], 1
     for s in reversed(sizes):
@@ -414,8 +430,10 @@ def getitem(x, key):
             node.shape, node.key = x._data.shape, key
             record(node, (x,), out)
         return out
-    plan = _basic_plan(x._data.shape, key)      # ints and slices only: no general planning
-    if plan is not None:
+    if type(key) is Tensor and (key.dtype is dt.int64 or key.dtype is dt.int32) and x._data.ndim \
+            and key._device is x._device:
+        out = inherit(_take_rows(x, key), x)   # x[idx], the batch gather: no general planning
+    elif (plan := _basic_plan(x._data.shape, key)) is not None:    # ints and slices only
         out = slice_op(x, *plan)        # (a new view even of everything: x[:] is not x, as torch)
     else:
         starts, stops, steps, out_shape, adv = _plan(x, key)
