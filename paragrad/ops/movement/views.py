@@ -119,8 +119,7 @@ def reshape(input, *sizes, shape=None):
     check_tensor(x, "reshape")
     if len(shape) == 1 and type(shape[0]) is tuple:      # the common reshape((a, b)) call
         shape = shape[0]
-    if not (shape == x._data.shape and all(type(s) is int for s in shape)):
-        shape = _infer_shape(_sizes(shape, "reshape"), x.numel(), "reshape", x.shape)
+    shape = _resolved(shape, x)
     out = reshape_to(x, shape)
     if out.grad_fn is not None and not x._data.flags.c_contiguous:
         # torch's reshape views a contiguous tensor (ViewBackward0, above), aliases a strided
@@ -135,9 +134,15 @@ def view(input, *sizes):
     x = input
     check_tensor(x, "view")
     shape = sizes[0] if len(sizes) == 1 and type(sizes[0]) is tuple else sizes
-    if not (shape == x._data.shape and all(type(s) is int for s in shape)):
-        shape = _infer_shape(_sizes(shape, "reshape"), x.numel(), "reshape", x.shape)
-    return reshape_to(x, shape)
+    return reshape_to(x, _resolved(shape, x))
+
+
+def _resolved(shape, x):
+    """reshape's sizes as a tuple of ints with -1 inferred; the usual call (plain ints that
+    hold x's elements) without the general parsing and checks."""
+    if all(type(s) is int and s >= 0 for s in shape) and math.prod(shape) == x._data.size:
+        return tuple(shape)
+    return _infer_shape(_sizes(shape, "reshape"), x.numel(), "reshape", x.shape)
 
 
 def view_as(x, other):
