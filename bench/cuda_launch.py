@@ -45,6 +45,9 @@ def main():
     def ctypes_launch():
         cu_launch(function_ptr, 8, 1, 1, 256, 1, 1, 0, None, packed_address, None)
 
+    def cupy_driver_launch():   # CuPy's typed wrapper of cuLaunchKernel, the arguments packed once
+        cupy.cuda.driver.launchKernel(function_ptr, 8, 1, 1, 256, 1, 1, 0, 0, packed_address, 0)
+
     def current_stream():
         return cupy.cuda.get_current_stream().ptr
 
@@ -82,6 +85,7 @@ def main():
         ("RawKernel launch", lambda: raw((8,), (256,), (a, b, c, n)), sync_cp),
         ("driver launchKernel (ctypes)", driver_launch, sync_cp),
         ("ctypes cuLaunchKernel, types declared", ctypes_launch, sync_cp),
+        ("cupy driver.launchKernel, packed once", cupy_driver_launch, sync_cp),
         ("cupy current stream's pointer", current_stream, sync_cp),
         *launches,
         ("paragrad Kernel (packed launch)", lambda: packed_kernel((8,), (256,), (a, b, c, n)), sync_cp),

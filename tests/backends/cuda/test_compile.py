@@ -66,7 +66,7 @@ def test_cupy_launches_when_asked(tmp_path):
     import subprocess
     import sys
     probe = ("import numpy as np, paragrad as pg; from paragrad.backends.cuda.runtime import compile as kernels; "
-             "assert kernels._driver is None; x = pg.tensor(np.arange(6.0), device='cuda'); "
+             "assert kernels._launch_kernel is None; x = pg.tensor(np.arange(6.0), device='cuda'); "
              "print(((x * 2) + 1).cpu().numpy().tolist())")
     env = dict(os.environ, PARAGRAD_CUDA_LAUNCH="cupy")
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)

@@ -5,12 +5,12 @@ options, so moving a file recompiles nothing), loaded once per process, and laun
 Sources are named by their path under backends/cuda/ ("kernels/softmax.cu"); an
 `#include "block_reduce.cuh"` is replaced by kernels/block_reduce.cuh's text.
 
-A launch goes through the driver's cuLaunchKernel (cuda-python, which nvmath-python brings)
-with the arguments written into C values packed once per kernel and argument types. CuPy's
-kernel call converts every argument anew: about 1 us more host time per launch
-(bench/cuda_launch.py on an H100 host: 6.85 against 7.90 us for one kernel). Arguments of a
-type the packing doesn't know, a machine without cuda-python, or PARAGRAD_CUDA_LAUNCH=cupy
-take CuPy's call.
+A launch calls the driver's cuLaunchKernel through CuPy's typed wrapper of it
+(`cupy.cuda.driver.launchKernel`: its eleven arguments are C integers, nothing to inspect),
+with the kernel's arguments written into C values packed once per kernel and argument types.
+CuPy's kernel call converts every argument anew, cuda-python's wrapper inspects each of its
+own (bench/cuda_launch.py measures the ways side by side). Arguments of a type the packing
+doesn't know, or PARAGRAD_CUDA_LAUNCH=cupy, take CuPy's call.
 """
 from __future__ import annotations
 
@@ -27,20 +27,10 @@ if _LAUNCH not in ("driver", "cupy"):
     raise RuntimeError(f"PARAGRAD_CUDA_LAUNCH must be 'driver' or 'cupy', got {_LAUNCH!r}")
 
 
-def _driver_module():
-    """cuda-python's driver bindings, or None: asked not to, or not installed (then every
-    launch is CuPy's)."""
-    if _LAUNCH != "driver":
-        return None
-    try:
-        from cuda.bindings import driver
-    except ImportError:
-        return None
-    return driver
+_launch_kernel = cupy.cuda.driver.launchKernel if _LAUNCH == "driver" else None
+_stream = cupy.cuda.get_current_stream
+_ndarray = cupy.ndarray
 
-
-_driver = _driver_module()
-_SUCCESS = _driver.CUresult.CUDA_SUCCESS if _driver is not None else None
 
 _modules = {}
 _instances = {}       # (source, kernel name or template instantiation, device) -> Kernel
@@ -73,7 +63,7 @@ class Kernel:
 
     def __init__(self, function):
         self.function = function        # CuPy's RawKernel: the fallback
-        self.handle = _driver.CUfunction(function.kernel.ptr) if _driver is not None else None
+        self.handle = function.kernel.ptr if _launch_kernel is not None else None
         self.packs = {}                 # argument types -> (C values, their address array) or None
         self.lock = threading.Lock()    # (the packed values are shared by the threads)
 
@@ -89,21 +79,20 @@ class Kernel:
     def __call__(self, grid, block, args):
         if self.handle is None:
             return self.function(grid, block, args)
-        kinds = tuple([type(a) for a in args])
+        kinds = tuple(map(type, args))
+        pack = self.packs.get(kinds, False)
+        if pack is False:
+            pack = self.packs[kinds] = self._pack(kinds)
+        if pack is None:
+            return self.function(grid, block, args)
+        g, b = grid + _PAD[len(grid)], block + _PAD[len(block)]
         with self.lock:
-            pack = self.packs.get(kinds, False)
-            if pack is False:
-                pack = self.packs[kinds] = self._pack(kinds)
-            if pack is None:
-                return self.function(grid, block, args)
             for v, a in zip(pack[0], args):
-                v.value = a.data.ptr if type(a) is cupy.ndarray else a
-            g, b = grid + _PAD[len(grid)], block + _PAD[len(block)]
-            err, = _driver.cuLaunchKernel(self.handle, g[0], g[1], g[2], b[0], b[1], b[2], 0,
-                                          cupy.cuda.get_current_stream().ptr, pack[2], 0)
-        if err != _SUCCESS:
-            raise RuntimeError(f"CUDA kernel launch failed: {getattr(err, 'name', err)} (grid {grid}, "
-                               f"block {block})")
+                v.value = a.data.ptr if type(a) is _ndarray else a
+            try:
+                _launch_kernel(self.handle, g[0], g[1], g[2], b[0], b[1], b[2], 0, _stream().ptr, pack[2], 0)
+            except cupy.cuda.driver.CUDADriverError as e:
+                raise RuntimeError(f"CUDA kernel launch failed: {e} (grid {grid}, block {block})") from None
 
 
 def kernel(source: str, name: str):
