@@ -111,3 +111,19 @@ def test_cat_keeps_the_legacy_empty_rule_and_dtype_promotion(device):
     assert out.dtype is pg.float64 and tuple(out.shape) == (4, 3)
     out.sum().backward()
     np.testing.assert_array_equal(a.grad.cpu().numpy(), np.full((2, 3), 2.0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "uint8", "float16"])
+def test_stack_and_cat_of_more_pieces_than_one_launch_takes(device, dtype):
+    """150 pieces (the CUDA join takes 64 a launch), N-D, one of them strided (CuPy's join)."""
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 3, (150, 2, 3)).astype(dtype)
+    pieces = [pg.tensor(d, device=device) for d in data]
+    tpieces = [torch.tensor(d) for d in data]
+    for p, t in ((pieces, tpieces), (pieces[:-1] + [pieces[-1].t().contiguous().t()], tpieces)):
+        np.testing.assert_array_equal(pg.stack(p).cpu().numpy(), torch.stack(t).numpy())
+        np.testing.assert_array_equal(pg.cat(p).cpu().numpy(), torch.cat(t).numpy())
+    strided = [pg.tensor(d.T.copy(), device=device).t() for d in data[:5]]
+    np.testing.assert_array_equal(pg.cat(strided).cpu().numpy(), torch.cat(tpieces[:5]).numpy())
+    empty = [pg.zeros(0, 3, device=device)] * 4
+    assert tuple(pg.cat(empty).shape) == (0, 3) and tuple(pg.stack(empty).shape) == (4, 0, 3)

@@ -19,7 +19,7 @@ from ...dtypes import bfloat16 as _bf16
 from ..array import ArrayBackend, int_pow, plain_basic_key
 from ..quiet_numpy import quiet
 from . import cudnn_frontend
-from .kernels import (batch_norm, column_sums, cross_entropy, elementwise, gelu, indexing, layer_norm,
+from .kernels import (batch_norm, column_sums, cross_entropy, elementwise, gelu, indexing, join, layer_norm,
                       max_pool, optimizer, random, recurrent, softmax)
 from .matmul import cublas, cublaslt, mlp
 from .runtime import graphs, memory
@@ -296,6 +296,10 @@ class CUDABackend(ArrayBackend):
         return r.astype(np.int64, copy=False)
 
     def concat(self, xs, axis):
+        if axis == 0 and len(xs) > 2:       # a batch of windows, a stack of samples
+            out = join.join_rows(xs)
+            if out is not None:
+                return out
         if len(xs) > 1 and capture.active():
             # CuPy joins more than 8 small arrays in one kernel that reads a table of their
             # addresses uploaded from the host, and a capture forbids uploads (clip_grad_norm_

@@ -17,7 +17,7 @@ from ...tensor import Tensor, _wrap, bump_version, rebind
 from .._common import buffer_view, check_tensor, check_writable, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
 from .key_names import torch_indexing
-from ..movement.views import AliasBackward0, _shared, _unslice, reshape_to, slice_op
+from ..movement.views import AliasBackward0, _unslice, reshape_to, slice_op
 from ..autocast_policy import policy
 
 

@@ -2,11 +2,9 @@
 roll and narrow_copy."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ... import autocast_state, autograd
+from ... import autocast_state
 from ... import dtypes as dt
 from ...autograd import Node, grad_mode, record, rename
 from ...memory_format import runs_channels_last
@@ -202,9 +200,9 @@ def stack(tensors, dim=0):
         # a DataLoader's collate stacks a batch of samples: one concat of the buffers, without
         # a recorded unsqueeze per sample
         b = first._backend
-        if d == 0:      # flat buffers joined end to end: a 1-D concat is 3x faster than (1, ...)s
-            flat = (math.prod(shape),)
-            bufs = [t._data for t in tensors] if len(shape) == 1 else [b.reshape(t._data, flat) for t in tensors]
+        if d == 0:      # the pieces joined along their first axis, then split it: no per-piece
+            # reshape to (1, ...) (a 0-d piece still needs one: nothing to join along)
+            bufs = [t._data for t in tensors] if shape else [b.reshape(t._data, (1,)) for t in tensors]
             return _wrap(b.reshape(b.concat(bufs, 0), (len(tensors),) + shape), first.dtype, first._device)
         one = shape[:d] + (1,) + shape[d:]
         return _wrap(b.concat([b.reshape(t._data, one) for t in tensors], d), first.dtype, first._device)

@@ -69,7 +69,9 @@ class Kernel:
 
     @staticmethod
     def _pack(kinds):
-        types = [_C_TYPES.get(k) for k in kinds]
+        # a ctypes.Structure argument goes by value (kernels/join.py's table of addresses):
+        # its packed slot is an instance whose `value` setter copies the argument in
+        types = [_C_TYPES.get(k) or (k if issubclass(k, ctypes.Structure) else None) for k in kinds]
         if None in types:
             return None
         values = [t() for t in types]
