@@ -17,6 +17,7 @@ from ...tensor import Tensor, _wrap, bump_version, rebind
 from .._common import buffer_view, check_tensor, check_writable, dim_arg, same_device
 from .index_bounds import inherit, known, out_of_range, widen
 from .key_names import torch_indexing
+from .keys import basic_plan, int_slice, int_slice_bounds, normalize_key
 from ..movement.views import AliasBackward0, _unslice, reshape_to, slice_op
 from ..autocast_policy import policy
 
@@ -226,42 +227,9 @@ def masked_select(input, mask):
 
 
 # ---- x[key] -----------------------------------------------------------------------------------
-def _normalize_key(x, key):
-    """-> list of items with Ellipsis expanded, lists/arrays turned into tensors."""
-    from ..creation import tensor
-    if not isinstance(key, tuple):
-        key = (key,)
-    items = []
-    for k in key:
-        if isinstance(k, (list, np.ndarray)):
-            k = tensor(k, device=x.device)
-            if k.dtype.is_floating_point and k.numel() == 0:
-                k = k.long()
-        if isinstance(k, Tensor):
-            if k.dtype.is_floating_point:
-                raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, "
-                                 f"got {k.dtype}")
-        elif not (k is None or k is Ellipsis or isinstance(k, (int, slice, np.integer))):
-            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                             f"Variables are valid indices (got {type(k).__name__})")
-        items.append(k)
-    consumed = sum(0 if (k is None or k is Ellipsis or isinstance(k, bool)) else
-                   (k.ndim if isinstance(k, Tensor) and k.dtype in (dt.bool_, dt.uint8) else 1)
-                   for k in items)
-    n_ell = sum(1 for k in items if k is Ellipsis)
-    if n_ell > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if consumed > x.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    if n_ell:
-        i = next(i for i, k in enumerate(items) if k is Ellipsis)
-        items[i:i + 1] = [slice(None)] * (x.ndim - consumed)
-    return items
-
-
 def _plan(x, key):
     """Split a key into a basic strided slice + reshape, and the advanced index tensors."""
-    items = _normalize_key(x, key)
+    items = normalize_key(x, key)
     n = x.ndim
     starts, stops, steps = [0] * n, list(x.shape), [1] * n
     out_shape, adv = [], []      # adv: (position in the basic result, int64 index tensor)
@@ -385,7 +353,7 @@ class BasicViewBackward(Node):
             if view is not None:
                 b.copy_(view, g._data)
                 return _wrap(z, g.dtype, g._device)
-        starts, stops, steps, _ = _basic_plan(self.shape, self.key)
+        starts, stops, steps, _ = basic_plan(self.shape, self.key)
         sliced = tuple(len(range(a, e, s)) for a, e, s in zip(starts, stops, steps))
         return _unslice(reshape_to(g, sliced), self.shape, starts, stops, steps)
 
@@ -414,10 +382,10 @@ def getitem(x, key):
     list such as x[[[0, 1], [1, 2]]] is one index array (torch still reads it as a tuple and
     warns that this will change), and a second '...' raises IndexError."""
     if type(key) is slice and (type(key.start) is Tensor or type(key.stop) is Tensor):
-        key = _int_slice(key)           # data[i:i + 8] with i a 0-d tensor, the common form
+        key = int_slice(key)           # data[i:i + 8] with i a 0-d tensor, the common form
     view = _fast_view(x, key)           # ints and slices, by the backend's own indexing
     if view is None:
-        int_key = _int_slice_bounds(key)
+        int_key = int_slice_bounds(key)
         if int_key is not None:         # data[i:i + 8] with i a 0-d tensor
             key = int_key
             view = _fast_view(x, key)
@@ -433,7 +401,7 @@ def getitem(x, key):
     if type(key) is Tensor and (key.dtype is dt.int64 or key.dtype is dt.int32) and x._data.ndim \
             and key._device is x._device:
         out = inherit(_take_rows(x, key), x)   # x[idx], the batch gather: no general planning
-    elif (plan := _basic_plan(x._data.shape, key)) is not None:    # ints and slices only
+    elif (plan := basic_plan(x._data.shape, key)) is not None:    # ints and slices only
         out = slice_op(x, *plan)        # (a new view even of everything: x[:] is not x, as torch)
     else:
         starts, stops, steps, out_shape, adv = _plan(x, key)
@@ -461,7 +429,7 @@ def setitem(x, key, value):
         x._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if tracked:
         check_writable(x, "setitem")
-    key = _int_slice_bounds(key) or key
+    key = int_slice_bounds(key) or key
     if not tracked:
         target = _basic_buffer(x, key)
         if target is not None:          # data code's y[i:j] = v, without the general planning
@@ -514,63 +482,17 @@ def setitem(x, key, value):
     bump_version(x)
 
 
-def _int_slice_bounds(key):
-    """key with its slices' tensor bounds read as ints, as torch reads them (through
-    __index__: a float tensor is refused there), or None if no slice has a tensor bound."""
-    if type(key) is slice:
-        if isinstance(key.start, Tensor) or isinstance(key.stop, Tensor) or isinstance(key.step, Tensor):
-            return _int_slice(key)
-        return None
-    if type(key) is not tuple or not any(type(k) is slice and _int_slice(k) is not k for k in key):
-        return None
-    return tuple(_int_slice(k) if type(k) is slice else k for k in key)
-
-
-def _int_slice(k):
-    """The slice k with int bounds (k itself where it has no tensor bound)."""
-    bounds = (k.start, k.stop, k.step)
-    if not any(isinstance(b, Tensor) for b in bounds):
-        return k
-    return slice(*[b.__index__() if isinstance(b, Tensor) else b for b in bounds])
-
-
-def _basic_plan(shape, key):
-    """(starts, stops, steps, out_shape) when `key` is an int, a slice or a tuple of them (at
-    most one per dim), else None: everything else, and anything to refuse (an int out of range,
-    a non-positive step), takes the general planner, which also gives the errors."""
-    items = key if type(key) is tuple else (key,)
-    if len(items) > len(shape):
-        return None
-    starts, stops, steps, out_shape = [], [], [], []
-    for d, k in enumerate(items):
-        if type(k) is int:
-            if not -shape[d] <= k < shape[d]:
-                return None
-            k += shape[d] if k < 0 else 0
-            starts.append(k), stops.append(k + 1), steps.append(1)
-        elif type(k) is slice and (k.step is None or k.step > 0):
-            start, stop, step = k.indices(shape[d])
-            stop = max(stop, start)
-            starts.append(start), stops.append(stop), steps.append(step)
-            out_shape.append(len(range(start, stop, step)))
-        else:
-            return None
-    n = len(items)
-    return (tuple(starts) + (0,) * (len(shape) - n), tuple(stops) + tuple(shape[n:]),
-            tuple(steps) + (1,) * (len(shape) - n), tuple(out_shape) + tuple(shape[n:]))
-
-
 def _fast_view(x, key):
     """x's buffer indexed by the backend itself (its `basic_view` fast path), or None."""
     return buffer_view(x._backend, x._data, key)
 
 
 def _basic_buffer(x, key):
-    """The view of x's buffer that a key of ints and slices addresses (see _basic_plan), or None."""
+    """The view of x's buffer that a key of ints and slices addresses (see keys.basic_plan), or None."""
     view = _fast_view(x, key)
     if view is not None:
         return view
-    plan = _basic_plan(x._data.shape, key)
+    plan = basic_plan(x._data.shape, key)
     if plan is None:
         return None
     starts, stops, steps, out_shape = plan

@@ -462,11 +462,16 @@ def split(x, split_size_or_sections, dim=0):
         grad_mode._enabled = True
     node = node_cls()                   # their gradients are joined at once
     node.shape, node.dim, node.sections = tuple(x._data.shape), d, sections
+    _record_pieces(node, x, out)
+    return tuple(out)
+
+
+def _record_pieces(node, x, out):
+    """One node for all of x's pieces `out`: piece i is its output i."""
     record(node, (x,), out[0])
     for i, piece in enumerate(out[1:], 1):
         piece.grad_fn, piece._output_nr, piece._requires_grad = node, i, True
     node.n_outputs = len(out)
-    return tuple(out)
 
 
 def _pieces(x, d, sections):
@@ -548,11 +553,8 @@ def unbind(input, dim=0):
             remember(piece, *bounds)
     if _track(x) and out:
         node = UnbindBackward0()
-        node.dim = d
-        record(node, (x,), out[0])
-        for i, piece in enumerate(out[1:], 1):
-            piece.grad_fn, piece._output_nr, piece._requires_grad = node, i, True
-        node.n_outputs = len(out)
+        node.shape, node.dim, node.sections = tuple(buf.shape), d, [1] * len(out)
+        _record_pieces(node, x, out)
     return out
 
 
@@ -564,22 +566,11 @@ def _squeezed_slice(b, buf, d, i):
     return b.reshape(view, shape[:d] + shape[d + 1:])
 
 
-class UnbindBackward0(Node):
-    """unbind's pieces as one node: their gradients stacked back along dim (zeros for a piece
-    that got none)."""
-    multi_view = True       # (torch's rule, as split's: its outputs may not be modified in place)
+class UnbindBackward0(SplitBackward0):
+    """unbind's pieces as one node: split's into pieces of one, each gradient given back its dim."""
 
     def backward(self, *grads):
-        from .copies import stack
-        ref = next(g for g in grads if g is not None)
-        zero = None
-        if None in grads:
-            b = ref._backend
-            zero = _wrap(b.full(ref._data.shape, 0, ref.dtype, ref._device.index), ref.dtype, ref._device)
-        return stack([zero if g is None else g for g in grads], self.dim)
-
-
-swapdims = transpose
+        return super().backward(*[None if g is None else g.unsqueeze(self.dim) for g in grads])
 
 
 def sum_to_size(self, *size):
