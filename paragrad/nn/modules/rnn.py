@@ -6,8 +6,14 @@ r * (...)) and the returned tuples are PyTorch's, so a torch state_dict loads as
 Each layer and direction of a sequence layer is one F.linear over all steps (the input
 projection) and one recorded op that runs the recurrence on buffers (ops/neural/recurrent.py), so a
 sequence costs two graph nodes per layer and direction, not a dozen per step. The cells compose
-Tensor ops (ops/neural/recurrent.py's lstm_cell, gru_cell, rnn_cell). PackedSequence input is not
-supported (TypeError)."""
+Tensor ops (ops/neural/recurrent.py's lstm_cell, gru_cell, rnn_cell).
+
+A PackedSequence input (nn.utils.rnn) runs as torch's: each sequence over its own length, h_n
+(c_n) its state after its last step, the reverse direction starting at that step; output a
+PackedSequence of the same batch sizes and indices. It is gathered once into its padded form
+(L, N, H_in), sorted by decreasing length, and the recurrent op runs each step on the rows still
+going (the batch sizes); the output is gathered back once. A given hx is in the caller's batch
+order: torch permutes it by sorted_indices, and h_n (c_n) back by unsorted_indices."""
 from __future__ import annotations
 
 import math
@@ -23,14 +29,16 @@ from ..parameter import Parameter
 from ... import autocast_state
 from ...autograd import rename
 from ...ops.autocast_policy import run_as_one
+from ..utils.packed_sequence import PackedSequence, pack_rows, unpack_rows
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 
-def _not_packed(name, input):
-    if type(input).__name__ == "PackedSequence" or isinstance(input, tuple):
-        raise TypeError(f"{name}: PackedSequence input is not supported by paragrad; pass a padded "
-                        f"Tensor (L, N, H_in) (or (N, L, H_in) with batch_first) instead")
+def _not_tuple(name, input, expected):
+    """A tuple where a Tensor belongs (a hand-made (data, batch_sizes) pair, or a PackedSequence
+    given to a cell, which runs one step) is refused by name (torch fails on input.dim())."""
+    if isinstance(input, tuple):
+        raise TypeError(f"{name}: expected input to be {expected}, got {type(input).__name__}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,11 +139,13 @@ class RNNBase(Module):
 
     # -- forward pieces -------------------------------------------------------------------------
 
-    def _check_input(self, input):
+    def _check_input(self, input, packed=False):
         w = self._flat_weights[0]
         if input.dtype != w.dtype:
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
                              f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
+        if packed and input.ndim != 2:          # a PackedSequence's data (sum(batch_sizes), H_in)
+            raise RuntimeError(f"input must have 2 dimensions, got {input.ndim}")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {input.shape[-1]}")
@@ -149,14 +159,15 @@ class RNNBase(Module):
         if tuple(hx.shape) != expected:
             raise RuntimeError(msg.format(expected, list(hx.shape)))
 
-    def _run(self, x, states):
-        """x (L, N, H_in); states: one per (layer, direction), each h (N, H) or (h, c).
+    def _run(self, x, states, batch_sizes=None):
+        """x (L, N, H_in); states: one per (layer, direction), each h (N, H) or (h, c);
+        batch_sizes: a packed batch's step sizes (x its padded form), or None.
         -> (output (L, N, D * H_out), final states in the same order)."""
         if autocast_state.on:     # the layer stack is one autocast op, as torch's fused RNN kernels
-            return run_as_one(self.mode.lower(), self._run_layers, x, states, self._flat_weights)
-        return self._run_layers(x, states, self._flat_weights)
+            return run_as_one(self.mode.lower(), self._run_layers, x, states, self._flat_weights, batch_sizes)
+        return self._run_layers(x, states, self._flat_weights, batch_sizes)
 
-    def _run_layers(self, x, states, weights):
+    def _run_layers(self, x, states, weights, batch_sizes=None):
         dirs = 2 if self.bidirectional else 1
         weight = dict(zip(self._flat_weights_names, weights))
         lstm = self.mode == "LSTM"
@@ -171,7 +182,8 @@ class RNNBase(Module):
                 w_hr = ws[-1] if self.proj_size > 0 else None
                 gi = F.linear(x, w_ih, b_ih)                    # (L, N, G): one GEMM for all steps
                 h0, c0 = states[layer * dirs + d] if lstm else (states[layer * dirs + d], None)
-                y, *final = recurrent_sequence(self.mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse=d == 1)
+                y, *final = recurrent_sequence(self.mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse=d == 1,
+                                               batch_sizes=batch_sizes)
                 finals.append(tuple(final) if lstm else final[0])
                 outs.append(y)                                  # (L, N, H_out)
             x = outs[0] if dirs == 1 else cat(outs, -1)     # (L, N, D * H_out)
@@ -179,9 +191,40 @@ class RNNBase(Module):
                 x = F.dropout(x, self.dropout, True)
         return x, finals
 
+    def _forward_packed(self, packed, hx):
+        """A PackedSequence through the layers -> (PackedSequence, h_n or (h_n, c_n))."""
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        self._check_input(data, packed=True)
+        sizes = tuple(batch_sizes.tolist())                 # (a CPU tensor: no device read)
+        x = unpack_rows(data, sizes)                        # (L, N, H_in), sorted by length
+        n, lstm = sizes[0], self.mode == "LSTM"
+        if hx is None:
+            h0 = zeros(self._expected_hidden(n), dtype=x.dtype, device=x.device)
+            c0 = zeros(self._expected_hidden(n, cell=True), dtype=x.dtype, device=x.device) if lstm else None
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            if sorted_indices is not None:                  # the caller's order -> the sorted one
+                h0 = h0.index_select(1, sorted_indices)
+                c0 = c0.index_select(1, sorted_indices) if lstm else None
+        if lstm:
+            self._check_hidden(h0, self._expected_hidden(n), "Expected hidden[0] size {}, got {}")
+            self._check_hidden(c0, self._expected_hidden(n, cell=True), "Expected hidden[1] size {}, got {}")
+            states = list(zip(h0.unbind(0), c0.unbind(0)))
+        else:
+            self._check_hidden(h0, self._expected_hidden(n))
+            states = list(h0.unbind(0))
+        out, finals = self._run(x, states, sizes)
+        # torch's packed output is the cat of its steps' outputs (CatBackward0)
+        out = PackedSequence(rename(pack_rows(out, sizes), "CatBackward0"), batch_sizes, sorted_indices,
+                             unsorted_indices)
+        hidden = [stack([f[i] for f in finals], 0) for i in range(2)] if lstm else [stack(finals, 0)]
+        if unsorted_indices is not None:
+            hidden = [h.index_select(1, unsorted_indices) for h in hidden]
+        return out, (tuple(hidden) if lstm else hidden[0])
+
     def _prepare(self, name, input, msg_suffix):
         """-> (input (L, N, H_in), batched). Unbatched (L, H_in) gains a batch dim of 1."""
-        _not_packed(name, input)
+        _not_tuple(name, input, "a Tensor or a PackedSequence (nn.utils.rnn.pack_padded_sequence makes one)")
         if input.ndim not in (2, 3):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D{msg_suffix}")
         batched = input.ndim == 3
@@ -207,7 +250,10 @@ class _SimpleRNNBase(RNNBase):
 
     def forward(self, input, hx=None):
         """input (L, N, H_in) ((N, L, H_in) with batch_first; (L, H_in) unbatched), hx
-        (D * num_layers, N, H) or None -> (output (L, N, D * H), h_n (D * num_layers, N, H))."""
+        (D * num_layers, N, H) or None -> (output (L, N, D * H), h_n (D * num_layers, N, H)).
+        A PackedSequence input gives a PackedSequence output."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = "RNN" if self.mode.startswith("RNN") else self.mode
         x, batched = self._prepare(name, input, self._msg_suffix)
         n = x.shape[1]
@@ -270,7 +316,10 @@ class LSTM(RNNBase):
 
     def forward(self, input, hx=None):
         """input as RNN's; hx (h_0, c_0) or None -> (output (L, N, D * H_out), (h_n, c_n)),
-        h (D * num_layers, N, H_out), c (D * num_layers, N, hidden_size)."""
+        h (D * num_layers, N, H_out), c (D * num_layers, N, hidden_size). A PackedSequence input
+        gives a PackedSequence output."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         x, batched = self._prepare("LSTM", input, " instead")
         n = x.shape[1]
         if hx is None:
@@ -346,7 +395,7 @@ class RNNCellBase(Module):
     def _cell_inputs(self, name, input, states, n_states):
         """Every cell's preamble: input 1-D or 2-D, `states` (a tuple of n_states hidden tensors, or
         None for zeros) to match -> (input (N, H_in), states each (N, H), batched)."""
-        _not_packed(name, input)
+        _not_tuple(name, input, "a Tensor (N, H_in) or (H_in,): a cell runs one step, not a PackedSequence")
         if input.ndim not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
         for i, state in enumerate(states or ()):

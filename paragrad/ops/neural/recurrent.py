@@ -14,6 +14,13 @@ i, f, g, o; GRU r, z, n with b_hn inside r * (W_hn h + b_hn); RNN one gate, tanh
 Single-step cells (nn.LSTMCell, ...) use the Tensor-op forms `lstm_cell`, `gru_cell`,
 `rnn_cell` below, which double backward (create_graph) also differentiates.
 
+Packed batches (nn.utils.rnn.PackedSequence): with `batch_sizes`, gi is the padded form of a
+batch sorted by decreasing length, so step t's valid rows are exactly its first batch_sizes[t]
+rows. Each step then runs on those rows alone (views of the first rows of the step buffers,
+C-contiguous, so the fast paths below take them unchanged with a smaller N); a row past its
+sequence's end keeps its state, its output there is zero, and the reverse direction starts each
+row from h0 (c0) at that row's own last step.
+
 Fast paths: fused per-step gate kernels, optional, looked up with backend.fast(name) (so
 `fast_paths(False)` turns them off). Every buffer is C-contiguous, of one float dtype, on one
 device; N is the batch, H the hidden size. A kernel writes its results into the output buffers
@@ -55,7 +62,8 @@ from ...autograd import Node, needs_grad, node_class, record
 from ...tensor import _wrap
 from .._common import buffer_view, same_device, snapshot
 from .linear import linear
-from ..movement.copies import stack
+from ..creation import zeros
+from ..movement.copies import cat, stack
 
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -91,34 +99,65 @@ def gru_cell(gi, h, w_hh, b_hh):
     return (1 - z) * n + z * h
 
 
-def _compose(mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse):
+def _compose(mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes=None):
     """recurrent_sequence's outputs from the Tensor-op cells (recorded, so differentiable)."""
     gis = gi.unbind(0)
-    state = (h0, c0) if mode == "LSTM" else h0
+    lstm, n_all = mode == "LSTM", h0.shape[0]
+    state = (h0, c0) if lstm else (h0,)
+
+    def cell(gi_t, state):
+        if lstm:
+            return lstm_cell(gi_t, state, w_hh, b_hh, w_hr)
+        if mode == "GRU":
+            return (gru_cell(gi_t, state[0], w_hh, b_hh),)
+        return (rnn_cell(gi_t, state[0], w_hh, b_hh, mode == "RNN_RELU"),)
+
     ys = [None] * len(gis)
     for t in (range(len(gis) - 1, -1, -1) if reverse else range(len(gis))):
-        if mode == "LSTM":
-            state = lstm_cell(gis[t], state, w_hh, b_hh, w_hr)
-        elif mode == "GRU":
-            state = gru_cell(gis[t], state, w_hh, b_hh)
-        else:
-            state = rnn_cell(gis[t], state, w_hh, b_hh, mode == "RNN_RELU")
-        ys[t] = state[0] if mode == "LSTM" else state
-    out = stack(ys, 0)
-    return (out, *state) if mode == "LSTM" else (out, state)
+        n = n_all if batch_sizes is None else batch_sizes[t]
+        if n == n_all:
+            state = cell(gis[t], state)
+            ys[t] = state[0]
+            continue
+        # a packed step: its first n rows run, the others keep their state (finished rows their
+        # last one, rows not yet started in reverse their h0) and output zeros
+        new = cell(gis[t][:n], tuple(s[:n] for s in state))
+        state = tuple(cat([a, s[n:]], 0) for a, s in zip(new, state))
+        ys[t] = cat([new[0], zeros((n_all - n, new[0].shape[1]), dtype=gi.dtype, device=gi.device)], 0)
+    return (stack(ys, 0), *state)
 
 
 # ---- buffer views --------------------------------------------------------------------------------
 
-def _row(b, x, i):
-    """x[i] of a stacked buffer (S, ...), a view (the backend's own indexing where it has it:
-    this runs several times per time step)."""
-    v = buffer_view(b, x, i)
+def _row(b, x, i, n=None):
+    """x[i] of a stacked buffer (S, N, ...), or its first n rows x[i, :n] (a packed step's),
+    a view (the backend's own indexing where it has it: this runs several times per time step)."""
+    v = buffer_view(b, x, i if n is None else (i, slice(0, n)))
     if v is not None:
         return v
     s = x.shape
-    n = len(s)
-    return b.reshape(b.slice(x, (i,) + (0,) * (n - 1), (i + 1,) + s[1:], (1,) * n), s[1:])
+    k = len(s)
+    stop = (i + 1,) + s[1:] if n is None else (i + 1, n) + s[2:]
+    return b.reshape(b.slice(x, (i,) + (0,) * (k - 1), stop, (1,) * k), stop[1:])
+
+
+def _rows(b, x, a, e):
+    """x[a:e] of an (N, ...) buffer, a view; None stays None. The first rows of a C-contiguous
+    buffer are C-contiguous, as the fast paths need."""
+    if x is None:
+        return None
+    v = buffer_view(b, x, slice(a, e))
+    if v is not None:
+        return v
+    k = x.ndim
+    return b.slice(x, (a,) + (0,) * (k - 1), (e,) + tuple(x.shape[1:]), (1,) * k)
+
+
+def _ends(batch_sizes):
+    """(t, lo, hi) for each step t at which sequences end: rows lo..hi-1 of a packed batch
+    (sorted by decreasing length) are those of length t + 1."""
+    after = tuple(batch_sizes[1:]) + (0,)
+    return [(t, a, n) for t, (n, a) in enumerate(zip(batch_sizes, after)) if n > a]
 
 
 def _cols(b, x, k):
@@ -266,7 +305,8 @@ class RecurrentSequenceBackward(Node):
     """saved: gi, h0, c0, w_hh, b_hh, w_hr (Tensors or None; for version checks and double
     backward). Buffers from the forward: hs (L+1, N, H_out), every h in time order with h0 at
     one end; LSTM act (L, N, 4H), c (L+1, N, H) likewise, tanh_c (L, N, H), m (L, N, H) the h
-    before the projection (or None); GRU act (L, N, 3H), ghn (L, N, H)."""
+    before the projection (or None); GRU act (L, N, 3H), ghn (L, N, H). batch_sizes: the
+    packed batch's step sizes, or None."""
 
     def backward(self, g_out, g_hn, g_cn=None):
         if autograd.is_grad_enabled():
@@ -276,45 +316,56 @@ class RecurrentSequenceBackward(Node):
         L, N, G = gi.shape
         P, H, r = h0.shape[-1], self.hidden, int(self.reverse)
         lstm, gru = self.mode == "LSTM", self.mode == "GRU"
-        hs = self.hs
+        hs, sizes = self.hs, self.batch_sizes
 
         def empty(*shape):
             return b.empty(shape, dtype, dev.index)
 
-        def start(g, shape):         # a writable copy of an incoming gradient, or zeros
-            return b.full(shape, 0, dtype, dev.index) if g is None else b.copy_(empty(*shape), g._data)
+        def zero_filled(*shape):
+            return b.full(shape, 0, dtype, dev.index)
 
-        dG = empty(L, N, G)                        # w.r.t. gi: every step's pre-activations
-        dGh = empty(L, N, G) if gru else dG        # w.r.t. h_prev W_hh^T + b_hh (GRU: n differs)
-        dh_rec = start(g_hn, (N, P))               # w.r.t. the h the step after this one read
+        def start(g, shape):         # a writable copy of an incoming gradient, or zeros
+            return zero_filled(*shape) if g is None else b.copy_(empty(*shape), g._data)
+
+        # a packed batch leaves rows past their length out of every step: zero there, the
+        # weight-gradient GEMMs below may run over all L * N rows
+        per_step = empty if sizes is None else zero_filled
+        dG = per_step(L, N, G)                     # w.r.t. gi: every step's pre-activations
+        dGh = per_step(L, N, G) if gru else dG     # w.r.t. h_prev W_hh^T + b_hh (GRU: n differs)
+        # w.r.t. the h the step after this one read; in a packed batch a row's entry holds its
+        # g_hn until the row's last step is reached (forward direction), and ends as dh0
+        dh_rec = start(g_hn, (N, P))
         dh = empty(N, P)
         dc = start(g_cn, (N, H)) if lstm else None
-        dHo = empty(L, N, P) if w_hr is not None else None     # w.r.t. each projected h
+        dHo = per_step(L, N, P) if w_hr is not None else None  # w.r.t. each projected h
         dm = empty(N, H) if w_hr is not None else None
         dd = empty(N, P) if gru else None
         go, w = (g_out._data if g_out is not None else None), w_hh._data           # w (G, P)
         for t in (range(L) if r else range(L - 1, -1, -1)):
-            dh_t = _row(b, dHo, t) if dHo is not None else (dh if go is not None else dh_rec)
+            n = None if sizes is None or sizes[t] == N else sizes[t]  # a packed step: first n rows
+            rec, dh_s, dc_t, dm_t, dd_t = (dh_rec, dh, dc, dm, dd) if n is None else (
+                _rows(b, x, 0, n) for x in (dh_rec, dh, dc, dm, dd))
+            dh_t = _row(b, dHo, t, n) if dHo is not None else (dh_s if go is not None else rec)
             if go is not None:
-                b.binary("add", dh_rec, _row(b, go, t), out=dh_t)
-            elif dh_t is not dh_rec:
-                b.copy_(dh_t, dh_rec)
-            dg_t = _row(b, dG, t)
+                b.binary("add", rec, _row(b, go, t, n), out=dh_t)
+            elif dh_t is not rec:
+                b.copy_(dh_t, rec)
+            dg_t = _row(b, dG, t, n)
             if lstm:
                 if w_hr is not None:
-                    dh_t = b.matmul(dh_t, w_hr._data, out=dm)                   # (N, H)
-                lstm_gates_backward(b, dh_t, dc, _row(b, self.act, t), _row(b, self.c, t + r),
-                                    _row(b, self.tanh_c, t), dg_t, dc)
-                b.matmul(dg_t, w, out=dh_rec)
+                    dh_t = b.matmul(dh_t, w_hr._data, out=dm_t)                 # (N, H)
+                lstm_gates_backward(b, dh_t, dc_t, _row(b, self.act, t, n), _row(b, self.c, t + r, n),
+                                    _row(b, self.tanh_c, t, n), dg_t, dc_t)
+                b.matmul(dg_t, w, out=rec)
             elif gru:
-                dgh_t = _row(b, dGh, t)
-                gru_gates_backward(b, dh_t, _row(b, hs, t + r), _row(b, self.act, t),
-                                   _row(b, self.ghn, t), dg_t, dgh_t, dd)
-                b.matmul(dgh_t, w, out=dh_rec)
-                b.binary("add", dh_rec, dd, out=dh_rec)
+                dgh_t = _row(b, dGh, t, n)
+                gru_gates_backward(b, dh_t, _row(b, hs, t + r, n), _row(b, self.act, t, n),
+                                   _row(b, self.ghn, t, n), dg_t, dgh_t, dd_t)
+                b.matmul(dgh_t, w, out=rec)
+                b.binary("add", rec, dd_t, out=rec)
             else:
-                rnn_gates_backward(b, dh_t, _row(b, hs, t + 1 - r), dg_t, self.nonlinearity)
-                b.matmul(dg_t, w, out=dh_rec)
+                rnn_gates_backward(b, dh_t, _row(b, hs, t + 1 - r, n), dg_t, self.nonlinearity)
+                b.matmul(dg_t, w, out=rec)
 
         # every weight gradient: one GEMM over all L * N rows
         need = [e is not None for e in self.next_edges]
@@ -333,7 +384,7 @@ class RecurrentSequenceBackward(Node):
     def _differentiable(self, g_out, g_hn, g_cn):
         """create_graph: the gradients of the Tensor-op composite, themselves differentiable."""
         ins = self.saved
-        outs = _compose(self.mode, *ins, self.reverse)
+        outs = _compose(self.mode, *ins, self.reverse, self.batch_sizes)
         pairs = [(o, g) for o, g in zip(outs, (g_out, g_hn, g_cn)) if g is not None]
         want = [t for t, e in zip(ins, self.next_edges) if e is not None]
         got = iter(autograd.grad([o for o, _ in pairs], want, [g for _, g in pairs],
@@ -364,17 +415,36 @@ def _check(mode, gi, h0, c0, w_hh, b_hh, w_hr):
                            f"(G, H_out)" + (f", c0 {tuple(c0.shape)} (N, G/4)" if c0 is not None else ""))
 
 
-def recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh=None, w_hr=None, reverse=False):
+def _check_batch_sizes(batch_sizes, L, N):
+    """A packed batch's step sizes as a tuple of ints (None stays None)."""
+    if batch_sizes is None:
+        return None
+    sizes = tuple(int(n) for n in batch_sizes)
+    if (len(sizes) != L or not sizes or sizes[0] != N or sizes[-1] < 1
+            or any(a < b for a, b in zip(sizes, sizes[1:]))):
+        raise RuntimeError(f"recurrent_sequence: batch_sizes {list(sizes)} don't describe a packed batch "
+                           f"of gi's {L} steps and {N} rows: one size per step, the first {N}, "
+                           f"non-increasing, each at least 1")
+    return sizes
+
+
+def recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh=None, w_hr=None, reverse=False, batch_sizes=None):
     """One recurrent layer in one direction over a whole sequence, as one recorded op.
 
     mode 'LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU'; gi (L, N, G) = x W_ih^T + b_ih for all steps
     (G = gates * H); h0 (N, H_out); c0 (N, H) for LSTM, else None; w_hh (G, H_out); b_hh (G,)
     or None; w_hr (H_out, H) the LSTM projection or None (then H_out = H); reverse runs from
     the last step to the first. -> (out (L, N, H_out), h_n (N, H_out)) and, for LSTM,
-    c_n (N, H)."""
+    c_n (N, H).
+
+    batch_sizes (L ints, non-increasing, the first N) makes gi a padded packed batch: step t
+    runs on its first batch_sizes[t] rows only; rows past that are ignored in gi and zero in
+    out; h_n (c_n) is each row's state after its own last step, and in reverse each row starts
+    from h0 (c0) at its own last step."""
     _check(mode, gi, h0, c0, w_hh, b_hh, w_hr)
     b, dtype, dev = gi._backend, gi.dtype, gi._device
     L, N, G = gi.shape
+    sizes = _check_batch_sizes(batch_sizes, L, N)
     H, P, r = G // GATES[mode], h0.shape[-1], int(reverse)
     lstm, gru = mode == "LSTM", mode == "GRU"
     save = needs_grad(gi, h0, c0, w_hh, b_hh, w_hr)
@@ -383,6 +453,12 @@ def recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh=None, w_hr=None, reverse=Fal
     def empty(*shape):
         return b.empty(shape, dtype, dev.index)
 
+    def zero_filled(*shape):
+        return b.full(shape, 0, dtype, dev.index)
+
+    # a packed batch leaves rows out of steps: buffers that are output or that the backward's
+    # GEMMs read over all L * N rows start at zero there
+    whole = empty if sizes is None else zero_filled
     src, b_hn = b.contiguous(gi._data), None
     if b_hh is not None:            # b_hh joins every step's gi at once (GRU: all but b_hn)
         bias = b_hh._data
@@ -391,7 +467,7 @@ def recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh=None, w_hr=None, reverse=Fal
             bias = b.concat([b.slice(bias, (0,), (2 * H,), (1,)), b.full((H,), 0, dtype, dev.index)], 0)
         src = b.binary("add", src, bias)                               # (L, N, G)
     w_t = b.contiguous(b.permute(w_hh._data, (1, 0)))                  # (H_out, G): GEMMs faster
-    hs = empty(L + 1, N, P)         # time order; h0 at slot 0 (forward) or L (reverse)
+    hs = whole(L + 1, N, P)         # time order; h0 at slot 0 (forward) or L (reverse)
     b.copy_(_row(b, hs, L * r), h0._data)
     hh = empty(N, G)
     act = empty(S, N, G) if (lstm or gru) else None
@@ -399,37 +475,58 @@ def recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh=None, w_hr=None, reverse=Fal
         c = empty(L + 1, N, H) if save else empty(1, N, H)
         b.copy_(_row(b, c, L * r if save else 0), c0._data)
         tanh_c = empty(S, N, H)
-        m = empty(S, N, H) if w_hr is not None else None
+        m = (whole if save else empty)(S, N, H) if w_hr is not None else None
         hr_t = b.contiguous(b.permute(w_hr._data, (1, 0))) if w_hr is not None else None   # (H, P)
     elif gru:
         ghn = empty(S, N, H)
+    ends = _ends(sizes) if sizes is not None else ()
+    for t, lo, hi in ends if reverse else ():
+        if t < L - 1:   # a row starts at its own last step t: its h0 (c0) goes where t reads it
+            b.copy_(_rows(b, _row(b, hs, t + 1), lo, hi), _rows(b, h0._data, lo, hi))
+            if lstm and save:   # (unsaved, c is one buffer where untouched rows keep c0)
+                b.copy_(_rows(b, _row(b, c, t + 1), lo, hi), _rows(b, c0._data, lo, hi))
     nonlinearity = "relu" if mode == "RNN_RELU" else "tanh"
     for t in (range(L - 1, -1, -1) if reverse else range(L)):
         k = t if save else 0
-        h_prev, h_new = _row(b, hs, t + r), _row(b, hs, t + 1 - r)
-        b.matmul(h_prev, w_t, out=hh)                                  # (N, G)
-        gi_t = _row(b, src, t)
+        n = None if sizes is None or sizes[t] == N else sizes[t]      # a packed step: first n rows
+        h_prev, h_new = _row(b, hs, t + r, n), _row(b, hs, t + 1 - r, n)
+        hh_t = hh if n is None else _rows(b, hh, 0, n)
+        b.matmul(h_prev, w_t, out=hh_t)                                # (N, G)
+        gi_t = _row(b, src, t, n)
         if lstm:
-            c_prev, c_new = (_row(b, c, t + r), _row(b, c, t + 1 - r)) if save else (_row(b, c, 0),) * 2
-            h_cell = _row(b, m, k) if w_hr is not None else h_new
-            lstm_gates_forward(b, gi_t, hh, c_prev, _row(b, act, k), c_new, _row(b, tanh_c, k), h_cell)
+            c_prev, c_new = (_row(b, c, t + r, n), _row(b, c, t + 1 - r, n)) if save else (_row(b, c, 0, n),) * 2
+            h_cell = _row(b, m, k, n) if w_hr is not None else h_new
+            lstm_gates_forward(b, gi_t, hh_t, c_prev, _row(b, act, k, n), c_new, _row(b, tanh_c, k, n), h_cell)
             if w_hr is not None:
                 b.matmul(h_cell, hr_t, out=h_new)                      # (N, P)
         elif gru:
-            gru_gates_forward(b, gi_t, hh, b_hn, h_prev, _row(b, act, k), _row(b, ghn, k), h_new)
+            gru_gates_forward(b, gi_t, hh_t, b_hn, h_prev, _row(b, act, k, n), _row(b, ghn, k, n), h_new)
         else:
-            rnn_gates_forward(b, gi_t, hh, h_new, nonlinearity)
+            rnn_gates_forward(b, gi_t, hh_t, h_new, nonlinearity)
 
     out = b.slice(hs, (1 - r, 0, 0), (L + 1 - r, N, P), (1, 1, 1))                # (L, N, P)
-    finals = [_row(b, hs, L * (1 - r))] + ([_row(b, c, L * (1 - r) if save else 0)] if lstm else [])
     # outputs of their own memory, so an in-place write to one can't reach another or the
     # buffers the backward reads (torch's CPU LSTM allows such writes); out may view hs when
     # nothing will read hs again
-    fresh = [b.copy_(empty(*x.shape), x) for x in ([out] if save else []) + finals]
-    outs = [_wrap(x, dtype, dev) for x in ([] if save else [out]) + fresh]
+    if ends and not reverse:        # each row's final state is at its own last step
+        finals = [_gather_ends(b, ends, hs, empty(N, P))]
+        if lstm:
+            finals.append(_gather_ends(b, ends, c, empty(N, H)) if save else b.copy_(empty(N, H), _row(b, c, 0)))
+    else:
+        finals = [_row(b, hs, L * (1 - r))] + ([_row(b, c, L * (1 - r) if save else 0)] if lstm else [])
+        finals = [b.copy_(empty(*x.shape), x) for x in finals]
+    if save:
+        out = b.copy_(empty(L, N, P), out)
+    if ends and reverse:            # the h0 rows placed in hs above are no output
+        zero = zero_filled(1, P)
+        for t, lo, hi in ends:
+            if t < L - 1:
+                b.copy_(_rows(b, _row(b, out, t + 1), lo, hi), zero)
+    outs = [_wrap(x, dtype, dev) for x in [out] + finals]
     if save:
         node = _MKLDNN() if lstm and w_hr is None and dtype.name in ("float32", "bfloat16") else _STACK()
         node.mode, node.reverse, node.hidden, node.nonlinearity = mode, reverse, H, nonlinearity
+        node.batch_sizes = sizes
         node.n_outputs = len(outs)
         node.saved = tuple(snapshot(t) if t is not None else None
                            for t in (gi, h0, c0, w_hh, b_hh, w_hr))
@@ -442,3 +539,11 @@ def recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh=None, w_hr=None, reverse=Fal
         for i, o in enumerate(outs[1:], 1):
             o.grad_fn, o._output_nr, o._requires_grad = node, i, True
     return tuple(outs)
+
+
+def _gather_ends(b, ends, states, dst):
+    """dst (N, W) <- each row's state after its own last step t: states (L+1, N, W) in time
+    order, step t's at t + 1 (the forward direction)."""
+    for t, lo, hi in ends:
+        b.copy_(_rows(b, dst, lo, hi), _rows(b, _row(b, states, t + 1), lo, hi))
+    return dst
