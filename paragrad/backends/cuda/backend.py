@@ -18,7 +18,7 @@ from ...dtypes import bfloat16 as _bf16
 
 from ..array import ArrayBackend, int_pow, plain_basic_key
 from ..quiet_numpy import quiet
-from . import cudnn_frontend
+from . import cudnn_frontend, cudnn_rnn
 from .kernels import (batch_norm, column_sums, cross_entropy, elementwise, gelu, indexing, join, layer_norm,
                       max_pool, optimizer, random, recurrent, softmax)
 from .matmul import cublas, cublaslt, mlp
@@ -426,6 +426,13 @@ class CUDABackend(ArrayBackend):
             return x[key]
         except IndexError:      # an int out of range
             return None
+
+    def fast_rnn(self, mode, x, hx, cx, weights, **options):
+        """A whole recurrent stack in one cuDNN call (ops/neural/recurrent_stack.py)."""
+        return cudnn_rnn.rnn_forward(mode, x, hx, cx, weights, **options)
+
+    def fast_rnn_backward(self, ctx, dy, dhy, dcy, need_dweights):
+        return cudnn_rnn.rnn_backward(ctx, dy, dhy, dcy, need_dweights=need_dweights)
 
     def fast_joined_view(self, pieces, axis):
         """The pieces' one allocation viewed whole: each piece has the first's strides and

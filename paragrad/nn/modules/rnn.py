@@ -22,6 +22,7 @@ import warnings
 
 from ...ops import cat, empty, stack, zeros
 from ...ops.neural.recurrent import GATES, gru_cell, lstm_cell, recurrent_sequence, rnn_cell
+from ...ops.neural.recurrent_stack import CudnnRnnBackward0, recurrent_stack
 from .. import functional as F
 from .. import init
 from ..module import Module
@@ -159,18 +160,25 @@ class RNNBase(Module):
         if tuple(hx.shape) != expected:
             raise RuntimeError(msg.format(expected, list(hx.shape)))
 
-    def _run(self, x, states, batch_sizes=None):
-        """x (L, N, H_in); states: one per (layer, direction), each h (N, H) or (h, c);
+    def _run(self, x, hx, cx=None, batch_sizes=None):
+        """x (L, N, H_in); hx (D * num_layers, N, H_out), cx (D * num_layers, N, H) for an LSTM;
         batch_sizes: a packed batch's step sizes (x its padded form), or None.
-        -> (output (L, N, D * H_out), final states in the same order)."""
+        -> (output (L, N, D * H_out), h_n, c_n or None)."""
         if autocast_state.on:     # the layer stack is one autocast op, as torch's fused RNN kernels
-            return run_as_one(self.mode.lower(), self._run_layers, x, states, self._flat_weights, batch_sizes)
-        return self._run_layers(x, states, self._flat_weights, batch_sizes)
+            return run_as_one(self.mode.lower(), self._run_layers, x, hx, cx, self._flat_weights, batch_sizes)
+        return self._run_layers(x, hx, cx, self._flat_weights, batch_sizes)
 
-    def _run_layers(self, x, states, weights, batch_sizes=None):
+    def _run_layers(self, x, hx, cx, weights, batch_sizes=None):
+        stacked = recurrent_stack(self.mode, x, hx, cx, weights, hidden_size=self.hidden_size,
+                                  proj_size=self.proj_size, num_layers=self.num_layers,
+                                  bidirectional=self.bidirectional, dropout=self.dropout,
+                                  training=self.training, batch_sizes=batch_sizes)
+        if stacked is not None:         # the backend's one call for the whole stack (cuDNN)
+            return stacked
         dirs = 2 if self.bidirectional else 1
         weight = dict(zip(self._flat_weights_names, weights))
         lstm = self.mode == "LSTM"
+        states = list(zip(hx.unbind(0), cx.unbind(0))) if lstm else list(hx.unbind(0))
         finals = []
         for layer in range(self.num_layers):
             outs = []
@@ -184,12 +192,13 @@ class RNNBase(Module):
                 h0, c0 = states[layer * dirs + d] if lstm else (states[layer * dirs + d], None)
                 y, *final = recurrent_sequence(self.mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse=d == 1,
                                                batch_sizes=batch_sizes)
-                finals.append(tuple(final) if lstm else final[0])
+                finals.append(final)
                 outs.append(y)                                  # (L, N, H_out)
             x = outs[0] if dirs == 1 else cat(outs, -1)     # (L, N, D * H_out)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        return x, finals
+        h_n = stack([f[0] for f in finals], 0)
+        return x, h_n, stack([f[1] for f in finals], 0) if lstm else None
 
     def _forward_packed(self, packed, hx):
         """A PackedSequence through the layers -> (PackedSequence, h_n or (h_n, c_n))."""
@@ -209,15 +218,14 @@ class RNNBase(Module):
         if lstm:
             self._check_hidden(h0, self._expected_hidden(n), "Expected hidden[0] size {}, got {}")
             self._check_hidden(c0, self._expected_hidden(n, cell=True), "Expected hidden[1] size {}, got {}")
-            states = list(zip(h0.unbind(0), c0.unbind(0)))
         else:
             self._check_hidden(h0, self._expected_hidden(n))
-            states = list(h0.unbind(0))
-        out, finals = self._run(x, states, sizes)
-        # torch's packed output is the cat of its steps' outputs (CatBackward0)
-        out = PackedSequence(rename(pack_rows(out, sizes), "CatBackward0"), batch_sizes, sorted_indices,
-                             unsorted_indices)
-        hidden = [stack([f[i] for f in finals], 0) for i in range(2)] if lstm else [stack(finals, 0)]
+        out, h_n, c_n = self._run(x, h0, c0, sizes)
+        # torch's packed output is the cat of its steps' outputs (CatBackward0), or cuDNN's own
+        # output where the whole stack ran as one call
+        name = "CudnnRnnBackward0" if isinstance(out.grad_fn, CudnnRnnBackward0) else "CatBackward0"
+        out = PackedSequence(rename(pack_rows(out, sizes), name), batch_sizes, sorted_indices, unsorted_indices)
+        hidden = [h_n, c_n] if lstm else [h_n]
         if unsorted_indices is not None:
             hidden = [h.index_select(1, unsorted_indices) for h in hidden]
         return out, (tuple(hidden) if lstm else hidden[0])
@@ -266,8 +274,7 @@ class _SimpleRNNBase(RNNBase):
                 raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.ndim}-D tensor")
             hx = hx.unsqueeze(1)
         self._check_hidden(hx, self._expected_hidden(n))
-        out, finals = self._run(x, list(hx.unbind(0)))
-        h_n = stack(finals, 0)
+        out, h_n, _ = self._run(x, hx)
         return self._finish(out, batched), (h_n if batched else h_n.squeeze(1))
 
 
@@ -337,9 +344,7 @@ class LSTM(RNNBase):
                 h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
         self._check_hidden(h0, self._expected_hidden(n), "Expected hidden[0] size {}, got {}")
         self._check_hidden(c0, self._expected_hidden(n, cell=True), "Expected hidden[1] size {}, got {}")
-        out, finals = self._run(x, list(zip(h0.unbind(0), c0.unbind(0))))
-        h_n = stack([h for h, _ in finals], 0)
-        c_n = stack([c for _, c in finals], 0)
+        out, h_n, c_n = self._run(x, h0, c0)
         if not batched:
             h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
         return self._finish(out, batched), (h_n, c_n)

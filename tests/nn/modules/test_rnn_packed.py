@@ -114,11 +114,15 @@ def test_packed_layers_and_every_gradient_match_torch(device, cls, kw, lengths, 
 
 @pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
 def test_packed_output_node_names_match_torch(device, cls):
+    """Against torch on the same device: on CUDA both run the stack as one cuDNN node."""
+    if device != "cpu" and not torch.cuda.is_available():
+        pytest.skip(f"torch without {device}: its {device} node names are unknown here")
     p, t = pair(cls, device)
+    t = t.to(device)
     x = np.random.default_rng(0).standard_normal((4, 3, H_IN))
     names = []
     for lib, m, nn_rnn in ((pg, p, prnn), (torch, t, trnn)):
-        xs = lib.tensor(x, requires_grad=True) if lib is torch else pg.tensor(x, device=device, requires_grad=True)
+        xs = lib.tensor(x, requires_grad=True, device=device)
         for sort in (True, False):
             out, h = m(nn_rnn.pack_padded_sequence(xs, [4, 2, 1] if sort else [2, 4, 1], enforce_sorted=sort))
             names.append((type(out.data.grad_fn).__name__, type(as_list(h)[0].grad_fn).__name__))
@@ -297,6 +301,7 @@ def test_fast_path_seam_gets_contiguous_rows_of_each_step(device, monkeypatch):
         return kernel
     for name in _SEAM:
         monkeypatch.setattr(backend, "fast_" + name, fake(name), raising=False)
+    monkeypatch.setattr(backend, "fast_rnn", None, raising=False)      # (the per-step path, not cuDNN's)
     lengths = [3, 5, 1, 4]
     for cls in ("LSTM", "GRU", "RNN"):
         p, t = pair(cls, device, bidirectional=True)

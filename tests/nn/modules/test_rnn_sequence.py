@@ -148,8 +148,10 @@ def test_graph_size_does_not_grow_with_the_sequence(device):
     assert sizes[0] == sizes[1] < 40, sizes
 
 
-def test_double_backward_matches_torch(device):
-    """create_graph through the node: the gradient of a gradient norm, as torch computes it."""
+def test_double_backward_matches_torch(device, monkeypatch):
+    """create_graph through the node: the gradient of a gradient norm, as torch computes it (the
+    per-layer op: a backend's whole-stack call, cuDNN's, has no double backward, as torch's)."""
+    monkeypatch.setattr(pg.zeros(1, device=device)._backend, "fast_rnn", None, raising=False)
     for cls in ("GRU", "LSTM"):
         p, t = pair(cls, device, "float64")
         x, _ = inputs(cls, {}, "float64")
@@ -218,6 +220,7 @@ def test_fast_path_seam(device, monkeypatch, taken):
         return kernel
     for name in _SEAM:
         monkeypatch.setattr(backend, "fast_" + name, fake(name), raising=False)
+    monkeypatch.setattr(backend, "fast_rnn", None, raising=False)      # (the per-step path, not cuDNN's)
     for cls in ("LSTM", "GRU", "RNN"):
         p, t = pair(cls, device, "float64")
         x, hx = inputs(cls, {}, "float64")
@@ -234,3 +237,19 @@ def test_fast_path_seam(device, monkeypatch, taken):
         calls.clear()
         pg.nn.LSTM(H_IN, HID, device=device)(pg.randn(L, N, H_IN, device=device))
         assert not calls
+
+
+def test_whole_stack_call_refuses_double_backward_clearly(device):
+    """Where the backend runs the stack in one call (cuDNN), create_graph raises as torch's
+    cuDNN path does, naming the way out; a second backward is refused too."""
+    m = pg.nn.LSTM(H_IN, HID, num_layers=2, device=device)
+    if getattr(m.weight_ih_l0._backend, "fast_rnn", None) is None:
+        pytest.skip(f"the {device} backend composes the stack per layer (double backward works there)")
+    x = pg.randn(L, N, H_IN, device=device, requires_grad=True)
+    out = m(x)[0].sum()
+    with pytest.raises(RuntimeError, match="double backwards is not supported"):
+        pg.autograd.grad(out, x, create_graph=True)
+    out = m(x)[0].sum()
+    out.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.backward()
