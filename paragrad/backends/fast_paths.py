@@ -32,9 +32,13 @@ FAST_PATHS = (
     "joined_view",
     # several buffers of one dtype cast to another in one call (ops/conversion.py's cast_many)
     "cast_many",
+    # a buffer's views at each index along an axis (views.py's unbind: iterating a tensor)
+    "unbind",
     # one time step of a recurrent layer's gates (ops/neural/recurrent.py documents the arguments)
     "lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward",
     "rnn_cell_forward", "rnn_cell_backward",
+    # a whole recurrent stack in one call (ops/neural/recurrent_stack.py documents the arguments)
+    "rnn", "rnn_backward",
 )
 
 _fast_paths_enabled = [True]
@@ -124,6 +128,9 @@ class FastPaths:
     def fast_cast_many(self, xs, dtype):
         """-> [x.astype(dtype) for x in xs], rounded as the backend's cast, by one call, or None.
         xs are buffers of one dtype on one device."""
+
+    def fast_unbind(self, x, axis):
+        """-> a list of x's views at each index along axis, that axis dropped."""
 
     # ---- layer_norm (ops/neural/layer_norm.py) ---------------------------------------------------
     def fast_layer_norm(self, x, w, b, n_norm_dims, eps, out_dtype=None):
@@ -301,3 +308,11 @@ class FastPaths:
 
     def fast_rnn_cell_backward(self, dh, h, dpre, nonlinearity):
         """dpre = dh * (1 - h^2) (tanh) or dh where h > 0 (relu) -> True, or False."""
+
+    def fast_rnn(self, mode, x, hx, cx, weights, *, hidden_size, proj_size, num_layers, bidirectional,
+                 dropout, training, seq_lengths, need_backward, dropout_seed):
+        """Every layer, direction and step of nn.RNN/LSTM/GRU in one call -> (y, hy, cy, ctx), or
+        None to decline (the module then composes per layer)."""
+
+    def fast_rnn_backward(self, ctx, dy, dhy, dcy, need_dweights):
+        """The whole stack's gradients from the forward's ctx -> (dx, dhx, dcx, dweights)."""

@@ -62,6 +62,20 @@ def _module(make, shape):
     return run
 
 
+def _per_step(row):
+    """A row run with the backend's whole-stack recurrent call switched off, so that a recurrent
+    layer reaches its per-step fast paths (the path the stack call declines to, and double
+    backward's)."""
+    def run(device):
+        b = backend_for(device)
+        b.fast_rnn = None           # (an instance attribute: backend.fast() then finds None)
+        try:
+            return row(device)
+        finally:
+            del b.fast_rnn
+    return run
+
+
 def _optimizer(make):
     """A row: three steps of an optimizer over two parameters, the parameters afterwards."""
     def run(device):
@@ -171,9 +185,11 @@ ROWS = {
     "basic_view": _op(lambda x: x[1:3, ::2] * 2, (4, 5)),
     "joined_view": _op(lambda x: _use_pieces(x.split([2, 3, 4], 1)), (4, 9)),
     "cast_many": _op(_float32_loss_of_bf16, (3, 4), (3, 4)),
-    "lstm_cell": _module(lambda: pg.nn.LSTM(3, 4), (5, 2, 3)),
-    "gru_cell": _module(lambda: pg.nn.GRU(3, 4), (5, 2, 3)),
-    "rnn_cell": _module(lambda: pg.nn.RNN(3, 4), (5, 2, 3)),
+    "unbind": _op(lambda x: pg.stack([row * (i + 1) for i, row in enumerate(x)], 1), (3, 4)),
+    "lstm_cell": _per_step(_module(lambda: pg.nn.LSTM(3, 4), (5, 2, 3))),
+    "gru_cell": _per_step(_module(lambda: pg.nn.GRU(3, 4), (5, 2, 3))),
+    "rnn_cell": _per_step(_module(lambda: pg.nn.RNN(3, 4), (5, 2, 3))),
+    "rnn": _module(lambda: pg.nn.LSTM(3, 4, num_layers=2, bidirectional=True), (5, 2, 3)),
 }
 # the fast paths each row reaches
 PATHS = {row: [row] for row in ROWS}
@@ -181,6 +197,7 @@ for row in ("softmax", "log_softmax", "cross_entropy", "layer_norm", "linear_act
             "max_pool2d", "batch_norm", "scaled_dot_product_attention"):
     PATHS[row] = [row, row + "_backward"]
 PATHS["residual_dropout"] = ["residual_dropout", "dropout_backward"]
+PATHS["rnn"] = ["rnn", "rnn_backward"]
 for row in ("lstm_cell", "gru_cell", "rnn_cell"):
     PATHS[row] = [row + "_forward", row + "_backward"]
 
