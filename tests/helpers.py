@@ -251,3 +251,15 @@ def check_raises(fn, *inputs, match=None, error=None, device="cpu", requires_gra
     if match is not None:
         assert re.search(match, str(p_exc)), f"paragrad's message {str(p_exc)!r} does not match {match!r}"
     return t_info.value, p_exc
+
+
+def graph_size(t):
+    """How many nodes t's graph holds (a recurrent layer's must not grow with the sequence)."""
+    seen, stack = set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        stack.extend(e[0] for e in node.next_edges if e is not None)
+    return len(seen)

@@ -32,7 +32,8 @@ class CudnnRnnBackward0(Node):
     def backward(self, *grads):
         if grad_mode._enabled:
             raise RuntimeError("double backwards is not supported for a recurrent layer run as one "
-                               "backend call (cuDNN's); run it with fast_paths(False) to differentiate twice")
+                               "backend call (cuDNN's); run its forward inside "
+                               "paragrad.backends.fast_paths.fast_paths(False) to differentiate twice")
         if self.ctx is None:
             raise RuntimeError("Trying to backward through the graph a second time: a recurrent layer's "
                                "backend call keeps its workspace for one backward")

@@ -13,7 +13,7 @@ import paragrad as pg
 from paragrad.backends.base import fast_paths
 from paragrad.nn.utils import rnn as prnn
 from paragrad.ops.neural.recurrent import recurrent_sequence
-from tests.helpers import fd_check
+from tests.helpers import fd_check, graph_size
 
 H_IN, HID = 3, 4
 
@@ -206,23 +206,12 @@ def test_dropout_between_layers(device):
             close(a, b, f"train={train}")
 
 
-def _graph_size(t):
-    seen, stack = set(), [t.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        stack.extend(e[0] for e in node.next_edges if e is not None)
-    return len(seen)
-
-
 def test_graph_size_does_not_grow_with_the_sequence(device):
     m = pg.nn.GRU(H_IN, HID, num_layers=2, bidirectional=True, device=device)
     sizes = []
     for steps in (2, 40):
         x = pg.randn(steps, 3, H_IN, device=device, requires_grad=True)
-        sizes.append(_graph_size(m(prnn.pack_padded_sequence(x, [steps, steps - 1, 1]))[0].data))
+        sizes.append(graph_size(m(prnn.pack_padded_sequence(x, [steps, steps - 1, 1]))[0].data))
     assert sizes[0] == sizes[1] < 40, sizes
 
 

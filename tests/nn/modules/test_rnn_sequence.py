@@ -10,7 +10,7 @@ import torch
 import paragrad as pg
 from paragrad.backends.base import fast_paths
 from paragrad.ops.neural.recurrent import recurrent_sequence
-from tests.helpers import fd_check
+from tests.helpers import fd_check, graph_size
 
 L, N, H_IN, HID = 5, 3, 4, 6
 
@@ -131,20 +131,9 @@ def test_no_grad_gives_the_same_outputs(device):
             np.testing.assert_allclose(a.detach().cpu().numpy(), b.cpu().numpy(), rtol=1e-12, atol=1e-12)
 
 
-def _graph_size(t):
-    seen, stack = set(), [t.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        stack.extend(e[0] for e in node.next_edges if e is not None)
-    return len(seen)
-
-
 def test_graph_size_does_not_grow_with_the_sequence(device):
     m = pg.nn.LSTM(H_IN, HID, num_layers=2, bidirectional=True, device=device)
-    sizes = [_graph_size(m(pg.randn(steps, N, H_IN, device=device))[0]) for steps in (2, 40)]
+    sizes = [graph_size(m(pg.randn(steps, N, H_IN, device=device))[0]) for steps in (2, 40)]
     assert sizes[0] == sizes[1] < 40, sizes
 
 
