@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -35,6 +36,8 @@ _BINARY = {
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal,
 }
+# integer ops whose Python form is exact (binary's one-element path)
+_INT_SCALAR = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 _BITWISE = {"and": (np.logical_and, np.bitwise_and), "or": (np.logical_or, np.bitwise_or),
             "xor": (np.logical_xor, np.bitwise_xor)}
 # half-precision float dtypes, summed with a float32 accumulator (compared as dtypes: the
@@ -228,6 +231,16 @@ class CPUBackend(ArrayBackend):
         raise ValueError(f"cpu backend: unknown unary op {op!r}")
 
     def binary(self, op, a, b, out=None):
+        if type(b) is int and out is None and type(a) is np.ndarray and not a.ndim and a.dtype.kind in "iu":
+            # one integer element op a Python int (i + 8, a 0-d index's arithmetic): Python's
+            # exact integers, where a NumPy ufunc's machinery costs three times more on one
+            # element; a result outside the dtype takes the ufunc, which wraps it as torch
+            f = _INT_SCALAR.get(op)
+            if f is not None:
+                try:
+                    return np.array(f(a.item(), b), a.dtype)
+                except OverflowError:
+                    pass
         token = ERRSTATE.set(IGNORE)
         try:
             f = _BINARY.get(op)

@@ -57,10 +57,11 @@ def int_slice_bounds(key):
 
 def int_slice(k):
     """The slice k with int bounds (k itself where it has no tensor bound)."""
-    bounds = (k.start, k.stop, k.step)
-    if not any(isinstance(b, Tensor) for b in bounds):
+    a, b, c = k.start, k.stop, k.step
+    ta, tb, tc = isinstance(a, Tensor), isinstance(b, Tensor), isinstance(c, Tensor)
+    if not (ta or tb or tc):
         return k
-    return slice(*[b.__index__() if isinstance(b, Tensor) else b for b in bounds])
+    return slice(a.__index__() if ta else a, b.__index__() if tb else b, c.__index__() if tc else c)
 
 
 def basic_plan(shape, key):
