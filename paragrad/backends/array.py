@@ -68,7 +68,9 @@ class ArrayBackend(Backend):
     def fast_unbind(self, x, axis):
         """x's views at each index along axis, that axis dropped (iterating a tensor)."""
         m = x if axis == 0 else self.xp.moveaxis(x, axis, 0)
-        return [m[i, ...] for i in range(m.shape[0])]
+        if m.ndim > 1:
+            return list(m)      # (the array's own iteration: views of each row)
+        return [m[i, ...] for i in range(m.shape[0])]       # (0-d views: m[i] would be a scalar)
 
     def flip(self, x, axes):
         return self.xp.flip(x, axes).copy()      # a copy, as PyTorch's flip (not a view)

@@ -118,7 +118,9 @@ def cat(tensors, dim=0):
                         f"{type(tensors).__name__}")
     if not tensors:     # (a ValueError in torch's cat, a RuntimeError in the stacks)
         raise ValueError("cat(): expected a non-empty list of Tensors")
-    _all_tensors(tensors, "cat")
+    one_kind = _alike(tensors)
+    if not one_kind:
+        _all_tensors(tensors, "cat")
     shapes = [t._data.shape for t in tensors]   # (buffer shapes: tuples, no Size built)
     # PyTorch's legacy rule: 1-D empty tensors are skipped
     keep = [s != (0,) for s in shapes] if (0,) in shapes else None
@@ -133,8 +135,8 @@ def cat(tensors, dim=0):
     d = dim_arg(dim, len(rs), "cat")
     if shapes.count(rs) != len(shapes):
         _check_cat_shapes(parts, shapes, d)
-    one_dtype = _all_alike([t.dtype for t in parts])
-    if not _all_alike([t._device for t in parts]):
+    one_dtype = one_kind or _all_alike([t.dtype for t in parts])
+    if not one_kind and not _all_alike([t._device for t in parts]):
         same_device("cat", *parts)
     dtype = ref.dtype if one_dtype else dt.result_type(*parts)
     bufs = [t._data for t in parts] if one_dtype else [
@@ -142,7 +144,8 @@ def cat(tensors, dim=0):
     out = _wrap(_concat(ref._backend, bufs, d), dtype, ref._device)
     if not dtype.is_floating_point and ref._device.type != "cpu":
         union(out, parts)       # (a roll of known indices stays known)
-    if grad_mode._enabled and True in [t._requires_grad for t in tensors]:
+    grad = ref._requires_grad if one_kind else True in [t._requires_grad for t in tensors]
+    if grad and grad_mode._enabled:
         node = CatBackward0()
         node.sizes, node.dim = [s[d] for s in shapes], d
         if keep is not None:
@@ -158,6 +161,17 @@ def _all_tensors(tensors, op):
     if [type(t) for t in tensors].count(Tensor) != len(tensors):
         for t in tensors:
             check_tensor(t, op, "tensors")
+
+
+def _alike(tensors):
+    """Whether every one is a plain Tensor of the first's dtype, device and requires_grad: the
+    usual list (a batch of samples, a layer's pieces), told in one pass."""
+    try:
+        first = tensors[0]
+        kind = (Tensor, first.dtype, first._device, first._requires_grad)
+        return [(type(t), t.dtype, t._device, t._requires_grad) for t in tensors].count(kind) == len(tensors)
+    except AttributeError:          # (not a tensor: the caller's checks name it)
+        return False
 
 
 def _all_alike(values):
@@ -186,8 +200,13 @@ def stack(tensors, dim=0):
         tensors, = cast("stack", tensors)
     nonempty(tensors, "stack")
     check_tensor(tensors[0], "stack", "tensors")
-    _all_tensors(tensors, "stack")
     first = tensors[0]
+    if _alike(tensors):
+        alike, grad = True, first._requires_grad
+    else:
+        _all_tensors(tensors, "stack")
+        alike = _all_alike([t.dtype for t in tensors]) and _all_alike([t._device for t in tensors])
+        grad = True in [t._requires_grad for t in tensors]
     shapes = [t._data.shape for t in tensors]   # (buffer shapes: plain tuples, compared without Sizes)
     shape = shapes[0]
     if shapes.count(shape) != len(shapes):
@@ -195,8 +214,7 @@ def stack(tensors, dim=0):
         raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
                            f"entry 0 and {list(shapes[i])} at entry {i}")
     d = dim_arg(dim, len(shape) + 1, "stack")
-    alike = _all_alike([t.dtype for t in tensors]) and _all_alike([t._device for t in tensors])
-    if alike and not (grad_mode._enabled and True in [t._requires_grad for t in tensors]):
+    if alike and not (grad and grad_mode._enabled):
         # a DataLoader's collate stacks a batch of samples: one concat of the buffers, without
         # a recorded unsqueeze per sample
         b = first._backend

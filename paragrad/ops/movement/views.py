@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ...autograd import Node, grad_mode, node_class, record, rename
-from ...tensor import _wrap, Size, Tensor, view_of
+from ...tensor import _wrap, _wrap_views, Size, Tensor, view_of
 from .._common import check_tensor, dim_arg
 from ..indexing.index_bounds import inherit, known, remember
 
@@ -540,14 +540,12 @@ def unbind(input, dim=0):
     iterating a tensor, which unbinds it, costs one wrap per element)."""
     x = input
     d = dim_arg(dim, x.ndim, "unbind")
-    b, buf, dtype, dev = x._backend, x._data, x.dtype, x._device
+    b, buf = x._backend, x._data
     fast = b.fast("unbind")
     bufs = fast(buf, d) if fast is not None else [_squeezed_slice(b, buf, d, i)
                                                     for i in range(buf.shape[d])]
-    out = tuple([_wrap(p, dtype, dev) for p in bufs])
-    vc, bounds = x._vc, known(x)       # (views: x's version counter and values, as _shared)
-    for piece in out:
-        piece._vc = vc
+    out = tuple(_wrap_views(bufs, x))  # (views: x's version counter and values, as _shared)
+    bounds = known(x)
     if bounds is not None:
         for piece in out:
             remember(piece, *bounds)
