@@ -13,7 +13,7 @@ import paragrad as pg
 from paragrad.backends.base import fast_paths
 from paragrad.nn.utils import rnn as prnn
 from paragrad.ops.neural.recurrent import recurrent_sequence
-from tests.helpers import fd_check, graph_size
+from tests.helpers import graph_size
 
 H_IN, HID = 3, 4
 
@@ -213,27 +213,6 @@ def test_graph_size_does_not_grow_with_the_sequence(device):
         x = pg.randn(steps, 3, H_IN, device=device, requires_grad=True)
         sizes.append(graph_size(m(prnn.pack_padded_sequence(x, [steps, steps - 1, 1]))[0].data))
     assert sizes[0] == sizes[1] < 40, sizes
-
-
-MODES = [("LSTM", False, False), ("LSTM", True, True), ("LSTM", True, False), ("GRU", True, False),
-         ("GRU", False, False), ("RNN_TANH", True, False), ("RNN_RELU", False, False)]
-
-
-@pytest.mark.parametrize("mode,reverse,proj", MODES, ids=[f"{m}-{'rev' if r else 'fwd'}{'-proj' if p else ''}"
-                                                          for m, r, p in MODES])
-def test_op_with_batch_sizes_matches_finite_differences(device, mode, reverse, proj):
-    """recurrent_sequence on a padded packed batch, every input differentiated, float64."""
-    sizes, hid = (3, 2, 2, 1), 3
-    seq, n = len(sizes), sizes[0]
-    gates = {"LSTM": 4, "GRU": 3}.get(mode, 1) * hid
-    p = 2 if proj else hid
-    shapes = [(seq, n, gates), (n, p), (gates, p), (gates,)]
-    if mode == "LSTM":
-        shapes += [(n, hid)] + ([(p, hid)] if proj else [])
-
-    def fn(gi, h0, w_hh, b_hh, c0=None, w_hr=None):
-        return recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse=reverse, batch_sizes=sizes)
-    fd_check(fn, shapes, device=device, low=-1.5, high=1.5)
 
 
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN_TANH"])

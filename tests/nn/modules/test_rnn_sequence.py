@@ -102,9 +102,11 @@ MODES = [("LSTM", False, False), ("LSTM", True, True), ("GRU", True, False), ("G
 
 @pytest.mark.parametrize("mode,reverse,proj", MODES, ids=[f"{m}-{'rev' if r else 'fwd'}{'-proj' if p else ''}"
                                                           for m, r, p in MODES])
-def test_node_matches_finite_differences(device, mode, reverse, proj):
-    """recurrent_sequence itself, every input differentiated, float64."""
-    seq, n, hid = 3, 2, 3
+@pytest.mark.parametrize("sizes", [None, (3, 2, 2, 1)], ids=["padded", "packed"])
+def test_node_matches_finite_differences(device, mode, reverse, proj, sizes):
+    """recurrent_sequence itself, every input differentiated, float64; `sizes`: a packed
+    batch's step sizes (the padded batch then runs step t on its first sizes[t] rows)."""
+    seq, n, hid = (3, 2, 3) if sizes is None else (len(sizes), sizes[0], 3)
     gates = {"LSTM": 4, "GRU": 3}.get(mode, 1) * hid
     p = 2 if proj else hid
     shapes = [(seq, n, gates), (n, p), (gates, p), (gates,)]
@@ -112,7 +114,7 @@ def test_node_matches_finite_differences(device, mode, reverse, proj):
         shapes += [(n, hid)] + ([(p, hid)] if proj else [])
 
     def fn(gi, h0, w_hh, b_hh, c0=None, w_hr=None):
-        return recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse=reverse)
+        return recurrent_sequence(mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse=reverse, batch_sizes=sizes)
     fd_check(fn, shapes, device=device, low=-1.5, high=1.5)
 
 
