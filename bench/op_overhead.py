@@ -1,17 +1,18 @@
-"""Time per op: paragrad vs PyTorch, for a tiny add and a tiny matmul, forward only and
-forward+backward, side by side in one run; then two ops of issue 14 whose kernels were the
-cost: pow(x, 3.0) and an embedding's forward+backward.
+"""Time per op: paragrad vs PyTorch, side by side in one run: a tiny add and matmul, forward
+only and forward+backward; two ops of issue 14 whose kernels were the cost (pow(x, 3.0) and an
+embedding's forward+backward); the ops a training script calls most (mul with and without
+grad, a view, x[idx], a reduction, cross-entropy); and the tiny-op host path of nanoGPT-style
+data loading (`torch.stack([data[i:i+8] for i in ix])` and its parts: iterating a tensor, a
+slice with 0-d tensor bounds, `i + 8`, `int(i)`, stack/cat of 32 pieces, `tensor(list)`).
 
     python bench/op_overhead.py [--repeat 2000] [--device cpu|cuda]
 
 On the GPU (eager, no graphs) each timed batch ends with a device synchronization, so a
 figure is the larger of the host's and the device's time per op.
 
-Tiny tensors make the arithmetic negligible, so the first numbers are the framework's own
-per-op cost: argument checks, dtype promotion, tensor creation, graph recording and the
-backward engine. The last two rows add arithmetic where NumPy's general path was slow:
-`power` with a float exponent (hundreds of times a multiply) and `add.at` with a tuple of
-coordinates (the embedding's scatter-add). Each figure is the median over several timed batches.
+Tiny tensors make the arithmetic negligible, so most figures are the framework's own per-op
+cost: argument checks, dtype promotion, tensor creation, graph recording and the backward
+engine. Each figure is the median over several timed batches.
 """
 from __future__ import annotations
 
