@@ -18,6 +18,9 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 def _axes(dim, x, name):
     """Reduced axes as a sorted tuple. dim=None, () or [] mean every axis (as torch). A 0-d
     tensor accepts dim 0 / -1 but has no axes to reduce."""
+    ndim = x._data.ndim
+    if type(dim) is int and -ndim <= dim < ndim:       # the usual x.sum(1): nothing to parse
+        return (dim % ndim,)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
     axes = dims_arg(dim, x.ndim, name)
