@@ -63,3 +63,9 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(__name__ + ".models")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# help(paragrad) lists what __all__ names (pydoc otherwise shows only the functions defined in
+# this file): every public name imported above, the same set `from paragrad import *` gave
+# without it. `models` stays out: it is imported on first use (__getattr__ above).
+__all__ = sorted(_n for _n in globals() if not _n.startswith("_"))

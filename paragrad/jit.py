@@ -33,6 +33,12 @@ from .tensor import Tensor, _wrap
 
 
 class jit:
+    """step = paragrad.jit(fn): fn runs eagerly on its first call per signature, is captured
+    into a CUDA graph on the second and replayed from then on (the module docstring says what
+    fn may do inside; calls whose tensors are all on the CPU run eagerly). One graph per
+    signature; a signature past max_graphs raises (pass changing values as tensors, not as
+    Python numbers). graph_nodes() counts the latest graph's nodes; reset() drops them all."""
+
     def __init__(self, fn, max_graphs=16):
         functools.update_wrapper(self, fn)
         self.fn = fn

@@ -28,6 +28,12 @@ def _fresh_optimizer_state():
 
 
 class GradScaler:
+    """Loss scaling for float16 training, as torch.amp.GradScaler: scale(loss) multiplies the loss
+    by the current scale before backward; step(optimizer) unscales the gradients (unscale_ may be
+    called first, e.g. to clip them), skips the optimizer's step if any gradient is inf or NaN,
+    and update() then multiplies the scale by backoff_factor after a skipped step, or by
+    growth_factor after growth_interval steps without one. enabled=False (or device "cuda"
+    without CUDA, with a warning) makes every method a pass-through."""
     def __init__(self, device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
         self._device = device

@@ -7,6 +7,8 @@ from ..backends import backend_for, is_available as _usable
 
 
 def is_available() -> bool:
+    """Whether the CUDA backend can run here: CuPy imports and sees a GPU (as
+    torch.cuda.is_available; `paragrad info` says why not)."""
     return _usable("cuda")[0]
 
 

@@ -28,6 +28,8 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
+    """The indices 0, 1, ..., len(data_source) - 1 in order (a DataLoader's sampler without
+    shuffle), as torch.utils.data.SequentialSampler."""
     def __init__(self, data_source):
         self.data_source = data_source
 

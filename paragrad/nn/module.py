@@ -28,6 +28,11 @@ _EXTRA = "_extra_state"     # the state_dict key of a module's get_extra_state()
 
 
 class Module:
+    """The base class of every layer, as torch.nn.Module: assigning a Parameter, a buffer
+    (register_buffer) or a Module as an attribute registers it, so parameters(), named_modules(),
+    state_dict() / load_state_dict(), to(device or dtype), train() / eval(), zero_grad() and
+    apply() walk the tree; calling the module runs forward() between its forward pre-hooks and
+    hooks (register_forward_hook, register_full_backward_hook, ...)."""
     training: bool
 
     def __init__(self):

@@ -15,6 +15,8 @@ from .schedulers_composite import ChainedScheduler, ReduceLROnPlateau, Sequentia
 
 
 class StepLR(LRScheduler):
+    """Multiply each group's learning rate by gamma every step_size calls of step():
+    lr = base_lr * gamma ** (epoch // step_size). As torch.optim.lr_scheduler.StepLR."""
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
@@ -29,6 +31,10 @@ class StepLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
+    """Anneal each group's learning rate from its base value to eta_min along half a cosine over
+    T_max steps: lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2, computed
+    recursively from the current lr as torch.optim.lr_scheduler.CosineAnnealingLR does (so a
+    learning rate changed by hand mid-run continues the same way as in PyTorch)."""
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
@@ -54,6 +60,9 @@ class CosineAnnealingLR(LRScheduler):
 
 
 class LinearLR(LRScheduler):
+    """Scale each group's learning rate by a factor going linearly from start_factor to
+    end_factor over total_iters steps, then keep it: lr = base_lr * (start + (end - start) *
+    min(epoch, total_iters) / total_iters). As torch.optim.lr_scheduler.LinearLR."""
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
         if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
             raise ValueError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
@@ -76,6 +85,11 @@ class LinearLR(LRScheduler):
 
 
 class OneCycleLR(LRScheduler):
+    """The 1cycle policy, stepped once per batch: the learning rate rises from max_lr /
+    div_factor to max_lr over pct_start of total_steps (or epochs * steps_per_epoch), then anneals
+    (cosine or linear) to initial_lr / final_div_factor; with cycle_momentum the momentum (or
+    Adam's beta1) moves the opposite way between max_momentum and base_momentum; three_phase adds
+    a symmetric descent before the final annealing. As torch.optim.lr_scheduler.OneCycleLR."""
     def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
                  pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
                  max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,

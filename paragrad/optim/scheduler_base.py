@@ -8,6 +8,11 @@ from .optimizer import Optimizer
 
 
 class LRScheduler:
+    """The base of the learning-rate schedulers, as torch.optim.lr_scheduler.LRScheduler: it
+    sets each param group's initial_lr (or, resuming with last_epoch >= 0, requires it), and
+    step() advances last_epoch and writes get_lr()'s values into the optimizer's param groups
+    (get_last_lr() returns them). A subclass implements get_lr(); state_dict() / load_state_dict()
+    save everything but the optimizer. Call optimizer.step() before scheduler.step()."""
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")

@@ -7,6 +7,15 @@ from .optimizer import Optimizer, check_hyper, required, zeros_like_buf
 
 
 class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum, dampening, Nesterov momentum, weight
+    decay and maximize, as torch.optim.SGD:
+
+        g = grad (-grad with maximize) + weight_decay * p
+        b = momentum * b + (1 - dampening) * g  (b = g at the first step)
+        g = g + momentum * b if nesterov else b;  p -= lr * g
+
+    Each step updates all parameters of a group in one call on backends with a fused `sgd_step`
+    (CUDA); foreach / fused / differentiable are accepted for PyTorch's signature."""
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False, fused=None):
         check_hyper("SGD", nan_ok=True, **({} if lr is required else {"lr": lr}), momentum=momentum,
