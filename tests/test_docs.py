@@ -12,7 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md") if "reference" not in p.parts)
-BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+TUTORIALS = [p for p in PAGES if "tutorials" in p.parts]
+# a fenced block: its language, its title (```python title="fit.py"), its code
+BLOCK = re.compile(r'^```(\w+)(?:[ \t]+title="([^"]+)")?[ \t]*\n(.*?)^```', re.S | re.M)
 
 
 def test_the_site_builds_strictly(tmp_path):
@@ -24,11 +26,32 @@ def test_the_site_builds_strictly(tmp_path):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT / "docs")) for p in PAGES])
-def test_a_pages_python_blocks_run_as_written(page):
-    """The page's blocks in order, in one fresh interpreter (a later block uses what an earlier
-    one defined), from the repository root, as a reader would paste them."""
-    code = "\n".join(BLOCK.findall(page.read_text()))
-    if not code:
-        return                  # (a page without Python: nothing to run)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+def test_a_pages_code_runs_as_written(page, tmp_path):
+    """A page's blocks as a reader would use them, in order: a block titled with a file name is
+    that file (written to a fresh folder); the untitled Python blocks run together in one fresh
+    interpreter from the repository root (a later block uses what an earlier one defined); a
+    tutorial's bash blocks run in the folder of its files (a page's install commands, outside
+    the tutorials, are not run)."""
+    blocks = BLOCK.findall(page.read_text())
+    for _, title, code in blocks:
+        if title:
+            (tmp_path / title).write_text(code)
+    python = "\n".join(code for lang, title, code in blocks if lang == "python" and not title)
+    if python:
+        _check(subprocess.run([sys.executable, "-c", python], cwd=ROOT, capture_output=True, text=True,
+                              timeout=600), page)
+    if page in TUTORIALS:
+        for lang, title, code in blocks:
+            if lang == "bash" and not title:
+                _check(subprocess.run(["bash", "-e", "-c", _with_python(code)], cwd=tmp_path, capture_output=True,
+                                      text=True, timeout=600), page)
+
+
+def _with_python(script):
+    """A bash block run by this interpreter's environment (its `paragrad` and `python`)."""
+    bin_dir = os.path.dirname(sys.executable)
+    return f'export PATH="{bin_dir}:$PATH"\n{script}'
+
+
+def _check(out, page):
     assert out.returncode == 0, f"{page.name}:\n{out.stdout}\n{out.stderr}"
