@@ -23,6 +23,9 @@ def test_the_site_builds_strictly(tmp_path):
                          env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
     assert out.returncode == 0, out.stdout + out.stderr
     assert (tmp_path / "site" / "tutorials" / "training-loop" / "index.html").exists()
+    cli = (tmp_path / "site" / "cli" / "index.html").read_text()
+    for text in ("paragrad train", "--data-dir", "paragrad launch", "paragrad run"):   # (made from the parsers)
+        assert text in cli, text
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT / "docs")) for p in PAGES])
