@@ -26,6 +26,8 @@ def test_the_site_builds_strictly(tmp_path):
     cli = (tmp_path / "site" / "cli" / "index.html").read_text()
     for text in ("paragrad train", "--data-dir", "paragrad launch", "paragrad run"):   # (made from the parsers)
         assert text in cli, text
+    compatibility = (tmp_path / "site" / "compatibility" / "index.html").read_text()
+    assert "Answered by <code>paragrad.nn.functional</code>" in compatibility    # (torch is in the dev extra)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT / "docs")) for p in PAGES])
