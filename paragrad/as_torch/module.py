@@ -30,9 +30,10 @@ class TorchModule(types.ModuleType):
 
     def __getattr__(self, name):        # only for what the proxy itself doesn't hold
         target = self.__dict__["_target"]
-        if name == "__all__" and not hasattr(target, "__all__"):     # `from torch import *`
-            return [n for n, v in vars(target).items() if not n.startswith("_")
-                    and not isinstance(v, types.ModuleType)
+        if name == "__all__":       # `from torch import *`: the target's public names, less
+            # its modules and the names that mean another thing in torch (paragrad's jit)
+            names = getattr(target, "__all__", None) or [n for n in vars(target) if not n.startswith("_")]
+            return [n for n in names if not isinstance(getattr(target, n, None), types.ModuleType)
                     and not means_another_thing(f"{self.__name__}.{n}")]
         torch_name = f"{self.__name__}.{name}"
         if means_another_thing(torch_name):
