@@ -185,7 +185,8 @@ def _alike(tensors):
         return False
     dtype, device, grad = first.dtype, first._device, first._requires_grad
     for t in tensors:
-        if type(t) is not Tensor or t.dtype is not dtype or t._device is not device or t._requires_grad is not grad:
+        if (type(t) is not Tensor or t.dtype is not dtype or t._device is not device
+                or t._requires_grad is not grad):
             return False
     return True
 
