@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import paragrad as pg
+from paragrad.backends.base import fast_paths
 
 # The pinned torch is 2.13; the GPU machines have an older one, which lacks a few things paragrad
 # matches (norm layers' bias= and its repr, aminmax's derivative). Those comparisons skip there,
@@ -263,3 +264,29 @@ def graph_size(t):
         seen.add(node)
         stack.extend(e[0] for e in node.next_edges if e is not None)
     return len(seen)
+
+
+RECURRENT_STEPS = ("lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward",
+                   "rnn_cell_forward", "rnn_cell_backward")
+
+
+def fake_recurrent_steps(monkeypatch, device, on_call, taken=True):
+    """Replace the per-step recurrent fast paths of `device`'s backend with kernels that call
+    on_call(name, args) and then, if `taken`, run the composition themselves (so results must
+    not change) and say so; the whole-stack call (cuDNN's) is switched off so the steps run."""
+    import paragrad.ops.neural.recurrent as rec
+    backend = pg.zeros(1, device=device)._backend
+
+    def fake(name):
+        composed = getattr(rec, name.replace("_cell_", "_gates_"))
+
+        def kernel(*args):
+            on_call(name, args)
+            if taken:
+                with fast_paths(False):
+                    composed(backend, *args)
+            return taken
+        return kernel
+    for name in RECURRENT_STEPS:
+        monkeypatch.setattr(backend, "fast_" + name, fake(name), raising=False)
+    monkeypatch.setattr(backend, "fast_rnn", None, raising=False)

@@ -10,10 +10,9 @@ import torch
 from torch.nn.utils import rnn as trnn
 
 import paragrad as pg
-from paragrad.backends.base import fast_paths
 from paragrad.nn.utils import rnn as prnn
 from paragrad.ops.neural.recurrent import recurrent_sequence
-from tests.helpers import graph_size
+from tests.helpers import RECURRENT_STEPS, fake_recurrent_steps, graph_size
 
 H_IN, HID = 3, 4
 
@@ -245,31 +244,18 @@ def test_op_refuses_batch_sizes_that_do_not_fit(device):
             recurrent_sequence("RNN_TANH", gi, h0, None, w, batch_sizes=sizes)
 
 
-_SEAM = ("lstm_cell_forward", "lstm_cell_backward", "gru_cell_forward", "gru_cell_backward",
-         "rnn_cell_forward", "rnn_cell_backward")
-
 
 def test_fast_path_seam_gets_contiguous_rows_of_each_step(device, monkeypatch):
     """A packed batch hands each per-step fast path C-contiguous (n_t, ...) buffers, n_t the
     step's batch size, as the unpacked one hands (N, ...): a kernel taking them (here running the
     composition itself) gives torch's results."""
-    import paragrad.ops.neural.recurrent as rec
-    composed = {n: getattr(rec, n.replace("_cell_", "_gates_")) for n in _SEAM}
-    backend = pg.zeros(1, device=device)._backend
     rows = {}
 
-    def fake(name):
-        def kernel(*args):
-            bufs = [a for a in args if hasattr(a, "shape") and a.ndim == 2]
-            assert all(a.flags.c_contiguous for a in bufs), name
-            rows.setdefault(name, set()).update(a.shape[0] for a in bufs)
-            with fast_paths(False):
-                composed[name](backend, *args)
-            return True
-        return kernel
-    for name in _SEAM:
-        monkeypatch.setattr(backend, "fast_" + name, fake(name), raising=False)
-    monkeypatch.setattr(backend, "fast_rnn", None, raising=False)      # (the per-step path, not cuDNN's)
+    def check(name, args):
+        bufs = [a for a in args if hasattr(a, "shape") and a.ndim == 2]
+        assert all(a.flags.c_contiguous for a in bufs), name
+        rows.setdefault(name, set()).update(a.shape[0] for a in bufs)
+    fake_recurrent_steps(monkeypatch, device, check)
     lengths = [3, 5, 1, 4]
     for cls in ("LSTM", "GRU", "RNN"):
         p, t = pair(cls, device, bidirectional=True)
@@ -284,7 +270,7 @@ def test_fast_path_seam_gets_contiguous_rows_of_each_step(device, monkeypatch):
         close(px.grad, tx.grad, f"{cls} input grad")
         for (name, a), (_, b) in zip(p.named_parameters(), t.named_parameters()):
             close(a.grad, b.grad, f"{cls} {name}")
-    assert rows == {name: {4, 3, 2, 1} for name in _SEAM}      # the batch sizes (4, 3, 3, 2, 1)
+    assert rows == {name: {4, 3, 2, 1} for name in RECURRENT_STEPS}      # the batch sizes (4, 3, 3, 2, 1)
 
 
 def test_errors(device):

@@ -10,7 +10,7 @@ import torch
 import paragrad as pg
 from paragrad.backends.base import fast_paths
 from paragrad.ops.neural.recurrent import recurrent_sequence
-from tests.helpers import fd_check, graph_size
+from tests.helpers import fake_recurrent_steps, fd_check, graph_size
 
 L, N, H_IN, HID = 5, 3, 4, 6
 
@@ -194,24 +194,9 @@ def test_fast_path_seam(device, monkeypatch, taken):
     """Each per-step fast path is looked up through backend.fast() with the documented
     arguments; a declining one (False) leaves the composition to run, a taking one (True) is
     trusted: here it runs the composition itself, so the results must not change."""
-    import paragrad.ops.neural.recurrent as rec
-    composed = {"lstm_cell_forward": rec.lstm_gates_forward, "lstm_cell_backward": rec.lstm_gates_backward,
-                "gru_cell_forward": rec.gru_gates_forward, "gru_cell_backward": rec.gru_gates_backward,
-                "rnn_cell_forward": rec.rnn_gates_forward, "rnn_cell_backward": rec.rnn_gates_backward}
-    backend = pg.zeros(1, device=device)._backend
     calls = {}
-
-    def fake(name):
-        def kernel(*args):
-            calls.setdefault(name, [tuple(a.shape) if hasattr(a, "shape") else a for a in args])
-            if taken:
-                with fast_paths(False):
-                    composed[name](backend, *args)
-            return taken
-        return kernel
-    for name in _SEAM:
-        monkeypatch.setattr(backend, "fast_" + name, fake(name), raising=False)
-    monkeypatch.setattr(backend, "fast_rnn", None, raising=False)      # (the per-step path, not cuDNN's)
+    fake_recurrent_steps(monkeypatch, device, lambda name, args: calls.setdefault(
+        name, [tuple(a.shape) if hasattr(a, "shape") else a for a in args]), taken)
     for cls in ("LSTM", "GRU", "RNN"):
         p, t = pair(cls, device, "float64")
         x, hx = inputs(cls, {}, "float64")
