@@ -208,12 +208,8 @@ class Tensor:
         return self._host(op).reshape(()).item()
 
     def __index__(self):
-        dtype = self.dtype
-        if dtype.is_floating_point or dtype is dt.bool_:
+        if self.dtype.is_floating_point or self.dtype is dt.bool_:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        data = self._data
-        if self._device is CPU and data.ndim == 0:     # (a slice bound: the value is right here)
-            return data.item()
         return int(self._scalar("using a Tensor as an index"))
 
     def __bool__(self):

@@ -240,7 +240,7 @@ class CPUBackend(ArrayBackend):
                 try:
                     return np.array(f(a.item(), b), a.dtype)
                 except OverflowError:
-                    pass
+                    pass        # (the ufunc below wraps it)
         token = ERRSTATE.set(IGNORE)
         try:
             f = _BINARY.get(op)

@@ -324,7 +324,7 @@ def _take_rows(x, idx):
         try:
             return take_along(x, idx, 0, checked=True)
         except IndexError:
-            pass
+            pass        # (an index out of range: found and named below, as torch words it)
     if idx._data.size and not capture.active():         # (no host reads inside pg.jit)
         bad = out_of_range(idx, -size, size - 1)        # (a host sync unless idx's range is known)
         if bad is not None:
