@@ -144,3 +144,38 @@ def test_cross_entropy_all_ignored_mean_is_nan_with_zero_gradient():
     assert np.isnan(loss.item())
     loss.backward()
     assert not x.grad.cpu().numpy().any()
+
+
+def test_a_view_that_alone_holds_its_base_counts_as_owned():
+    """owns_memory decides whether a gradient becomes a leaf's .grad as it is (and is later
+    added into in place): a reshape of a fresh buffer may, a view beside another may not."""
+    import cupy
+    k = pg.empty(1, device="cuda")._backend
+    fresh = cupy.arange(6, dtype=cupy.float32).reshape(2, 3)      # its base: held by it alone
+    assert k.owns_memory(fresh)
+    base = cupy.arange(6, dtype=cupy.float32)
+    shared = base.reshape(2, 3)
+    assert not k.owns_memory(shared)
+    del base
+    other = shared.reshape(6)                                       # a second view of one base
+    assert not k.owns_memory(shared) and not k.owns_memory(other)
+
+
+def test_bias_gradients_accumulate_privately_over_steps():
+    """A Linear bias's .grad (column sums, reshaped) is adopted without a copy; a second
+    backward adds into it in place and into nothing else."""
+    torch.manual_seed(0)
+    ref = torch.nn.Linear(5, 3)
+    lin = pg.nn.Linear(5, 3).to("cuda")
+    with pg.no_grad():
+        lin.weight.copy_(pg.tensor(ref.weight.detach().numpy()))
+        lin.bias.copy_(pg.tensor(ref.bias.detach().numpy()))
+    x = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    kept = None
+    for step in range(2):
+        lin(pg.tensor(x, device="cuda")).pow(2).sum().backward()
+        ref(torch.tensor(x)).pow(2).sum().backward()
+        if step == 0:
+            kept = lin.bias.grad.detach().clone()
+    np.testing.assert_allclose(lin.bias.grad.cpu().numpy(), ref.bias.grad.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(kept.cpu().numpy() * 2, lin.bias.grad.cpu().numpy(), rtol=1e-5, atol=1e-5)

@@ -75,3 +75,60 @@ def test_cupy_launches_when_asked(tmp_path):
     env["PARAGRAD_CUDA_LAUNCH"] = "fast"
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
     assert out.returncode != 0 and "PARAGRAD_CUDA_LAUNCH must be 'driver' or 'cupy'" in out.stderr
+
+
+def test_a_typed_launch_writes_every_slot():
+    """TypedLaunch: addresses, int64, float32 and float64 written by one pack, each read by
+    the kernel where it expects it; one launcher per slot string, reused."""
+    cupy, mixed, _ = _kernels()
+    x = cupy.arange(1000, dtype=cupy.float32)
+    y = cupy.empty_like(x)
+    # (mixed's int and unsigned int parameters have no slot kind: a smaller kernel instead)
+    source = r"""extern "C" __global__ void axpb(const float* x, float* y, long long n, float a, double b) {
+        long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+        if (i < n) y[i] = x[i] * a + (float)b;
+    }"""
+    from paragrad.backends.cuda.runtime.compile import Kernel
+    axpb = Kernel(cupy.RawModule(code=source).get_function("axpb"))
+    launch = axpb.typed("ppqfd")
+    assert axpb.typed("ppqfd") is launch
+    launch(4, 256, x.data.ptr, y.data.ptr, 1000, np.float32(3.0), 0.25)
+    np.testing.assert_allclose(y.get(), x.get() * 3 + 0.25)
+    launch(2, 256, x.data.ptr, y.data.ptr, 500, -1.0, 2.0)     # half the elements, new values
+    np.testing.assert_allclose(y.get()[:500], -x.get()[:500] + 2)
+    np.testing.assert_allclose(y.get()[500:], x.get()[500:] * 3 + 0.25)
+    with pytest.raises(RuntimeError, match="kernel launch failed"):
+        launch(1, 4096, x.data.ptr, y.data.ptr, 10, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elementwise_plans_give_the_same_values_call_after_call(dtype):
+    """The elementwise plans (kernels/elementwise.py): made on a shape's first call, run from
+    the second on; full, row-broadcast, one-element and scalar operands, unary functions and
+    an activation's gradient, each against NumPy, with shapes changing between calls."""
+    import cupy
+    from paragrad.backends.cuda.kernels import elementwise
+    rng = np.random.default_rng(0)
+    for shape, other in (((4, 5), (4, 5)), ((4, 5), (5,)), ((3, 2, 5), (1, 5)), ((6,), (1,)), ((4, 5), (4, 5))):
+        a = rng.standard_normal(shape).astype(dtype)
+        b = rng.standard_normal(other).astype(dtype)
+        for _ in range(2):
+            for op, f in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide)):
+                got = elementwise.binary(op, cupy.asarray(a), cupy.asarray(b), None)
+                np.testing.assert_allclose(got.get(), f(a, b), rtol=1e-6)
+                got = elementwise.binary(op, cupy.asarray(b), cupy.asarray(a), None)    # the row first
+                np.testing.assert_allclose(got.get(), f(b, a), rtol=1e-6)
+                got = elementwise.binary(op, cupy.asarray(a), 1.5, None)
+                np.testing.assert_allclose(got.get(), f(a, dtype(1.5)), rtol=1e-6)
+            np.testing.assert_allclose(elementwise.unary("tanh", cupy.asarray(a), None).get(), np.tanh(a), rtol=1e-6)
+            y = np.tanh(a)
+            got = elementwise.activation_grad("tanh", cupy.asarray(b if b.shape == a.shape else a), cupy.asarray(y))
+            np.testing.assert_allclose(got.get(), (b if b.shape == a.shape else a) * (1 - y * y), rtol=1e-6)
+    empty = cupy.empty((0, 5), dtype)
+    assert elementwise.binary("add", empty, empty, None).shape == (0, 5)
+    # what no plan takes still answers as before: a non-contiguous operand, an out buffer
+    a = cupy.asarray(rng.standard_normal((4, 6)).astype(dtype))
+    assert elementwise.binary("add", a[:, ::2], a[:, 1::2], None) is None
+    out = cupy.empty((4, 6), dtype)
+    assert elementwise.binary("mul", a, a, out) is out
+    np.testing.assert_allclose(out.get(), a.get() ** 2, rtol=1e-6)

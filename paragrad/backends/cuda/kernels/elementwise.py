@@ -31,6 +31,8 @@ _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rs
 _POWERS = {3: "Cube", 4: "Fourth", -2: "InvSquare"}     # (3.0 finds 3)
 _ACTIVATION_GRADS = {"sigmoid": "SigmoidGrad", "tanh": "TanhGrad", "relu": "ReluGrad"}
 _FULL, _ROW, _ONE = 0, 1, 2
+_ndarray = cupy.ndarray
+_device = cupy.cuda.runtime.getDevice
 
 
 def _kernel(expr):
@@ -59,7 +61,69 @@ def _layout(x, shape, n):
 
 
 def binary(op, a, b, out):
-    """a op b as one raw launch, or None where the ufunc must do it."""
+    """a op b as one raw launch, or None where the ufunc must do it. A new result from
+    contiguous float32/float64 operands runs from a plan made on the first call of its op,
+    dtypes, shapes and device: the checks, the kernel's choice and the launch's numbers are
+    not worked out again (half of this function's host time on small tensors)."""
+    if out is None and type(a) is _ndarray and a._c_contiguous:
+        tb = type(b)
+        if tb is _ndarray:
+            key = (op, a.dtype, b.dtype, a.shape, b.shape, _device()) if b._c_contiguous else None
+        else:
+            key = (op, a.dtype, tb, a.shape, None, _device()) if tb is float or tb is int else None
+        if key is not None:
+            plan = _planned(key, _binary_plan, op, a, b)
+            if plan is not None:
+                launch, grid, shape, n, row = plan
+                c = _ndarray(shape, a.dtype)
+                if n:
+                    if row is None:
+                        launch(grid, GRID_BLOCK, a.data.ptr, a.dtype.type(b), c.data.ptr, n)
+                    else:
+                        launch(grid, GRID_BLOCK, a.data.ptr, b.data.ptr, c.data.ptr, n, row)
+                return c
+    return _binary(op, a, b, out)
+
+
+# (op, dtypes, shapes, device) -> a launch and its numbers, or None where the general path
+# decides (binary's: launch, grid, result shape, n, row or None for a scalar)
+_plans = {}
+_MAX_PLANS = 4096
+
+
+def _planned(key, make, *args):
+    plan = _plans.get(key, False)
+    if plan is False:
+        if len(_plans) > _MAX_PLANS:
+            _plans.clear()
+        plan = _plans[key] = make(*args)
+    return plan
+
+
+def _binary_plan(op, a, b):
+    """The launch of a op b for contiguous float32/float64 operands (b a tensor of a's dtype
+    or a Python number), or None. A plan holds no buffer: only shapes, a kernel, numbers."""
+    name, ctype = _BINARY.get(op), _FLOATS.get(a.dtype)
+    if name is None or ctype is None:
+        return None
+    if type(b) is not _ndarray:
+        launch = _kernel(f"binary_scalar<{ctype}, {name}>").typed("p" + _SCALAR_SLOT[ctype] + "pq")
+        return launch and (launch, grid_stride(a.size)[0], a.shape, a.size, None)
+    if b.dtype != a.dtype:
+        return None
+    shape, n = (a.shape, a.size) if a.size >= b.size else (b.shape, b.size)
+    la, lb = _layout(a, shape, n), _layout(b, shape, n)
+    if la is None or lb is None or (la != _FULL and lb != _FULL):
+        return None
+    launch = _kernel(f"binary<{ctype}, {name}, {la}, {lb}>").typed("pppqq")
+    return launch and (launch, grid_stride(n)[0], shape, n, (b if la == _FULL else a).size)
+
+
+_SCALAR_SLOT = {"float": "f", "double": "d"}
+
+
+def _binary(op, a, b, out):
+    """binary's general path: an out buffer, half types, and the cases no plan takes."""
     name = _BINARY.get(op)
     if name is None or type(a) is not cupy.ndarray:
         return None
@@ -174,9 +238,19 @@ def activation_grad(op, g, y):
     and dtype, contiguous; relu also float16/bfloat16, 16 bytes an access) as one launch, or
     None."""
     name = _ACTIVATION_GRADS.get(op)
+    if (name is None or type(g) is not cupy.ndarray or type(y) is not cupy.ndarray or not g._c_contiguous
+            or not y._c_contiguous):
+        return None
+    key = ("activation_grad", name, g.dtype, y.dtype, g.shape, y.shape, _device())
+    plan = _planned(key, _activation_grad_plan, op, name, g, y)
+    if plan is not None:
+        launch, grid, n = plan
+        dx = _ndarray(g.shape, g.dtype)
+        if n:
+            launch(grid, GRID_BLOCK, g.data.ptr, y.data.ptr, dx.data.ptr, n, n)
+        return dx
     ctype = (_BINARY_TYPES if op == "relu" else _FLOATS).get(g.dtype)
-    if (name is None or ctype is None or type(g) is not cupy.ndarray or type(y) is not cupy.ndarray
-            or y.dtype != g.dtype or y.shape != g.shape or not g._c_contiguous or not y._c_contiguous):
+    if ctype is None or y.dtype != g.dtype or y.shape != g.shape:
         return None
     dx = cupy.empty(g.shape, g.dtype)
     n = g.size
@@ -186,6 +260,16 @@ def activation_grad(op, g, y):
             f"binary<{ctype}, {name}, {_FULL}, {_FULL}>"
         _kernel(kernel)(grid_stride(n // v), (GRID_BLOCK,), (g, y, dx, np.int64(n), np.int64(n)))
     return dx
+
+
+def _activation_grad_plan(op, name, g, y):
+    """activation_grad's launch for float32/float64 g and y of one shape (half types: the
+    general path, whose packing depends on the addresses), or None."""
+    ctype = _FLOATS.get(g.dtype)
+    if ctype is None or y.dtype != g.dtype or y.shape != g.shape:
+        return None
+    launch = _kernel(f"binary<{ctype}, {name}, {_FULL}, {_FULL}>").typed("pppqq")
+    return launch and (launch, grid_stride(g.size)[0], g.size)
 
 
 def unary(op, x, out):
@@ -202,6 +286,15 @@ def power(x, exponent):
 def _unary(name, x, out):
     if name is None or type(x) is not cupy.ndarray:
         return None
+    if out is None and x._c_contiguous:         # (a plan per name, dtype, shape: see binary)
+        key = ("unary", name, x.dtype, x.shape, _device())
+        plan = _planned(key, _unary_plan, name, x)
+        if plan is not None:
+            launch, grid, n = plan
+            y = _ndarray(x.shape, x.dtype)
+            if n:
+                launch(grid, GRID_BLOCK, x.data.ptr, y.data.ptr, n)
+            return y
     ctype = _FLOATS.get(x.dtype)
     if ctype is None or not x._c_contiguous:
         return None
@@ -211,6 +304,14 @@ def _unary(name, x, out):
     if x.size:
         _kernel(f"unary<{ctype}, {name}>")(grid_stride(x.size), (GRID_BLOCK,), (x, y, np.int64(x.size)))
     return y
+
+
+def _unary_plan(name, x):
+    ctype = _FLOATS.get(x.dtype)
+    if ctype is None:
+        return None
+    launch = _kernel(f"unary<{ctype}, {name}>").typed("ppq")
+    return launch and (launch, grid_stride(x.size)[0], x.size)
 
 
 def full(shape, value, dtype):

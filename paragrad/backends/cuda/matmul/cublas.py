@@ -98,7 +98,7 @@ def matmul(a, b, out=None, tf32=None):
         return flat.reshape(lead + (n,)) if out is None else out
     batch = a.shape[:-2] if a.shape[:-2] == b.shape[:-2] else tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     if out is None:
-        out = cupy.empty(batch + (m, n), dtype=a.dtype)
+        out = cupy.ndarray(batch + (m, n), a.dtype)
     if out.size == 0:
         return out
     if k == 0:
