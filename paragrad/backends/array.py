@@ -6,6 +6,8 @@ cpu.py, cupy for cuda/backend.py), which each subclass sets as a class attribute
 """
 from __future__ import annotations
 
+import sys
+
 from .base import Backend
 
 _BOUND = (int, type(None))       # slice bounds a basic view takes
@@ -78,3 +80,31 @@ class ArrayBackend(Backend):
     # ---- indexing ---------------------------------------------------------------------------
     def gather(self, x, index, axis):
         return self.xp.take_along_axis(x, index, axis=axis)
+
+
+def sole_view(view):
+    """Whether nothing but `view` holds view.base (NumPy and CuPy point every view at the
+    root owner, so another view or the owner itself would hold it too): writes through such a
+    view reach no other array."""
+    return _base_refs(view) <= _SOLE_VIEW_REFS
+
+
+def _base_refs(view):
+    """References to view.base, counted the same way on every call (this function's own
+    references included: what they are differs between Python versions, so _SOLE_VIEW_REFS
+    is measured through this very function)."""
+    base = view.base
+    return sys.getrefcount(base)
+
+
+class _View:
+    __slots__ = ("base",)
+
+
+def _sole_view_refs():
+    v = _View()
+    v.base = object()           # held by v alone
+    return _base_refs(v)
+
+
+_SOLE_VIEW_REFS = _sole_view_refs()

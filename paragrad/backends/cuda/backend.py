@@ -7,7 +7,6 @@ primitives CuPy and NumPy share live in ../array.py.
 from __future__ import annotations
 
 import math
-import sys
 
 import cupy
 import cupyx
@@ -17,7 +16,7 @@ import numpy as np
 from ... import capture
 from ...dtypes import bfloat16 as _bf16
 
-from ..array import ArrayBackend, int_pow, plain_basic_key
+from ..array import ArrayBackend, int_pow, plain_basic_key, sole_view
 from ..quiet_numpy import quiet
 from . import cudnn_frontend, cudnn_rnn
 from .kernels import (batch_norm, column_sums, cross_entropy, elementwise, gelu, indexing, join, layer_norm,
@@ -48,27 +47,6 @@ _BITWISE = {"and": (cupy.logical_and, cupy.bitwise_and), "or": (cupy.logical_or,
 _HALF = tuple(d for d in (np.dtype(np.float16), _bf16.np) if d is not None)
 _COLUMN_SUM_DTYPES = (np.dtype(np.float32),) + _HALF     # column_sums.cu
 _PY_NUMBERS = (int, float, bool)
-
-
-def _base_refs(view):
-    """References to view.base, counted the same way for every call (this function's own
-    references included: what they are differs between Python versions, so _SOLE_VIEW_REFS
-    is measured through this very function)."""
-    base = view.base
-    return sys.getrefcount(base)
-
-
-class _View:
-    __slots__ = ("base",)
-
-
-def _sole_view_refs():
-    v = _View()
-    v.base = object()           # held by v alone
-    return _base_refs(v)
-
-
-_SOLE_VIEW_REFS = _sole_view_refs()
 
 
 def _joined_shape(xs, axis):
@@ -176,7 +154,7 @@ class CUDABackend(ArrayBackend):
         # a view that alone holds its base is as private as an owner: a reshape of a fresh
         # result (a bias gradient's column sums, a folded GEMM's output) becomes a leaf's
         # .grad as it is, where a copy per parameter and step was made before
-        return buf.base is None or _base_refs(buf) <= _SOLE_VIEW_REFS
+        return buf.base is None or sole_view(buf)
 
     def synchronize(self, device_index=0):
         with self._on(device_index):
