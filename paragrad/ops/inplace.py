@@ -38,7 +38,12 @@ def inplace_unary(fn, name=None):
 
     def method(self, *args, **kwargs):
         return assign(self, lambda t: fn(t, *args, **kwargs), name)
-    method.__name__ = name
+    # named as the module of its out-of-place op holds it (index_put_ beside index_put)
+    method.__name__ = method.__qualname__ = name
+    method.__module__ = fn.__module__
+    method.__doc__ = (f"In-place {name[:-1]}: its result written into the tensor, which is "
+                      f"returned; as torch.Tensor.{name}.\nWhere autograd records it, views "
+                      f"taken before keep the old values.")
     return method
 
 

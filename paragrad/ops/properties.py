@@ -12,11 +12,14 @@ from .movement.views import mT
 
 # ---- predicates and metadata ----------------------------------------------------------------
 def is_floating_point(input):
+    """Whether input's dtype is a floating-point type, as torch.is_floating_point."""
     check_tensor(input, "is_floating_point")
     return input.dtype.is_floating_point
 
 
 def is_complex(input):
+    """Whether input's dtype is complex, as torch.is_complex: always False (paragrad has no
+    complex dtypes)."""
     check_tensor(input, "is_complex")
     return False
 
@@ -38,6 +41,7 @@ def is_nonzero(input):
 
 
 def is_same_size(input, other):
+    """Whether input and other have the same shape, as torch.is_same_size."""
     check_tensor(input, "is_same_size")
     check_tensor(other, "is_same_size", "other")
     return tuple(input.shape) == tuple(other.shape)
@@ -60,6 +64,8 @@ resolve_conj = resolve_neg = conj
 
 
 def is_conj(input):
+    """Whether input's conjugate (is_conj) or negative (is_neg) bit is set, as torch.is_conj and
+    torch.is_neg: always False (paragrad has no complex dtypes)."""
     check_tensor(input, "is_conj")
     return False
 
@@ -68,11 +74,14 @@ is_neg = is_conj
 
 
 def real(input):
+    """The real part of input, as torch.real: a real tensor is returned itself."""
     check_tensor(input, "real")
     return input
 
 
 def imag(input):
+    """The imaginary part of input, as torch.imag: paragrad has no complex dtypes, so it always
+    raises RuntimeError (as PyTorch does for a real tensor)."""
     check_tensor(input, "imag")
     raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 

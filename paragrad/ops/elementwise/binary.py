@@ -222,12 +222,14 @@ def _alpha(name, a, b, alpha):
 
 
 def add(input, other, alpha=1):
+    """Elementwise input + alpha * other (broadcasting, promoting dtypes), as torch.add."""
     a, b = input, other
     b = _alpha("add", a, b, alpha)
     return _binary("add", a, b, AddBackward0)
 
 
 def sub(input, other, alpha=1):
+    """Elementwise input - alpha * other, as torch.sub (alias subtract)."""
     a, b = input, other
     if isinstance(a, Tensor) and a.dtype is dt.bool_ and isinstance(b, Tensor) and b.dtype is dt.bool_:
         raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
@@ -237,11 +239,15 @@ def sub(input, other, alpha=1):
 
 
 def mul(input, other):
+    """Elementwise product input * other, as torch.mul (alias multiply)."""
     a, b = input, other
     return _binary("mul", a, b, MulBackward0, save=lambda a, b, out: (a, b))
 
 
 def div(input, other, rounding_mode=None):
+    """Elementwise input / other, true division (integers give a float), or rounded with
+    rounding_mode "trunc" or "floor"; as torch.div (aliases divide, true_divide).
+    Another rounding_mode raises ValueError."""
     a, b = input, other
     if rounding_mode is not None:
         if rounding_mode == "floor":    # unlike floor_divide, torch gives it a (zero) gradient
@@ -288,11 +294,13 @@ def _maxmin(op, a, b):
 
 
 def maximum(input, other):
+    """Elementwise maximum of two tensors (NaN propagates), as torch.maximum."""
     a, b = input, other
     return _maxmin("maximum", a, b)
 
 
 def minimum(input, other):
+    """Elementwise minimum of two tensors (NaN propagates), as torch.minimum."""
     a, b = input, other
     return _maxmin("minimum", a, b)
 
@@ -342,6 +350,8 @@ _REMAINDER_TENSOR = node_class(RemainderBackward, "RemainderBackward1")
 
 
 def remainder(input, other):
+    """Elementwise remainder of floor division, with the sign of other (Python's %), as
+    torch.remainder."""
     a, b = input, other
     _check_int_div("remainder", a, b)
     node = _REMAINDER_TENSOR if isinstance(b, Tensor) else _REMAINDER_SCALAR
@@ -349,17 +359,22 @@ def remainder(input, other):
 
 
 # ---- comparisons and logic -------------------------------------------------------------------
-def _compare(op):
+def _compare(op, symbol, alias):
     def f(input, other):
         a, b = input, other
         if not isinstance(b, (Tensor, bool, int, float, np.generic)):
             return NotImplemented
         return _binary(op, a, b, out_dtype=dt.bool_)
-    f.__name__ = op
+    f.__name__ = f.__qualname__ = op      # (the reference finds it by module and name)
+    f.__doc__ = (f"Elementwise input {symbol} other, a bool tensor, as torch.{op}{alias}.\n"
+                 f"An `other` that is not a tensor or number gives NotImplemented, not an error.")
     return f
 
 
-eq, ne, lt, le, gt, ge = (_compare(o) for o in ("eq", "ne", "lt", "le", "gt", "ge"))
+eq, ne, lt, le, gt, ge = (_compare(*a) for a in (
+    ("eq", "==", ""), ("ne", "!=", " (alias not_equal)"), ("lt", "<", " (alias less)"),
+    ("le", "<=", " (alias less_equal)"), ("gt", ">", " (alias greater)"),
+    ("ge", ">=", " (alias greater_equal)")))
 
 
 def _bitwise(op, name):
@@ -373,7 +388,8 @@ def _bitwise(op, name):
             if isinstance(t, float):
                 raise NotImplementedError(f"{name}: not implemented for float operands ({t})")
         return _binary(op, a, b)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise bitwise {op.upper()} of integer or bool operands, as torch.{name}."
     return f
 
 
@@ -387,16 +403,19 @@ def _as_bool(x):
 
 
 def logical_and(input, other):
+    """Elementwise logical AND (nonzero is True), a bool tensor, as torch.logical_and."""
     a, b = input, other
     return _binary("and", _as_bool(a), _as_bool(b), name="logical_and")
 
 
 def logical_or(input, other):
+    """Elementwise logical OR (nonzero is True), a bool tensor, as torch.logical_or."""
     a, b = input, other
     return _binary("or", _as_bool(a), _as_bool(b), name="logical_or")
 
 
 def logical_xor(input, other):
+    """Elementwise logical XOR (nonzero is True), a bool tensor, as torch.logical_xor."""
     a, b = input, other
     return _binary("xor", _as_bool(a), _as_bool(b), name="logical_xor")
 

@@ -41,6 +41,7 @@ def square(input):
 
 @policy("tan")
 def tan(input):
+    """Elementwise tangent, computed as sin(input) / cos(input), as torch.tan."""
     x = input
     x = _float(x)
     return rename(x.sin() / x.cos(), "TanBackward0")
@@ -48,6 +49,7 @@ def tan(input):
 
 @policy("sinh")
 def sinh(input):
+    """Elementwise hyperbolic sine, (expm1(x) - expm1(-x)) / 2, as torch.sinh."""
     x = input
     x = _float(x)
     return rename((x.expm1() - (-x).expm1()) * 0.5, "SinhBackward0")
@@ -55,6 +57,7 @@ def sinh(input):
 
 @policy("cosh")
 def cosh(input):
+    """Elementwise hyperbolic cosine, (exp(x) + exp(-x)) / 2, as torch.cosh."""
     x = input
     x = _float(x)
     return rename((x.exp() + (-x).exp()) * 0.5, "CoshBackward0")
@@ -62,32 +65,38 @@ def cosh(input):
 
 @policy("log2")
 def log2(input):
+    """Elementwise base-2 logarithm, as torch.log2."""
     x = input
     return rename(_float(x).log() * (1.0 / math.log(2.0)), "Log2Backward0")
 
 
 @policy("log10")
 def log10(input):
+    """Elementwise base-10 logarithm, as torch.log10."""
     x = input
     return rename(_float(x).log() * (1.0 / math.log(10.0)), "Log10Backward0")
 
 
 def exp2(input):
+    """Elementwise 2**input, computed as exp(input * ln 2), as torch.exp2."""
     x = input
     return rename((_float(x) * math.log(2.0)).exp(), "Exp2Backward0")
 
 
 def deg2rad(input):
+    """Elementwise conversion of degrees to radians, as torch.deg2rad."""
     x = input
     return rename(_float(x) * (math.pi / 180.0), "Deg2RadBackward0")
 
 
 def rad2deg(input):
+    """Elementwise conversion of radians to degrees, as torch.rad2deg."""
     x = input
     return rename(_float(x) * (180.0 / math.pi), "Rad2DegBackward0")
 
 
 def frac(input):
+    """Elementwise fractional part input - trunc(input), with input's sign, as torch.frac."""
     x = input
     return rename(x - x.trunc(), "FracBackward0")
 
@@ -101,11 +110,14 @@ def lerp(input, end, weight):
 
 @policy("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2, elementwise with broadcasting, as torch.addcmul."""
     return rename(input + value * tensor1 * tensor2, "AddcmulBackward0")
 
 
 @policy("addcdiv")
 def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2, elementwise with broadcasting, as torch.addcdiv.
+    Integer tensor1 and tensor2 are divided truly (to float), where PyTorch raises."""
     return rename(input + value * tensor1 / tensor2, "AddcdivBackward0")
 
 
@@ -169,6 +181,8 @@ def isclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
 
 
 def allclose(input, other, rtol=1e-5, atol=1e-8, equal_nan=False):
+    """Whether isclose(input, other, rtol, atol, equal_nan) holds everywhere, a Python bool, as
+    torch.allclose."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
@@ -178,16 +192,21 @@ def equal(input, other):
 
 
 def count_nonzero(input, dim=None):
+    """The number of nonzero elements, in all or along dim, as torch.count_nonzero."""
     return (input != 0).sum(dim) if dim is not None else (input != 0).sum()
 
 
 def nansum(input, dim=None, keepdim=False):
+    """Sum treating NaN as zero, over all elements or along dim, as torch.nansum (no dtype
+    argument)."""
     zeroed = input.masked_fill(input.isnan(), 0)
     out = zeroed.sum() if dim is None else zeroed.sum(dim, keepdim=keepdim)
     return rename(out, "NansumBackward0")
 
 
 def nanmean(input, dim=None, keepdim=False):
+    """Mean of the non-NaN elements, over all or along dim, as torch.nanmean (no dtype
+    argument)."""
     counts = (~input.isnan()).to(input.dtype)
     if dim is None:
         return nansum(input) / counts.sum()
@@ -233,6 +252,8 @@ def atan2(input, other):
 
 
 def logit(input, eps=None):
+    """Elementwise log(p / (1 - p)), p = input clamped to [eps, 1 - eps] when eps is given, as
+    torch.logit."""
     x = _float(input)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
@@ -285,6 +306,7 @@ def heaviside(input, values):
 
 
 def float_power(input, exponent):
+    """input ** exponent computed in float64 (the result is float64), as torch.float_power."""
     x = input.to(dt.float64)
     return x ** (exponent.to(dt.float64) if isinstance(exponent, Tensor) else exponent)
 
@@ -299,11 +321,14 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 @policy("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * (batch1 @ batch2), batched matrix products, as torch.baddbmm.
+    beta=0 still multiplies input, so NaN or inf in it propagate (PyTorch ignores input)."""
     return rename(addmm(input, batch1, batch2, beta=beta, alpha=alpha), "BaddbmmBackward0")
 
 
 @policy("dist")
 def dist(input, other, p=2):
+    """The p-norm of input - other, as torch.dist."""
     return rename(vector_norm(input - other, p), "DistBackward0")    # (torch.norm with a number p)
 
 
@@ -340,6 +365,8 @@ def rsub(input, other, *, alpha=1):
 
 
 def isposinf(input):
+    """Elementwise test for +inf, a bool tensor (all False for non-float dtypes), as
+    torch.isposinf."""
     check_tensor(input, "isposinf")
     if not input.dtype.is_floating_point:
         return zeros(tuple(input.shape), dtype=dt.bool_, device=input.device)
@@ -347,6 +374,8 @@ def isposinf(input):
 
 
 def isneginf(input):
+    """Elementwise test for -inf, a bool tensor (all False for non-float dtypes), as
+    torch.isneginf."""
     check_tensor(input, "isneginf")
     if not input.dtype.is_floating_point:
         return zeros(tuple(input.shape), dtype=dt.bool_, device=input.device)

@@ -124,6 +124,7 @@ def _pow_special(bk, x, b, dtype, index):
 
 
 def pow(input, exponent):
+    """Elementwise input ** exponent, each a tensor or a Python number, as torch.pow."""
     if autocast_state.on:     # paragrad.amp: the dtype this op runs in
         input, exponent = cast("pow", input, exponent)
     a, b = input, exponent

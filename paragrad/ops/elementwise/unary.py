@@ -136,12 +136,49 @@ def unary(op, x):
     return out
 
 
+# op -> the docstring of its function made by _make
+_DOCS = {
+    "neg": "Elementwise negation -input, as torch.neg (alias negative).",
+    "exp": "Elementwise exponential e**input, as torch.exp.",
+    "log": "Elementwise natural logarithm, as torch.log.",
+    "sqrt": "Elementwise square root, as torch.sqrt.",
+    "rsqrt": "Elementwise reciprocal square root 1 / sqrt(input), as torch.rsqrt.",
+    "abs": "Elementwise absolute value |input|, as torch.abs (alias absolute).",
+    "sign": "Elementwise sign, -1, 0 or 1 (a bool tensor gives a copy), as torch.sign.",
+    "sin": "Elementwise sine, as torch.sin.",
+    "cos": "Elementwise cosine, as torch.cos.",
+    "tanh": "Elementwise hyperbolic tangent, as torch.tanh.",
+    "sigmoid": "Elementwise logistic sigmoid 1 / (1 + exp(-input)), as torch.sigmoid.",
+    "relu": "Elementwise ReLU max(0, input), as torch.relu.",
+    "erf": "Elementwise error function, as torch.erf.",
+    "log1p": "Elementwise log(1 + input), accurate near 0, as torch.log1p.",
+    "expm1": "Elementwise exp(input) - 1, accurate near 0, as torch.expm1.",
+    "reciprocal": "Elementwise reciprocal 1 / input, as torch.reciprocal.",
+    "floor": "Elementwise floor, rounding down (integer tensors are copied), as torch.floor.",
+    "ceil": "Elementwise ceiling, rounding up (integer tensors are copied), as torch.ceil.",
+    "round": "Elementwise rounding to the nearest integer, halves to even, as torch.round.",
+    "trunc": "Elementwise rounding toward zero (integer tensors are copied), as torch.trunc "
+             "(alias fix).",
+    "isnan": "Elementwise test for NaN, a bool tensor, as torch.isnan.",
+    "isinf": "Elementwise test for +inf or -inf, a bool tensor, as torch.isinf.",
+    "isfinite": "Elementwise test for a finite value (not inf or NaN), a bool tensor, as "
+                "torch.isfinite.",
+    "asin": "Elementwise arcsine, as torch.asin (alias arcsin).",
+    "acos": "Elementwise arccosine, as torch.acos (alias arccos).",
+    "atan": "Elementwise arctangent, as torch.atan (alias arctan).",
+    "asinh": "Elementwise inverse hyperbolic sine, as torch.asinh (alias arcsinh).",
+    "acosh": "Elementwise inverse hyperbolic cosine, as torch.acosh (alias arccosh).",
+    "atanh": "Elementwise inverse hyperbolic tangent, as torch.atanh (alias arctanh).",
+}
+
+
 def _make(op):
     def f(input):
         if autocast_state.on:     # paragrad.amp: the dtype this op runs in
             input, = cast(op, input)
         return unary(op, input)
-    f.__name__ = op
+    f.__name__ = f.__qualname__ = op      # (the reference finds it by module and name)
+    f.__doc__ = _DOCS[op]
     return f
 
 
@@ -162,6 +199,8 @@ asin, acos, atan, asinh, acosh, atanh = (
 
 
 def round(input, decimals=0):  # noqa: A001
+    """Elementwise rounding to `decimals` decimal places, halves to even, as torch.round.
+    With decimals != 0 it computes round(input * 10**decimals) / 10**decimals."""
     x = input
     if decimals == 0:
         return round_(x)
@@ -170,11 +209,13 @@ def round(input, decimals=0):  # noqa: A001
 
 
 def logical_not(input):
+    """Elementwise logical NOT (input == 0), a bool tensor, as torch.logical_not."""
     x = input
     return unary("not", x if x.dtype is dt.bool_ else x.ne(0))
 
 
 def bitwise_not(input):
+    """Elementwise bitwise NOT of an integer or bool tensor, as torch.bitwise_not."""
     x = input
     if x.dtype.is_floating_point:    # torch raises NotImplementedError (a RuntimeError) too
         raise NotImplementedError(f"bitwise_not: not implemented for floating-point tensors "
@@ -244,6 +285,8 @@ class GeluBackward0(Node):
 
 
 def gelu(x, approximate="none"):
+    """Elementwise GELU x * Phi(x) (approximate="tanh": the tanh approximation), as
+    torch.nn.functional.gelu."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"gelu: approximate argument must be either none or tanh, "
                            f"got {approximate!r}")
@@ -270,6 +313,7 @@ def gelu(x, approximate="none"):
 
 
 def silu(x):
+    """Elementwise SiLU x * sigmoid(x), as torch.nn.functional.silu (no inplace argument)."""
     return _activation("silu", "SiluBackward0", x, lambda x: x * x.sigmoid(),
                        lambda g, x: g * (s := x.sigmoid()) * (1 + x * (1 - s)))
 
@@ -281,6 +325,8 @@ def _select(cond, a, b):
 
 @policy("softplus")
 def softplus(x, beta=1.0, threshold=20.0):
+    """Elementwise log(1 + exp(beta * x)) / beta, x itself where beta * x > threshold, as
+    torch.nn.functional.softplus."""
     def fwd(x, beta, threshold):
         bx = x * beta
         # log1p(exp(bx)) = max(bx, 0) + log1p(exp(-|bx|)): no overflow, even in float16
@@ -294,6 +340,8 @@ def softplus(x, beta=1.0, threshold=20.0):
 
 
 def leaky_relu(x, negative_slope=0.01):
+    """Elementwise x where x > 0, else negative_slope * x, as torch.nn.functional.leaky_relu
+    (no inplace argument)."""
     return _activation("leaky_relu", "LeakyReluBackward0", x,
                        lambda x, s: _select(x > 0, x, x * s),
                        lambda g, x, s: _select(x > 0, g, g * s), s=negative_slope)
@@ -368,8 +416,12 @@ def _clamp_scalar(x, v, op):
 
 
 def clamp_min(input, min):  # noqa: A002
+    """Elementwise max(input, min), min a number or tensor: clamp with a lower bound only, as
+    torch.clamp_min."""
     return _clamp(input, min, None, "ClampMinBackward0", "ClampMinBackward1")
 
 
 def clamp_max(input, max):  # noqa: A002
+    """Elementwise min(input, max), max a number or tensor: clamp with an upper bound only, as
+    torch.clamp_max."""
     return _clamp(input, None, max, "ClampMaxBackward0", "ClampMaxBackward1")
