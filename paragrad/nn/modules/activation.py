@@ -24,6 +24,8 @@ from .linear import Linear
 
 
 class ReLU(Module):
+    """Applies ReLU elementwise, max(0, x); as torch.nn.ReLU (inplace=True writes into the input)."""
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
@@ -36,6 +38,9 @@ class ReLU(Module):
 
 
 class GELU(Module):
+    """Applies GELU elementwise, x * Phi(x), Phi the standard normal CDF (approximate='tanh':
+    its tanh approximation); as torch.nn.GELU."""
+
     def __init__(self, approximate="none"):
         super().__init__()
         self.approximate = approximate
@@ -48,6 +53,8 @@ class GELU(Module):
 
 
 class SiLU(Module):
+    """Applies SiLU (swish) elementwise, x * sigmoid(x); as torch.nn.SiLU."""
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
@@ -60,16 +67,22 @@ class SiLU(Module):
 
 
 class Tanh(Module):
+    """Applies tanh elementwise; as torch.nn.Tanh."""
+
     def forward(self, x):
         return F.tanh(x)
 
 
 class Sigmoid(Module):
+    """Applies the logistic sigmoid 1 / (1 + exp(-x)) elementwise; as torch.nn.Sigmoid."""
+
     def forward(self, x):
         return F.sigmoid(x)
 
 
 class LeakyReLU(Module):
+    """Applies x where x > 0, else negative_slope * x, elementwise; as torch.nn.LeakyReLU."""
+
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
@@ -82,6 +95,9 @@ class LeakyReLU(Module):
 
 
 class Softplus(Module):
+    """Applies log(1 + exp(beta * x)) / beta elementwise (x itself where beta * x > threshold);
+    as torch.nn.Softplus."""
+
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__()
         self.beta, self.threshold = beta, threshold
@@ -94,6 +110,9 @@ class Softplus(Module):
 
 
 class Softmax(Module):
+    """Applies softmax along dim, exp(x) / sum(exp(x)); as torch.nn.Softmax.
+    dim must be given: with dim=None the call raises TypeError (torch picks a legacy dim and warns)."""
+
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
@@ -106,6 +125,9 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
+    """Applies log(softmax(x)) along dim; as torch.nn.LogSoftmax.
+    dim must be given: with dim=None the call raises TypeError (torch picks a legacy dim and warns)."""
+
     def forward(self, x):
         return F.log_softmax(x, self.dim)
 
@@ -115,6 +137,8 @@ def _inplace(inplace):
 
 
 class ELU(Module):
+    """Applies ELU elementwise, x where x > 0, else alpha * (exp(x) - 1); as torch.nn.ELU."""
+
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
@@ -127,11 +151,16 @@ class ELU(Module):
 
 
 class CELU(ELU):
+    """Applies CELU elementwise, x where x > 0, else alpha * (exp(x / alpha) - 1); as torch.nn.CELU."""
+
     def forward(self, x):
         return F.celu(x, self.alpha, self.inplace)
 
 
 class SELU(Module):
+    """Applies SELU elementwise, scale * ELU(x, alpha) with PyTorch's fixed scale and alpha;
+    as torch.nn.SELU."""
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
@@ -144,6 +173,8 @@ class SELU(Module):
 
 
 class Hardtanh(Module):
+    """Applies clamp(x, min_val, max_val) elementwise; as torch.nn.Hardtanh."""
+
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
         super().__init__()
         if min_value is not None or max_value is not None:      # PyTorch's deprecated names
@@ -163,6 +194,8 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
+    """Applies min(max(0, x), 6) elementwise; as torch.nn.ReLU6."""
+
     def __init__(self, inplace=False):
         super().__init__(0.0, 6.0, inplace)
 
@@ -186,33 +219,45 @@ class _InplaceOnly(Module):
 
 
 class Hardsigmoid(_InplaceOnly):
+    """Applies clamp(x + 3, 0, 6) / 6 elementwise; as torch.nn.Hardsigmoid."""
     fn = staticmethod(F.hardsigmoid)
 
 
 class Hardswish(_InplaceOnly):
+    """Applies x * clamp(x + 3, 0, 6) / 6 elementwise; as torch.nn.Hardswish."""
     fn = staticmethod(F.hardswish)
 
 
 class Mish(_InplaceOnly):
+    """Applies Mish elementwise, x * tanh(softplus(x)); as torch.nn.Mish."""
     fn = staticmethod(F.mish)
 
 
 class LogSigmoid(Module):
+    """Applies log(sigmoid(x)) elementwise, in a form that does not overflow; as torch.nn.LogSigmoid."""
+
     def forward(self, x):
         return F.logsigmoid(x)
 
 
 class Softsign(Module):
+    """Applies x / (1 + |x|) elementwise; as torch.nn.Softsign."""
+
     def forward(self, x):
         return F.softsign(x)
 
 
 class Tanhshrink(Module):
+    """Applies x - tanh(x) elementwise; as torch.nn.Tanhshrink."""
+
     def forward(self, x):
         return F.tanhshrink(x)
 
 
 class Softshrink(Module):
+    """Applies soft shrinkage elementwise: x - lambd above lambd, x + lambd below -lambd, else 0;
+    as torch.nn.Softshrink."""
+
     def __init__(self, lambd=0.5):
         super().__init__()
         self.lambd = lambd
@@ -225,11 +270,15 @@ class Softshrink(Module):
 
 
 class Hardshrink(Softshrink):
+    """Applies hard shrinkage elementwise: x where |x| > lambd, else 0; as torch.nn.Hardshrink."""
+
     def forward(self, x):
         return F.hardshrink(x, self.lambd)
 
 
 class Threshold(Module):
+    """Applies value where x <= threshold, else x, elementwise; as torch.nn.Threshold."""
+
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
@@ -242,6 +291,9 @@ class Threshold(Module):
 
 
 class RReLU(Module):
+    """Applies randomized leaky ReLU elementwise; as torch.nn.RReLU: in training each negative
+    element's slope is drawn from U(lower, upper), in eval it is (lower + upper) / 2."""
+
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
         self.lower, self.upper, self.inplace = lower, upper, inplace
@@ -254,6 +306,9 @@ class RReLU(Module):
 
 
 class GLU(Module):
+    """Applies the gated linear unit a * sigmoid(b), a and b the two halves of the input along dim;
+    as torch.nn.GLU."""
+
     def __init__(self, dim=-1):
         super().__init__()
         self.dim = dim
@@ -266,6 +321,9 @@ class GLU(Module):
 
 
 class Softmin(Module):
+    """Applies softmin along dim, softmax(-x); as torch.nn.Softmin.
+    dim must be given: with dim=None the call raises TypeError (torch picks a legacy dim and warns)."""
+
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
@@ -313,6 +371,10 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 class MultiheadAttention(Module):
+    """Multi-head scaled dot-product attention of query over key and value, with input and output
+    projections; as torch.nn.MultiheadAttention.
+    add_bias_kv=True and add_zero_attn=True are refused (ValueError)."""
+
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
         super().__init__()

@@ -111,6 +111,9 @@ def _index(idx, n, cls):
 
 
 class ModuleList(_ModuleSequence):
+    """Submodules held in a list, registered as "0", "1", ... (indexing, slicing, append, extend,
+    insert, pop, +); as torch.nn.ModuleList. It has no forward."""
+
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
@@ -205,6 +208,8 @@ class _Registry(Module):
 
 
 class ModuleDict(_Registry):
+    """Submodules held by name, with a dict's interface (keys, values, items, update, pop, ...);
+    as torch.nn.ModuleDict. It has no forward."""
     _registry = "_modules"
 
     def __init__(self, modules=None):

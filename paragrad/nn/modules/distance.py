@@ -6,6 +6,10 @@ from ..module import Module
 
 
 class CosineSimilarity(Module):
+    """Cosine similarity of x1 and x2 along dim, x1 . x2 / max(||x1|| ||x2||, eps);
+    as torch.nn.CosineSimilarity, except that torch clamps each norm at eps instead of their
+    product (results differ when a norm is below eps)."""
+
     def __init__(self, dim=1, eps=1e-8):
         super().__init__()
         self.dim, self.eps = dim, eps
@@ -15,6 +19,8 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
+    """p-norm distance ||x1 - x2 + eps||_p along the last dim; as torch.nn.PairwiseDistance."""
+
     def __init__(self, p=2.0, eps=1e-6, keepdim=False):
         super().__init__()
         self.norm, self.eps, self.keepdim = p, eps, keepdim

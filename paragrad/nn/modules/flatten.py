@@ -5,6 +5,9 @@ from ..module import Module
 
 
 class Flatten(Module):
+    """Flattens dims start_dim..end_dim into one (by default all but the batch dim);
+    as torch.nn.Flatten."""
+
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
@@ -17,6 +20,8 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
+    """Splits dim into the shape unflattened_size; as torch.nn.Unflatten."""
+
     def __init__(self, dim, unflattened_size):
         super().__init__()
         self.dim, self.unflattened_size = dim, unflattened_size

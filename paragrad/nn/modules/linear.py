@@ -13,6 +13,8 @@ from .lazy import LazyModuleMixin
 
 
 class Identity(Module):
+    """Returns its input unchanged (any constructor arguments are ignored); as torch.nn.Identity."""
+
     def __init__(self, *args, **kwargs):
         super().__init__()
 

@@ -95,6 +95,9 @@ class GroupNorm(Module):
 
 
 class LocalResponseNorm(Module):
+    """Normalizes each channel by its neighbours: x / (k + alpha * mean of x^2 over size adjacent
+    channels)^beta; as torch.nn.LocalResponseNorm."""
+
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k

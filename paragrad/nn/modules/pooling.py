@@ -60,12 +60,17 @@ class AdaptiveAvgPool2d(Module):
 
 
 class MaxPool1d(MaxPool2d):
+    """Max over each (dilated) window of the last dim of (N, C, L) or (C, L) input;
+    as torch.nn.MaxPool1d."""
+
     def forward(self, input):
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class AvgPool1d(Module):
+    """Mean over each window of the last dim of (N, C, L) or (C, L) input; as torch.nn.AvgPool1d."""
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
         super().__init__()
         single = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,)  # noqa: E731  (PyTorch stores 1-tuples)
@@ -82,6 +87,9 @@ class AvgPool1d(Module):
 
 
 class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Mean over windows of the last dim chosen so that its length becomes output_size;
+    as torch.nn.AdaptiveAvgPool1d."""
+
     def forward(self, input):
         return F.adaptive_avg_pool1d(input, self.output_size)
 
@@ -101,11 +109,17 @@ class AdaptiveMaxPool2d(Module):
 
 
 class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    """Max over windows of the last dim chosen so that its length becomes output_size;
+    as torch.nn.AdaptiveMaxPool1d."""
+
     def forward(self, input):
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
 class LPPool2d(Module):
+    """Power-average pooling over 2-D windows, (sum of x^p over each window)^(1/p), p = norm_type;
+    as torch.nn.LPPool2d."""
+
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
@@ -119,6 +133,9 @@ class LPPool2d(Module):
 
 
 class LPPool1d(LPPool2d):
+    """Power-average pooling over windows of the last dim, (sum of x^p over each window)^(1/p),
+    p = norm_type; as torch.nn.LPPool1d."""
+
     def forward(self, input):
         return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
@@ -129,6 +146,8 @@ def _tuple(v, n):
 
 
 class MaxUnpool2d(Module):
+    """Partial inverse of MaxPool2d: zeros, with each input value written at its index from
+    MaxPool2d(return_indices=True); as torch.nn.MaxUnpool2d."""
     _dims = 2
 
     def __init__(self, kernel_size, stride=None, padding=0):
@@ -145,6 +164,8 @@ class MaxUnpool2d(Module):
 
 
 class MaxUnpool1d(MaxUnpool2d):
+    """Partial inverse of MaxPool1d: zeros, with each input value written at its index from
+    MaxPool1d(return_indices=True); as torch.nn.MaxUnpool1d."""
     _dims = 1
 
     def forward(self, input, indices, output_size=None):

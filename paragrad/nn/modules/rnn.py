@@ -54,6 +54,11 @@ def _uniform_init(module):
         init.uniform_(w, -stdv, stdv)
 
 class RNNBase(Module):
+    """Base of RNN, LSTM and GRU (mode 'RNN_TANH', 'RNN_RELU', 'LSTM' or 'GRU'): the weights of each
+    layer and direction (weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}, LSTM's
+    weight_hr_l{k}), initialized U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)); as torch.nn.RNNBase.
+    flatten_parameters() does nothing (there is no cuDNN weight buffer to compact)."""
+
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__()
@@ -355,6 +360,10 @@ class LSTM(RNNBase):
 # ---------------------------------------------------------------------------------------------
 
 class RNNCellBase(Module):
+    """Base of RNNCell, LSTMCell and GRUCell: weight_ih, weight_hh and (bias) bias_ih, bias_hh for
+    num_chunks gates, initialized U(-1/sqrt(hidden_size), 1/sqrt(hidden_size));
+    as torch.nn.RNNCellBase."""
+
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias

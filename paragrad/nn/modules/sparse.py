@@ -14,6 +14,9 @@ from ..parameter import Parameter
 
 
 class Embedding(Module):
+    """Lookup table: for each index i of the input, row i of weight (num_embeddings, embedding_dim);
+    as torch.nn.Embedding. sparse=True is refused (RuntimeError: no sparse gradients)."""
+
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None,
                  dtype=None):
@@ -73,6 +76,10 @@ def lookup_options_repr(m):
 
 
 class EmbeddingBag(Module):
+    """The sum, mean or max (mode) of the embeddings of each bag of indices (the rows of a 2-D
+    input, or the runs of a 1-D input that offsets start); as torch.nn.EmbeddingBag.
+    sparse=True is accepted, but the call raises RuntimeError (no sparse gradients)."""
+
     def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                  mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None,
                  device=None, dtype=None):

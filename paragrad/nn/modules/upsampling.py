@@ -27,10 +27,16 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour upsampling of (N, C, H, W) input to size or by scale_factor;
+    as torch.nn.UpsamplingNearest2d (Upsample with mode='nearest')."""
+
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
+    """Bilinear upsampling of (N, C, H, W) input to size or by scale_factor, align_corners=True;
+    as torch.nn.UpsamplingBilinear2d."""
+
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
