@@ -1,3 +1,4 @@
 from .cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":      # (`python -m paragrad`; importing this module runs nothing)
+    raise SystemExit(main())

@@ -27,10 +27,14 @@ from ..tensor import Tensor
 from .atomic_write import rename_into_place
 from .safetensors import SafetensorsError, load_file, read_header, save_file
 
-CheckpointError = SafetensorsError
+__all__ = ["save", "load", "load_weights", "saved_state", "train_state_path", "pending_path", "weights_path",
+           "CheckpointError"]
+
+CheckpointError = SafetensorsError      # (what a damaged or mismatched checkpoint raises)
 
 
 def train_state_path(path):
+    """The training-state file saved beside the weights at `path` (module doc)."""
     return os.fspath(path) + ".train.safetensors"
 
 

@@ -20,8 +20,13 @@ _CODES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF1
 _FROM_CODE = {v: k for k, v in _CODES.items()}
 
 
+__all__ = ["save_file", "load_file", "read_header", "SafetensorsError"]
+
+
 class SafetensorsError(RuntimeError):
-    pass
+    """A safetensors file (or a checkpoint made of them) that can't be read as asked: damaged,
+    truncated, of an unknown dtype, or not matching what it is loaded into. The message names
+    the file and the tensor."""
 
 
 def save_file(arrays: dict, path, metadata: dict | None = None):

@@ -25,6 +25,9 @@ from .safe_unpickler import SafeUnpickler, _MapLocationError
 
 DEFAULT_PROTOCOL = 2        # torch.serialization.DEFAULT_PROTOCOL
 
+__all__ = ["save", "load"]
+
+
 def save(obj, f, pickle_protocol=DEFAULT_PROTOCOL):
     """Write obj to f: a path (str or os.PathLike) or a binary file object with write().
 
