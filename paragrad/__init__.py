@@ -48,10 +48,12 @@ __version__ = "0.1.0"
 
 
 def is_tensor(x):
+    """Whether x is a paragrad Tensor (or a subclass's instance), as torch.is_tensor."""
     return isinstance(x, Tensor)
 
 
 def numel(input):
+    """The number of elements of input, as torch.numel."""
     x = input
     return x.numel()
 

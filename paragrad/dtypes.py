@@ -11,6 +11,8 @@ import numpy as np
 
 
 class DType:
+    """A tensor element type (name, itemsize, is_floating_point, is_signed), as torch.dtype.
+    There are no complex dtypes: is_complex is always False."""
     __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "_rank", "np")
 
     def __init__(self, name, itemsize, is_floating_point, is_signed, rank, np_dtype):
@@ -69,10 +71,14 @@ _default_float = float32
 
 
 def get_default_dtype():
+    """The floating dtype factories and Python floats default to (float32 until changed), as
+    torch.get_default_dtype."""
     return _default_float
 
 
 def set_default_dtype(dtype):
+    """Sets the default floating dtype, as torch.set_default_dtype; a non-floating dtype raises
+    TypeError."""
     global _default_float
     dtype = get_dtype(dtype)
     if not dtype.is_floating_point:

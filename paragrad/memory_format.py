@@ -7,6 +7,8 @@ from __future__ import annotations
 
 
 class memory_format:
+    """A memory layout (contiguous_format, channels_last, channels_last_3d, preserve_format), as
+    torch.memory_format."""
     __slots__ = ("name",)
 
     def __init__(self, name):

@@ -15,6 +15,7 @@ DEFAULT_SEED = 67280421310721   # PyTorch's: unseeded programs are reproducible 
 
 
 class Generator:
+    """A random number generator for one device, wrapping the backend's state, as torch.Generator."""
     def __init__(self, device="cpu"):
         self.device = as_device(device)
         self._seed = DEFAULT_SEED
@@ -65,16 +66,22 @@ def manual_seed(seed):
 
 
 def seed():
+    """Seeds the CPU default generator from the clock and returns the seed, as torch.seed.
+    Unlike torch, other devices' default generators are not reseeded."""
     return default_generator("cpu").seed()
 
 
 def initial_seed():
+    """The seed the CPU default generator was last seeded with, as torch.initial_seed."""
     return default_generator("cpu").initial_seed()
 
 
 def get_rng_state():
+    """The CPU default generator's state, as torch.get_rng_state.
+    Differs: plain JSON-serializable data (the backend's own state), not a uint8 tensor."""
     return default_generator("cpu").get_state()
 
 
 def set_rng_state(state):
+    """Restores the CPU default generator's state from get_rng_state's data, as torch.set_rng_state."""
     default_generator("cpu").set_state(state)

@@ -54,6 +54,9 @@ def is_autocast_enabled(device_type=None):
 
 
 def set_autocast_enabled(device_type, enabled):
+    """Turns autocast on or off now for a device type ("cuda" or "cpu"), as
+    torch.set_autocast_enabled. Only the (device_type, enabled) form: torch's deprecated
+    one-argument form raises TypeError here."""
     if type(enabled) is not bool:
         raise TypeError(f"set_autocast_enabled(): argument 'enabled' (position 2) must be bool, "
                         f"not {type(enabled).__name__}")
@@ -62,6 +65,7 @@ def set_autocast_enabled(device_type, enabled):
 
 
 def is_autocast_available(device_type):
+    """Whether autocast supports the device type ("cuda" or "cpu"), as torch.amp.is_autocast_available."""
     return isinstance(device_type, str) and device_type.split(":", 1)[0] in _DEFAULT_DTYPES
 
 

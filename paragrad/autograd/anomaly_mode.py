@@ -24,10 +24,12 @@ _check_nan = True
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on, as torch.is_anomaly_enabled."""
     return _enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks gradients for NaN, as torch.is_anomaly_check_nan_enabled."""
     return _check_nan
 
 

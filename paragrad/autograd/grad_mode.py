@@ -10,6 +10,7 @@ _enabled = True
 
 
 def is_grad_enabled() -> bool:
+    """Whether ops record graph nodes for autograd now, as torch.is_grad_enabled."""
     return _enabled
 
 

@@ -128,6 +128,8 @@ def _check_range(arr, dtype):
 
 
 def as_tensor(data, dtype=None, device=None):
+    """data as a tensor, as torch.as_tensor: a Tensor already of that dtype and device is
+    returned as it is. Unlike torch, a NumPy array is copied, not shared (see from_numpy)."""
     if isinstance(data, Tensor) and (dtype is None or dt.get_dtype(dtype) is data.dtype) \
             and (device is None or as_device(device) == data.device):
         return data
@@ -184,6 +186,8 @@ def set_default_device(device):
 
 
 def get_default_device():
+    """Where factories put tensors when given no device (the CPU unless set_default_device
+    chose one), as torch.get_default_device."""
     return factory_device(None)
 
 
@@ -192,6 +196,7 @@ def _dd(dtype, device, op):
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape size filled with fill_value, as torch.full (dtype: fill_value's by default)."""
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' must be tuple of ints, not {type(size).__name__}")
     size = _shape(tuple(size), "full")
@@ -203,12 +208,14 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
 
 
 def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of the given size filled with 0, as torch.zeros."""
     dtype, dev = _dd(dtype, device, "zeros")
     shape = _size(args, size, "zeros")
     return _finish(backend_for(dev).full(shape, 0, dtype, dev.index), dtype, dev, requires_grad)
 
 
 def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of the given size filled with 1, as torch.ones."""
     dtype, dev = _dd(dtype, device, "ones")
     shape = _size(args, size, "ones")
     return _finish(backend_for(dev).full(shape, 1, dtype, dev.index), dtype, dev, requires_grad)
@@ -216,6 +223,7 @@ def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
 
 def empty(*args, size=None, dtype=None, device=None, requires_grad=False,
           memory_format=contiguous_format):
+    """An uninitialized tensor of the given size, laid out as memory_format says, as torch.empty."""
     dtype, dev = _dd(dtype, device, "empty")
     shape = _size(args, size, "empty")
     _check_format(memory_format, "empty")
@@ -292,20 +300,24 @@ def _filled_like(x, value, dtype, device, requires_grad, memory_format, op):
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Zeros with input's shape (and its dtype, device, layout unless given), as torch.zeros_like."""
     return _filled_like(input, 0, dtype, device, requires_grad, memory_format, "zeros_like")
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Ones with input's shape (and its dtype, device, layout unless given), as torch.ones_like."""
     return _filled_like(input, 1, dtype, device, requires_grad, memory_format, "ones_like")
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False,
               memory_format=preserve_format):
+    """fill_value in input's shape (and its dtype, device, layout unless given), as torch.full_like."""
     fill_value = _number(fill_value, "full_like", "fill_value")
     return _filled_like(input, fill_value, dtype, device, requires_grad, memory_format, "full_like")
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Uninitialized, input's shape (and its dtype, device, layout unless given), as torch.empty_like."""
     return _filled_like(input, None, dtype, device, requires_grad, memory_format, "empty_like")
 
 
@@ -318,6 +330,7 @@ def positions_along(shape, dim, device):
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """start, start + step, ... up to end (exclusive); arange(end) starts at 0, as torch.arange."""
     if end is None:
         start, end = 0, start
     vals = [_number(v, "arange", n) for v, n in ((start, "start"), (end, "end"), (step, "step"))]
@@ -341,6 +354,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """steps values evenly spaced from start to end, both included, as torch.linspace."""
     start, end = _number(start, "linspace", "start"), _number(end, "linspace", "end")
     if not isinstance(steps, int) or isinstance(steps, bool):
         raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
@@ -361,6 +375,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    """An n x m (m defaults to n) matrix, ones on the diagonal, zeros elsewhere, as torch.eye."""
     dtype, dev = _dd(dtype, device, "eye")
     _shape((n,) if m is None else (n, m), "eye")
     arr = np.eye(n, n if m is None else m)
@@ -394,10 +409,12 @@ def _standard_draw(op, primitive, args, size, generator, dtype, device, requires
 
 
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of the given size drawn uniformly from [0, 1), as torch.rand."""
     return _standard_draw("rand", "uniform", args, size, generator, dtype, device, requires_grad)
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of the given size drawn from the standard normal N(0, 1), as torch.randn."""
     return _standard_draw("randn", "normal", args, size, generator, dtype, device, requires_grad)
 
 
@@ -424,6 +441,8 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None, 
 
 
 def randperm(n, generator=None, dtype=None, device=None):
+    """A random permutation of 0 .. n-1 (int64 by default), as torch.randperm.
+    Drawn on the host from a CPU generator: a generator of another device raises RuntimeError."""
     dtype, dev = _dtype(dtype, "randperm", dt.int64), factory_device(device)
     perm = _gen(generator, CPU)._state.permutation(n)   # drawn on the host, as PyTorch does for CPU
     return tensor(perm, dtype=dtype, device=dev)
@@ -438,6 +457,7 @@ def _drawn_like(x, draw, dtype, dev, requires_grad, memory_format, op):
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """U[0, 1) draws in input's shape (and its dtype, device unless given), as torch.rand_like."""
     x = input
     dtype, dev = _like(x, dtype, device, "rand_like")
     return _drawn_like(x, lambda s: rand(s, dtype=dtype, device=dev), dtype, dev,
@@ -445,6 +465,7 @@ def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format
 
 
 def randn_like(input, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """N(0, 1) draws in input's shape (and its dtype, device unless given), as torch.randn_like."""
     x = input
     dtype, dev = _like(x, dtype, device, "randn_like")
     return _drawn_like(x, lambda s: randn(s, dtype=dtype, device=dev), dtype, dev,
@@ -452,6 +473,7 @@ def randn_like(input, dtype=None, device=None, requires_grad=False, memory_forma
 
 
 def randint_like(input, low, high=None, dtype=None, device=None, memory_format=preserve_format):
+    """Integers drawn from [low, high) (or [0, low)) in a tensor like input, as torch.randint_like."""
     x = input
     dtype, dev = _like(x, dtype, device, "randint_like")
     return _drawn_like(x, lambda s: randint(low, high, s, dtype=dtype, device=dev), dtype, dev,

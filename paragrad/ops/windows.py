@@ -30,27 +30,32 @@ def _window(op, window_length, periodic, dtype, device, requires_grad, shape):
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
+    """A Hann window, 0.5 - 0.5 cos(2 pi n / N), window_length long, as torch.hann_window."""
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, N: 0.5 - 0.5 * np.cos(2 * math.pi * n / N))
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, device=None,
                    requires_grad=False):
+    """A Hamming window, alpha - beta cos(2 pi n / N), window_length long, as torch.hamming_window."""
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, N: alpha - beta * np.cos(2 * math.pi * n / N))
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
+    """A Blackman window, 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N), as torch.blackman_window."""
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, N: 0.42 - 0.5 * np.cos(2 * math.pi * n / N) + 0.08 * np.cos(4 * math.pi * n / N))
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
+    """A Bartlett (triangular) window, 1 - |2n / N - 1|, window_length long, as torch.bartlett_window."""
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, N: 1 - np.abs(2 * n / N - 1))
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device=None, requires_grad=False):
+    """A Kaiser window, I0(beta sqrt(1 - ((n - N/2) / (N/2))^2)) / I0(beta), as torch.kaiser_window."""
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, N: np.i0(beta * np.sqrt(np.clip(1 - ((n - N / 2) / (N / 2)) ** 2, 0, None)))
                    / np.i0(beta))

@@ -72,6 +72,7 @@ def _index_tensor(index, op):
 
 
 def index_select(input, dim, index):
+    """The entries of input at a 1-D int64/int32 index's positions along dim, as torch.index_select."""
     x = input
     check_tensor(x, "index_select")
     index = _index_tensor(index, "index_select")
@@ -120,6 +121,8 @@ def _check_gather_shapes(op, x, d, index, src=None):
 
 
 def gather(input, dim, index):
+    """Values of input picked along dim by index, out[i][j] = input[index[i][j]][j] for dim 0, as
+    torch.gather."""
     x = input
     check_tensor(x, "gather")
     index = _index_tensor(index, "gather").to(dt.int64)
@@ -198,17 +201,23 @@ def _scatter(op, x, dim, index, src, add):
 
 
 def scatter(input, dim, index, src=None, value=None):
+    """A copy of input with src's values (or the scalar value) written at index along dim, as
+    torch.scatter. No `reduce` argument: torch's reduce="add"/"multiply" form raises TypeError."""
     x = input
     return _scatter("scatter", x, dim, index, value if src is None else src, add=False)
 
 
 @policy("scatter_add")
 def scatter_add(input, dim, index, src):
+    """A copy of input with src's values added at index along dim (repeats add up), as
+    torch.scatter_add."""
     x = input
     return _scatter("scatter_add", x, dim, index, src, add=True)
 
 
 def nonzero(input, as_tuple=False):
+    """The indices of the nonzero elements, as an (n, ndim) int64 tensor (one per dim with
+    as_tuple), as torch.nonzero."""
     x = input
     check_tensor(x, "nonzero")
     idx = _wrap(x._backend.nonzero(x._data if x.ndim else x._backend.reshape(x._data, (1,))),
@@ -221,6 +230,9 @@ def nonzero(input, as_tuple=False):
 
 
 def masked_select(input, mask):
+    """The elements of input where mask is True (both broadcast), in a 1-D tensor, as
+    torch.masked_select. The mask is not checked to be bool: an integer mask indexes by position
+    (torch raises RuntimeError); shapes that don't broadcast raise NumPy's ValueError."""
     x = input
     shape = np.broadcast_shapes(x.shape, mask.shape)
     return rename(x.expand(shape)[mask.expand(shape)], "MaskedSelectBackward0", x)

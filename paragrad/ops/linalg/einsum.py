@@ -16,6 +16,8 @@ from ..autocast_policy import policy
 
 @policy("einsum")
 def einsum(equation, *operands):
+    """Sums of products of the operands' elements given by an equation ("ij,jk->ik"), as torch.einsum.
+    Only the string form: torch's sublist form (einsum(a, [0, 1], b, [1, 2])) raises TypeError."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands or not all(isinstance(t, Tensor) for t in operands):

@@ -419,6 +419,7 @@ def inner(input, other):
 
 @policy("inverse")
 def inverse(input):
+    """The inverse of each square matrix in input (..., n, n), as torch.inverse (linalg.inv)."""
     return inv(input)
 
 

@@ -104,6 +104,7 @@ def _matmul(a, b, op):
 
 
 def matmul(input, other):
+    """Matrix product with PyTorch's rules (1-D operands, broadcast batch dims), as torch.matmul."""
     if autocast_state.on:     # paragrad.amp: the dtype this op runs in
         input, other = cast("matmul", input, other)
     a, b = input, other
@@ -123,11 +124,13 @@ def _operands(op, a, b, na, nb, what):
 
 
 def mm(input, mat2):
+    """The product of two 2-D matrices, (n, m) @ (m, p), as torch.mm."""
     a, b = _operands("mm", input, mat2, 2, 2, "2D tensors")
     return _matmul_nd(a, b, "mm")
 
 
 def bmm(input, mat2):
+    """Batched matrix product of 3-D tensors, (b, n, m) @ (b, m, p), as torch.bmm."""
     a, b = _operands("bmm", input, mat2, 3, 3, "3D tensors")
     if a.shape[0] != b.shape[0]:
         raise _shapes_error("bmm", a, b, "batch sizes differ")
@@ -135,11 +138,13 @@ def bmm(input, mat2):
 
 
 def mv(input, vec):
+    """The product of a 2-D matrix and a 1-D vector, as torch.mv."""
     a, v = _operands("mv", input, vec, 2, 1, "a 2D matrix and a 1D vector")
     return _matmul(a, v, "mv")
 
 
 def dot(input, tensor):
+    """The dot product of two 1-D tensors of the same size, as torch.dot."""
     a, b = _operands("dot", input, tensor, 1, 1, "1D tensors")
     return _matmul(a, b, "dot")
 

@@ -111,6 +111,7 @@ def _concat(b, bufs, d):
 
 
 def cat(tensors, dim=0):
+    """The tensors joined along an existing dim, as torch.cat (also concat, concatenate)."""
     if autocast_state.on:     # paragrad.amp: the dtype this op runs in
         tensors, = cast("cat", tensors)
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
@@ -213,6 +214,7 @@ def nonempty(tensors, op):
 
 
 def stack(tensors, dim=0):
+    """The tensors (all of one shape) joined along a new dim, as torch.stack."""
     if autocast_state.on:     # paragrad.amp: the dtype this op runs in
         tensors, = cast("stack", tensors)
     nonempty(tensors, "stack")
@@ -245,11 +247,15 @@ def stack(tensors, dim=0):
 
 
 def hstack(tensors):
+    """The tensors joined along dim 1 (dim 0 for 1-D tensors), as torch.hstack.
+    Unlike torch, 0-d tensors are not made 1-D first: they raise IndexError or RuntimeError."""
     nonempty(tensors, "hstack")
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
+    """The tensors joined along dim 0, 0-d and 1-D ones made (1, n) rows, as torch.vstack
+    (also row_stack)."""
     nonempty(tensors, "vstack")
     return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
 
@@ -331,6 +337,7 @@ class FlipBackward0(Node):
 
 
 def flip(input, dims):
+    """A copy with the order of elements reversed along dims, as torch.flip."""
     x = input
     dims = dims if isinstance(dims, (tuple, list)) else (dims,)
     axes = tuple(sorted(dim_arg(d, x.ndim, "flip") for d in dims))

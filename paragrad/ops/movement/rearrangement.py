@@ -79,6 +79,7 @@ _diagonal = diagonal        # (diag's argument of that name hides the function)
 
 @policy("trace")
 def trace(input):
+    """The sum of the main diagonal of a 2-D matrix, as torch.trace."""
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return rename(diagonal(input).sum(), "TraceBackward0")
@@ -222,16 +223,19 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def ravel(input):
+    """input flattened to 1-D (a view where its layout allows), as torch.ravel."""
     return input.view(-1)       # (torch's: contiguous(), then a view)
 
 
 def fliplr(input):
+    """input with dim 1 reversed (left-right), for tensors of at least 2 dims, as torch.fliplr."""
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return input.flip(1)
 
 
 def flipud(input):
+    """input with dim 0 reversed (up-down), for tensors of at least 1 dim, as torch.flipud."""
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return input.flip(0)
@@ -298,16 +302,22 @@ def cross(input, other, dim=None):
 
 # ---- combining and broadcasting tensors -----------------------------------------------------
 def atleast_1d(*tensors):
+    """Each tensor with 0 dims reshaped to (1,) (one tensor, else a tuple), as torch.atleast_1d.
+    Unlike torch, a list of one tensor gives that tensor, not a 1-tuple."""
     out = [t.reshape(1) if t.ndim == 0 else t for t in _flat_args(tensors)]
     return out[0] if len(out) == 1 else tuple(out)
 
 
 def atleast_2d(*tensors):
+    """Each tensor with fewer than 2 dims given leading size-1 dims, as torch.atleast_2d.
+    Unlike torch, a list of one tensor gives that tensor, not a 1-tuple."""
     out = [t.reshape(1, 1) if t.ndim == 0 else (t.unsqueeze(0) if t.ndim == 1 else t) for t in _flat_args(tensors)]
     return out[0] if len(out) == 1 else tuple(out)
 
 
 def atleast_3d(*tensors):
+    """Each tensor lifted to at least 3 dims ((n,) -> (1, n, 1), (m, n) -> (m, n, 1)), as
+    torch.atleast_3d. Unlike torch, a list of one tensor gives that tensor, not a 1-tuple."""
     def lift(t):
         if t.ndim == 0:
             return t.reshape(1, 1, 1)
@@ -323,6 +333,8 @@ def _flat_args(tensors):
 
 
 def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape, as torch.broadcast_tensors.
+    Shapes that don't broadcast raise NumPy's ValueError (torch raises RuntimeError)."""
     import numpy as np
     ts = _flat_args(tensors)
     shape = np.broadcast_shapes(*(tuple(t.shape) for t in ts))
@@ -346,6 +358,7 @@ def meshgrid(*tensors, indexing="ij"):
 
 
 def cartesian_prod(*tensors):
+    """The Cartesian product of 1-D tensors, as rows of an (N, k) tensor, as torch.cartesian_prod."""
     from .copies import stack
     ts = _flat_args(tensors)
     if len(ts) == 1:
@@ -370,12 +383,14 @@ def block_diag(*tensors):
 
 
 def column_stack(tensors):
+    """The tensors joined along dim 1, 0-d and 1-D ones made (n, 1) columns, as torch.column_stack."""
     from .copies import cat, nonempty
     nonempty(tensors, "column_stack")
     return cat([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors], 1)
 
 
 def dstack(tensors):
+    """The tensors joined along dim 2 after atleast_3d, as torch.dstack."""
     from .copies import cat, nonempty
     nonempty(tensors, "dstack")
     return cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(tensors[0])], 2)
@@ -413,6 +428,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The index of the boundaries bucket each element of input falls in, as torch.bucketize."""
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
@@ -556,8 +572,10 @@ def hsplit(input, indices_or_sections):
 
 
 def vsplit(input, indices_or_sections):
+    """input (at least 2-D) split along dim 0 into equal sections or at indices, as torch.vsplit."""
     return _split_along("vsplit", input, indices_or_sections, 0, 2)
 
 
 def dsplit(input, indices_or_sections):
+    """input (at least 3-D) split along dim 2 into equal sections or at indices, as torch.dsplit."""
     return _split_along("dsplit", input, indices_or_sections, 2, 3)

@@ -591,3 +591,8 @@ def broadcast_shapes(*shapes):
     except ValueError:
         raise RuntimeError(f"broadcast_shapes: shapes {[list(s) for s in shapes]} cannot be broadcast "
                            f"to a single shape") from None
+
+
+from .view_docs import DOCS as _DOCS  # noqa: E402  (the public ops' docstrings, one line each)
+for _name, _doc in _DOCS.items():
+    globals()[_name].__doc__ = _doc

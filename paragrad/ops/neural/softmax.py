@@ -92,6 +92,7 @@ def _softmax(name, x, dim, dtype, log):
 
 
 def softmax(input, dim=None, dtype=None):
+    """exp(x) / sum(exp(x)) along dim (floating inputs; dtype casts first), as torch.softmax."""
     if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
         input, = cast("softmax", input)
     x = input
@@ -99,6 +100,7 @@ def softmax(input, dim=None, dtype=None):
 
 
 def log_softmax(x, dim=None, dtype=None):
+    """log(softmax(x)) along dim, computed as x - max - log(sum(exp(x - max))), as torch.log_softmax."""
     if autocast_state.on and dtype is None:     # paragrad.amp: the dtype this op runs in
         x, = cast("log_softmax", x)
     return _softmax("log_softmax", x, dim, dtype, log=True)

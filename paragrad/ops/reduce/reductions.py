@@ -78,6 +78,8 @@ def _accumulated_input(op, input, dim, dtype):
 
 
 def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
+    """Sum over dim (all dims if None), as torch.sum; ints and bools sum in int64 unless dtype
+    is given."""
     x, axes = _accumulated_input("sum", input, dim, dtype)
     out = _accumulate("sum", x, axes, keepdim, dtype)
     if x._requires_grad and grad_mode._enabled:
@@ -88,6 +90,7 @@ def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
 
 
 def mean(input, dim=None, keepdim=False, dtype=None):
+    """Mean over dim (all dims if None), as torch.mean; floating inputs (or a floating dtype) only."""
     x = input
     check_tensor(x, "mean")
     if dtype is not None:
@@ -145,6 +148,8 @@ class StdBackward0(Node):
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over dim with `correction` (default 1; unbiased=False means 0), as
+    torch.std."""
     x = input
     v = _var(x, dim, unbiased, keepdim, correction, "std")    # float32 for float16/bfloat16
     out = _wrap(v._backend.unary("sqrt", v._data), v.dtype, v._device)
@@ -158,6 +163,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) over dim, as torch.var_mean."""
     x = input
     # torch computes both in one node: here each output's last node takes its name
     return (rename(var(x, dim, unbiased, keepdim, correction=correction), "VarMeanBackward0"),
@@ -201,11 +207,13 @@ def _extreme(op, x, dim, keepdim, name, node_name, nan_ties=False):
 
 
 def amax(input, dim=(), keepdim=False):
+    """The maximum over dim (all dims by default), as torch.amax; ties share the gradient evenly."""
     x = input
     return _extreme("max", x, dim, keepdim, "amax", "AmaxBackward0")
 
 
 def amin(input, dim=(), keepdim=False):
+    """The minimum over dim (all dims by default), as torch.amin; ties share the gradient evenly."""
     x = input
     return _extreme("min", x, dim, keepdim, "amin", "AminBackward0")
 
@@ -228,11 +236,15 @@ def _max_min(op, x, dim, keepdim, name):
 
 
 def max(input, dim=None, keepdim=False):  # noqa: A001
+    """The largest element, or along dim a (values, indices) namedtuple, as torch.max.
+    max(input, other) (a tensor) is maximum(input, other)."""
     x = input
     return _max_min("max", x, dim, keepdim, "max")
 
 
 def min(input, dim=None, keepdim=False):  # noqa: A001
+    """The smallest element, or along dim a (values, indices) namedtuple, as torch.min.
+    min(input, other) (a tensor) is minimum(input, other)."""
     x = input
     return _max_min("min", x, dim, keepdim, "min")
 
@@ -258,17 +270,20 @@ def _arg(op, x, dim, keepdim):
 
 
 def argmax(input, dim=None, keepdim=False):
+    """The int64 index of the largest element, of the flattened input or along dim, as torch.argmax."""
     x = input
     return _arg("argmax", x, dim, keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
+    """The int64 index of the smallest element, of the flattened input or along dim, as torch.argmin."""
     x = input
     return _arg("argmin", x, dim, keepdim)
 
 
 @policy("logsumexp")
 def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over dim, computed stably (max subtracted), as torch.logsumexp."""
     x = input
     check_tensor(x, "logsumexp")
     axes = _axes(dim, x, "logsumexp")
@@ -302,6 +317,8 @@ class ProdBackward(Node):
 
 
 def prod(input, dim=None, keepdim=False, dtype=None):
+    """Product over dim (all dims if None), as torch.prod; ints and bools multiply in int64 unless
+    dtype is given."""
     x, axes = _accumulated_input("prod", input, dim, dtype)
     out = _accumulate("prod", x, axes, keepdim, dtype)
     if x._requires_grad and grad_mode._enabled:
@@ -330,10 +347,14 @@ def _truth_reduce(op, x, dim, keepdim, reduce, empty):
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001
+    """Whether every element is nonzero, over dim (all dims if None), as torch.all.
+    Always returns bool, uint8 input too (torch returns uint8 for uint8 input)."""
     return _truth_reduce("all", input, dim, keepdim, "min", True)
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
+    """Whether any element is nonzero, over dim (all dims if None), as torch.any.
+    Always returns bool, uint8 input too (torch returns uint8 for uint8 input)."""
     return _truth_reduce("any", input, dim, keepdim, "max", False)
 
 

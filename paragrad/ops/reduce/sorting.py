@@ -36,6 +36,7 @@ def sort(input, dim=-1, descending=False, stable=None):
 
 
 def msort(input):
+    """input sorted ascending along dim 0 (values only), as torch.msort."""
     return sort(input, 0).values
 
 
