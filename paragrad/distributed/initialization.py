@@ -94,6 +94,7 @@ def destroy_process_group(group=None):
 
 
 def is_initialized():
+    """Whether the default process group is initialized; as torch.distributed.is_initialized."""
     return current_group() is not None
 
 
@@ -103,6 +104,8 @@ def is_available():
 
 
 def is_mpi_available():
+    """Whether the "mpi" backend can run here (mpi4py imports); as
+    torch.distributed.is_mpi_available."""
     try:
         import mpi4py  # noqa: F401
     except ImportError:
@@ -111,6 +114,8 @@ def is_mpi_available():
 
 
 def is_nccl_available():
+    """Whether the "nccl" backend can run here (CuPy's NCCL binding imports); as
+    torch.distributed.is_nccl_available."""
     try:
         from cupy.cuda import nccl  # noqa: F401
     except Exception:       # ImportError, or CuPy failing to find a CUDA driver
@@ -119,14 +124,20 @@ def is_nccl_available():
 
 
 def get_rank(group=None):
+    """This process's rank in the default group; as torch.distributed.get_rank.
+    group may be None or the default group only (ValueError otherwise)."""
     return default_group(group, "get_rank").rank
 
 
 def get_world_size(group=None):
+    """The number of processes in the default group; as torch.distributed.get_world_size.
+    group may be None or the default group only (ValueError otherwise)."""
     return default_group(group, "get_world_size").world_size
 
 
 def get_backend(group=None):
+    """The default group's backend name, "mpi" or "nccl"; as torch.distributed.get_backend.
+    group may be None or the default group only (ValueError otherwise)."""
     return default_group(group, "get_backend").backend_name
 
 
@@ -143,4 +154,5 @@ def traffic(group=None):
 
 
 def reset_bytes_communicated(group=None):
+    """Zeroes the counts behind bytes_communicated() and traffic(); paragrad's own, not in torch."""
     default_group(group, "reset_bytes_communicated").traffic.reset()

@@ -22,6 +22,11 @@ _default = {"group": None}
 
 
 class ProcessGroup:
+    """The process group made by init_process_group: rank, world size, backend, timeout and the
+    bookkeeping collectives share; as torch.distributed.ProcessGroup.
+    There is one per process (no sub-groups); rank and world_size are attributes, not torch's
+    rank() and size() methods."""
+
     def __init__(self, backend, rank, world_size, timeout, transport, control, local_rank):
         self.backend_name, self.rank, self.world_size = backend, rank, world_size
         self.timeout, self.transport, self.control = timeout, transport, control

@@ -10,6 +10,10 @@ import enum
 
 
 class ReduceOp(enum.Enum):
+    """How all_reduce and reduce_scatter_tensor combine the ranks' values: SUM, AVG, PRODUCT, MIN,
+    MAX; as torch.distributed.ReduceOp.
+    torch's BAND, BOR, BXOR and PREMUL_SUM are not offered."""
+
     SUM = 0
     AVG = 1
     PRODUCT = 2

@@ -145,6 +145,10 @@ def _normed(ln, x):
 
 
 class GPT(nn.Module):
+    """GPT language model built from a GPTConfig, with nanoGPT's architecture and parameter names (a
+    nanoGPT state_dict loads by name); as nanoGPT's model.GPT. forward(idx, targets) returns
+    (logits, loss); generate samples continuations with a key/value cache."""
+
     def __init__(self, config):
         super().__init__()
         self.config = config

@@ -9,6 +9,11 @@ _STEMS = ("imagenet", "cifar")
 
 
 class BasicBlock(nn.Module):
+    """ResNet's basic block: relu(bn2(conv2(relu(bn1(conv1(x))))) + identity), two 3x3 convs, the
+    identity through downsample when given; as torchvision.models.resnet.BasicBlock.
+    Takes only inplanes, planes, stride and downsample (not torchvision's groups, base_width,
+    dilation and norm_layer)."""
+
     expansion = 1
 
     def __init__(self, inplanes, planes, stride=1, downsample=None):

@@ -6,6 +6,11 @@ from .optimizer import SingleTensorOptimizer, _cpu_step, check_hyper, zeros_like
 
 
 class Adadelta(SingleTensorOptimizer):
+    """Adadelta: each step is lr times the ratio of the running RMS of past updates to the
+    running RMS of the gradients; as torch.optim.Adadelta.
+    differentiable=True raises RuntimeError; foreach and capturable are accepted but change nothing
+    (one parameter at a time, step counts on the CPU: step() can't be captured by pg.jit)."""
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
         check_hyper("Adadelta", lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)

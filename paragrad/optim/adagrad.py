@@ -8,6 +8,12 @@ from .optimizer import SingleTensorOptimizer, _cpu_step, check_hyper
 
 
 class Adagrad(SingleTensorOptimizer):
+    """Adagrad: each coordinate's step divided by the root of its summed squared gradients, the
+    rate lowered by lr_decay with the step count (state made at construction); as
+    torch.optim.Adagrad.
+    differentiable=True raises RuntimeError; foreach and fused are accepted but change nothing
+    (one parameter at a time, step counts on the CPU: step() can't be captured by pg.jit)."""
+
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
         check_hyper("Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,

@@ -7,6 +7,11 @@ from .optimizer import SingleTensorOptimizer, _cpu_step, check_hyper, zeros_like
 
 
 class Adamax(SingleTensorOptimizer):
+    """Adamax: Adam with a running max of |gradient| (the infinity norm) in place of the second
+    moment; as torch.optim.Adamax.
+    differentiable=True raises RuntimeError; foreach and capturable are accepted but change nothing
+    (one parameter at a time, step counts on the CPU: step() can't be captured by pg.jit)."""
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
         check_hyper("Adamax", lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)

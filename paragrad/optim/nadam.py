@@ -7,6 +7,11 @@ from .optimizer import SingleTensorOptimizer, _cpu_step, check_hyper, zeros_like
 
 
 class NAdam(SingleTensorOptimizer):
+    """NAdam: Adam with Nesterov momentum whose coefficient warms up with momentum_decay
+    (decoupled_weight_decay=True: AdamW's weight decay); as torch.optim.NAdam.
+    differentiable=True raises RuntimeError; foreach and capturable are accepted but change nothing
+    (one parameter at a time, step counts on the CPU: step() can't be captured by pg.jit)."""
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):

@@ -24,6 +24,11 @@ required = _Required()
 
 
 class Optimizer:
+    """Base class of the optimizers: param groups (add_param_group), per-parameter state,
+    zero_grad, step, state_dict and load_state_dict; as torch.optim.Optimizer.
+    load_state_dict checks the state's shapes when it loads (see there); torch's hook
+    registration methods (register_step_pre_hook, ...) are not offered."""
+
     def __init__(self, params, defaults):
         self.defaults = defaults
         self.state = {}

@@ -7,6 +7,11 @@ from .optimizer import SingleTensorOptimizer, _cpu_step, check_hyper, zeros_like
 
 
 class RAdam(SingleTensorOptimizer):
+    """RAdam: Adam with its adaptive step rectified, used once the variance is tractable
+    (rho_t > 5), momentum SGD before; as torch.optim.RAdam.
+    differentiable=True raises RuntimeError; foreach and capturable are accepted but change nothing
+    (one parameter at a time, step counts on the CPU: step() can't be captured by pg.jit)."""
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):

@@ -7,6 +7,11 @@ from .optimizer import SingleTensorOptimizer, _cpu_step, check_hyper, zeros_like
 
 
 class RMSprop(SingleTensorOptimizer):
+    """RMSprop: steps divided by the root of a running average of squared gradients (centered:
+    minus the squared running mean; momentum: a velocity buffer); as torch.optim.RMSprop.
+    differentiable=True raises RuntimeError; foreach and capturable are accepted but change nothing
+    (one parameter at a time, step counts on the CPU: step() can't be captured by pg.jit)."""
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
                  centered=False, capturable=False, foreach=None, maximize=False, differentiable=False):
         check_hyper("RMSprop", lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)

@@ -20,6 +20,10 @@ class NotInVocabulary(ValueError):
 
 
 class CharTokenizer:
+    """Character-level tokenizer: id i is chars[i] (from_text: a text's sorted characters), as nanoGPT's
+    shakespeare_char; paragrad's own, no torch counterpart. encode raises NotInVocabulary (a
+    ValueError) for a character outside the vocabulary."""
+
     def __init__(self, chars):
         chars = list(chars)
         if any(not isinstance(c, str) or len(c) != 1 for c in chars):

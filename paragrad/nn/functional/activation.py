@@ -51,6 +51,8 @@ def elu(input, alpha=1.0, inplace=False):
 
 
 def selu(input, inplace=False):
+    """Applies SELU elementwise, scale * elu(x, alpha) with PyTorch's constants; as
+    torch.nn.functional.selu (inplace=True writes into the input)."""
     _check(input, "selu")
     # torch's selu is an elu with scale
     return _out(input, rename(_SELU_SCALE * elu(input, _SELU_ALPHA), "EluBackward0"), inplace,
@@ -58,6 +60,8 @@ def selu(input, inplace=False):
 
 
 def celu(input, alpha=1.0, inplace=False):
+    """Applies CELU elementwise, x if x > 0 else alpha * (exp(x / alpha) - 1); as
+    torch.nn.functional.celu (inplace=True writes into the input)."""
     _check(input, "celu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
@@ -81,6 +85,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def relu6(input, inplace=False):
+    """Applies ReLU6 elementwise, min(max(0, x), 6), i.e. hardtanh(x, 0, 6); as
+    torch.nn.functional.relu6 (inplace=True writes into the input)."""
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
@@ -103,6 +109,8 @@ def hardswish(input, inplace=False):
 
 
 def mish(input, inplace=False):
+    """Applies Mish elementwise, x * tanh(softplus(x)); as torch.nn.functional.mish
+    (inplace=True writes into the input)."""
     _check(input, "mish")
     return _out(input, rename(input * tanh(softplus(input)), "MishBackward0"), inplace)
 
@@ -121,11 +129,14 @@ def logsigmoid(input):
 
 
 def softsign(input):
+    """Applies softsign elementwise, x / (1 + |x|); as torch.nn.functional.softsign."""
     _check(input, "softsign")
     return input / (1 + input.abs())
 
 
 def softshrink(input, lambd=0.5):
+    """Soft shrinkage elementwise: x - lambd above lambd, x + lambd below -lambd, else 0; as
+    torch.nn.functional.softshrink."""
     _check(input, "softshrink")
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}.")
@@ -137,12 +148,15 @@ def softshrink(input, lambd=0.5):
 
 
 def hardshrink(input, lambd=0.5):
+    """Hard shrinkage elementwise: 0 where -lambd <= x <= lambd, else x; as
+    torch.nn.functional.hardshrink."""
     _check(input, "hardshrink")
     inside = (input >= -lambd) & (input <= lambd)       # (NaN is outside: kept, gradient 1)
     return rename(where(inside, 0.0, input), "HardshrinkBackward0")
 
 
 def tanhshrink(input):
+    """Applies tanhshrink elementwise, x - tanh(x); as torch.nn.functional.tanhshrink."""
     _check(input, "tanhshrink")
     return input - tanh(input)
 
@@ -167,6 +181,9 @@ def glu(input, dim=-1):
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input) along dim (input first cast to dtype when given); as
+    torch.nn.functional.softmin.
+    dim=None raises TypeError (torch warns and picks a dim)."""
     _check(input, "softmin")
     return softmax(-input, dim, dtype=dtype)
 
@@ -191,35 +208,51 @@ def prelu(input, weight):
 
 # ---- F's forms of the Tensor ops: torch's argument names (input, inplace, _stacklevel) -------
 def relu(input, inplace=False):
+    """Applies ReLU elementwise, max(0, x); as torch.nn.functional.relu (inplace=True writes
+    into the input)."""
     _check(input, "relu")
     return input.relu_() if inplace else ops.relu(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """Applies leaky ReLU elementwise, x if x > 0 else negative_slope * x; as
+    torch.nn.functional.leaky_relu (inplace=True writes into the input)."""
     _check(input, "leaky_relu")
     return _out(input, ops.leaky_relu(input, negative_slope), inplace, "LeakyReluBackward1")
 
 
 def silu(input, inplace=False):
+    """Applies SiLU (swish) elementwise, x * sigmoid(x); as torch.nn.functional.silu
+    (inplace=True writes into the input)."""
     _check(input, "silu")
     return _out(input, ops.silu(input), inplace)
 
 
 def gelu(input, approximate="none"):
+    """Applies GELU elementwise, x * Phi(x) with Phi the standard normal CDF (approximate="tanh":
+    its tanh approximation); as torch.nn.functional.gelu."""
     _check(input, "gelu")
     return ops.gelu(input, approximate=approximate)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    """Applies softplus elementwise, log(1 + exp(beta * x)) / beta, and x where beta * x >
+    threshold; as torch.nn.functional.softplus."""
     _check(input, "softplus")
     return ops.softplus(input, beta, threshold)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax along dim, exp(x) / sum(exp(x)) (input first cast to dtype when given); as
+    torch.nn.functional.softmax.
+    dim=None raises TypeError (torch warns and picks a dim)."""
     return ops.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(x)) along dim (input first cast to dtype when given); as
+    torch.nn.functional.log_softmax.
+    dim=None raises TypeError (torch warns and picks a dim)."""
     return ops.log_softmax(input, dim, dtype=dtype)
 
 
@@ -238,34 +271,47 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 
 # in-place forms (torch.nn.functional.relu_ and friends)
 def relu_(input):
+    """In-place ReLU: relu(input, inplace=True); as torch.nn.functional.relu_."""
     return relu(input, inplace=True)
 
 
 def leaky_relu_(input, negative_slope=0.01):
+    """In-place leaky ReLU: leaky_relu(input, negative_slope, inplace=True); as
+    torch.nn.functional.leaky_relu_."""
     return leaky_relu(input, negative_slope, inplace=True)
 
 
 def elu_(input, alpha=1.0):
+    """In-place ELU: elu(input, alpha, inplace=True); as torch.nn.functional.elu_."""
     return elu(input, alpha, inplace=True)
 
 
 def selu_(input):
+    """In-place SELU: selu(input, inplace=True); as torch.nn.functional.selu_."""
     return selu(input, inplace=True)
 
 
 def celu_(input, alpha=1.0):
+    """In-place CELU: celu(input, alpha, inplace=True); as torch.nn.functional.celu_."""
     return celu(input, alpha, inplace=True)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place hardtanh: hardtanh(input, min_val, max_val, inplace=True); as
+    torch.nn.functional.hardtanh_."""
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def threshold_(input, threshold_, value):
+    """In-place threshold: threshold(input, threshold_, value, inplace=True); as
+    torch.nn.functional.threshold_.
+    The threshold argument is named threshold_ here: a keyword threshold=... raises TypeError."""
     return threshold(input, threshold_, value, inplace=True)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place randomized leaky ReLU: rrelu(input, lower, upper, training, inplace=True); as
+    torch.nn.functional.rrelu_."""
     return rrelu(input, lower, upper, training, inplace=True)
 
 

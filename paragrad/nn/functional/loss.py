@@ -221,6 +221,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Binary cross-entropy between probabilities input and target,
+    -(t * log(x) + (1 - t) * log(1 - x)) with each log clamped at -100, optionally weighted, then
+    reduced; as torch.nn.functional.binary_cross_entropy. Input outside [0, 1] is not checked
+    (torch raises RuntimeError): its loss is NaN."""
     if autocast_state.on:     # paragrad.amp: the dtype this op runs in
         input, target, weight = cast("binary_cross_entropy", input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)

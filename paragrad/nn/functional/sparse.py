@@ -95,6 +95,9 @@ def _check_indices(flat, n):
 
 
 def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding: shape input.shape + (num_classes,), 1 at each index; as
+    torch.nn.functional.one_hot (num_classes=-1: max + 1). An empty input with num_classes=-1
+    gives a last dim of 0 (torch raises RuntimeError)."""
     if not isinstance(tensor, Tensor) or tensor.dtype is not dt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor "
                            f"(got {getattr(tensor, 'dtype', type(tensor).__name__)})")

@@ -452,6 +452,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Average pooling over L of (N, C, L) or (C, L) floating input, the avg_pool2d of a height-1
+    image; as torch.nn.functional.avg_pool1d. Integer input raises RuntimeError (torch's CPU
+    kernel takes int64)."""
     _check1d("avg_pool1d", input)
     k = _one(kernel_size, "kernel_size", "avg_pool1d")
     s = k if stride is None or stride == () or stride == [] else _one(stride, "stride", "avg_pool1d")
@@ -460,6 +463,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 def adaptive_avg_pool1d(input, output_size):
+    """Adaptive average pooling of (N, C, L) or (C, L) floating input to output_size along L
+    (adaptive_avg_pool2d of a height-1 image); as torch.nn.functional.adaptive_avg_pool1d."""
     _check1d("adaptive_avg_pool1d", input)
     return _squeezed(adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size, "output_size",
                                                                         "adaptive_avg_pool1d"))), input)
