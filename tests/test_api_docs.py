@@ -33,3 +33,39 @@ def test_the_first_entry_points_have_docstrings():
     named += [c for _, c in inspect.getmembers(data, inspect.isclass) if c.__module__.startswith("paragrad.")]
     missing = [getattr(o, "__qualname__", repr(o)) for o in named if not _own_doc(o)]
     assert not missing, f"no docstring of their own: {missing}"
+
+
+# ---- the site's API reference (docs/hooks/api_reference.py) -------------------------------
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+_DOCS = Path(__file__).resolve().parent.parent / "docs"
+sys.path.insert(0, str(_DOCS / "hooks"))
+import api_reference  # noqa: E402
+
+
+def test_every_public_name_has_a_docstring_of_its_own():
+    missing = [f"{module}.{name}" for module in api_reference.MODULES
+               for name, obj in api_reference.public_names(module) if not (api_reference.own_docstring(obj) or "").strip()]
+    assert not missing, f"{len(missing)} public names without a docstring of their own: {missing}"
+
+
+def test_every_public_name_appears_in_the_reference():
+    """Each module has a reference page with its marker, and the marker's entries name every
+    public function and class of that module (what the strict build then renders)."""
+    pages = {p: p.read_text() for p in (_DOCS / "reference").glob("*.md")}
+    for module in api_reference.MODULES:
+        page = next((p for p, text in pages.items() if f"<!-- api: {module} -->" in text), None)
+        assert page is not None, f"no reference page holds <!-- api: {module} -->"
+        text = api_reference.entries(module)
+        absent = [name for name, _ in api_reference.public_names(module) if f"::: {module}.{name}\n" not in text]
+        assert not absent, f"{module}: {absent}"
+
+
+def test_public_names_leave_out_private_names_imports_and_values():
+    names = dict(api_reference.public_names("paragrad.io.checkpoint"))
+    assert "save" in names and "Tensor" not in names          # (__all__: not what it imported)
+    names = dict(api_reference.public_names("paragrad.optim.lr_scheduler"))
+    assert "StepLR" in names and "Counter" not in names       # (no __all__: paragrad's own only)
+    names = dict(api_reference.public_names("paragrad"))
+    assert "float32" not in names and "nn" not in names and "cat" in names
