@@ -23,7 +23,7 @@ from .elementwise.binary import (add, bitwise_and, bitwise_left_shift, bitwise_o
                                  le, logical_and, logical_or, logical_xor, lt, masked_fill, maximum,
                                  minimum, mul, ne, remainder, sub, where)
 from .elementwise.power import pow
-from .elementwise.math import (addcdiv, addcmul, addmm, allclose, aminmax, atan2, baddbmm, copysign,
+from .elementwise.math import (addcdiv, addcmul, allclose, aminmax, atan2, copysign,
                                cosh, count_nonzero, deg2rad, dist, equal, exp2, float_power, fmax,
                                fmin, fmod, frac, frexp, gcd, get_device, heaviside, hypot, isclose,
                                isneginf, isposinf, isreal, lcm, ldexp, lerp, log10, log2, logaddexp,
@@ -54,7 +54,8 @@ from .indexing.subscripts import (argwhere, gather, getitem, index_select, maske
                                   scatter, scatter_add, setitem, unravel_index)
 from .indexing.updates import (index_add, index_copy, index_fill, index_put, index_put_,
                                masked_scatter, put, scatter_reduce)
-from .linalg.products import addbmm, addmv, addr, bmm, chain_matmul, dot, matmul, mm, mv, outer, vdot
+from .linalg.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul, dot, matmul, mm, mv, outer,
+                              vdot)
 from .linalg.vector_norm import renorm
 from .linalg.matrix_functions import (inner, inverse, kron, matrix_exp, matrix_power, norm,
                                       pinverse, triangular_solve)

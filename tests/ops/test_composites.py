@@ -408,6 +408,10 @@ def test_warnings_and_degenerate_cases(device):
     nan_in = [[math.nan, 1.0], [math.inf, 0.0]]
     same(pg.addr(pt(nan_in), pt([1.0, 2.0]), pt([3.0, 4.0]), beta=0),
          torch.addr(tt(nan_in), tt([1.0, 2.0]), tt([3.0, 4.0]), beta=0))
+    same(pg.addmm(pt(nan_in), pt([[1.0, 2.0], [3.0, 4.0]]), pt([[1.0], [2.0]]).expand(2, 2), beta=0),
+         torch.addmm(tt(nan_in), tt([[1.0, 2.0], [3.0, 4.0]]), tt([[1.0], [2.0]]).expand(2, 2), beta=0))
+    same(pg.baddbmm(pt([nan_in]), pt([[[1.0, 2.0], [3.0, 4.0]]]), pt([[[1.0, 0.0], [2.0, 1.0]]]), beta=0, alpha=2),
+         torch.baddbmm(tt([nan_in]), tt([[[1.0, 2.0], [3.0, 4.0]]]), tt([[[1.0, 0.0], [2.0, 1.0]]]), beta=0, alpha=2))
     # renorm: a zero row keeps a finite gradient
     z = np.array([[0.0, 0.0], [3.0, 4.0]], np.float32)
     check_op(lambda x: x.renorm(2, 0, 1.0), [], inputs=[z], device=device)

@@ -311,21 +311,6 @@ def float_power(input, exponent):
     return x ** (exponent.to(dt.float64) if isinstance(exponent, Tensor) else exponent)
 
 
-@policy("addmm")
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """beta * input + alpha * (mat1 @ mat2)."""
-    prod = mat1 @ mat2
-    out = (prod if alpha == 1 else alpha * prod) + (input if beta == 1 else beta * input)
-    return rename(out, "AddmmBackward0")
-
-
-@policy("baddbmm")
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """beta * input + alpha * (batch1 @ batch2), batched matrix products, as torch.baddbmm.
-    beta=0 still multiplies input, so NaN or inf in it propagate (PyTorch ignores input)."""
-    return rename(addmm(input, batch1, batch2, beta=beta, alpha=alpha), "BaddbmmBackward0")
-
-
 @policy("dist")
 def dist(input, other, p=2):
     """The p-norm of input - other, as torch.dist."""

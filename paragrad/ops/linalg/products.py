@@ -204,6 +204,20 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return rename(_add_product("addbmm", input, prod, beta, alpha), "AddbmmBackward0")
 
 
+@policy("addmm")
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2), as torch.addmm: beta=0 ignores input's values (NaN
+    or inf in it don't propagate)."""
+    return rename(_add_product("addmm", input, matmul(mat1, mat2), beta, alpha), "AddmmBackward0")
+
+
+@policy("baddbmm")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * (batch1 @ batch2), batched matrix products, as torch.baddbmm:
+    beta=0 ignores input's values (NaN or inf in it don't propagate)."""
+    return rename(addmm(input, batch1, batch2, beta=beta, alpha=alpha), "BaddbmmBackward0")
+
+
 @policy("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec)."""
