@@ -231,10 +231,16 @@ def nonzero(input, as_tuple=False):
 
 def masked_select(input, mask):
     """The elements of input where mask is True (both broadcast), in a 1-D tensor, as
-    torch.masked_select. The mask is not checked to be bool: an integer mask indexes by position
-    (torch raises RuntimeError); shapes that don't broadcast raise NumPy's ValueError."""
+    torch.masked_select."""
     x = input
-    shape = np.broadcast_shapes(x.shape, mask.shape)
+    if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask, got "
+                           f"{mask.dtype if isinstance(mask, Tensor) else type(mask).__name__}")
+    try:
+        shape = np.broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        raise RuntimeError(f"masked_select: the shapes of input {list(x.shape)} and mask {list(mask.shape)} "
+                           f"can't be broadcast together") from None
     return rename(x.expand(shape)[mask.expand(shape)], "MaskedSelectBackward0", x)
 
 

@@ -390,3 +390,15 @@ def test_rows_picked_by_a_tensor_index_wrap_negative_ids(dtype, device):
     idx = [[-1, 0, 4], [-5, 2, 2]]
     got = _np(pg.tensor(a, device=device)[pg.tensor(idx, device=device)])
     np.testing.assert_array_equal(got, torch.tensor(a)[torch.tensor(idx)].numpy())
+
+
+def test_masked_select_refuses_what_torch_refuses(device):
+    """A mask that isn't bool (an int mask would pick by position) and shapes that don't
+    broadcast raise RuntimeError, as torch's do."""
+    x = pg.ones(3, device=device)
+    with pytest.raises(RuntimeError, match="expected BoolTensor for mask"):
+        pg.masked_select(x, pg.tensor([1, 0, 1], device=device))
+    with pytest.raises(RuntimeError):
+        torch.masked_select(torch.ones(3), torch.tensor([1, 0, 1]))
+    with pytest.raises(RuntimeError, match=r"input \[3\] and mask \[2\]"):
+        pg.masked_select(x, pg.tensor([True, False], device=device))
