@@ -121,8 +121,8 @@ def _check_gather_shapes(op, x, d, index, src=None):
 
 
 def gather(input, dim, index):
-    """Values of input picked along dim by index, out[i][j] = input[index[i][j]][j] for dim 0, as
-    torch.gather."""
+    """Values of input picked along dim by index, `out[i][j] = input[index[i][j]][j]` for dim 0,
+    as torch.gather."""
     x = input
     check_tensor(x, "gather")
     index = _index_tensor(index, "gather").to(dt.int64)
