@@ -18,7 +18,8 @@ BLOCK = re.compile(r'^```(\w+)(?:[ \t]+title="([^"]+)")?[ \t]*\n(.*?)^```', re.S
 
 
 def test_the_site_builds_strictly(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+    # (not -q: a quiet build doesn't count the warnings of mkdocstrings' cross-references)
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
                          cwd=ROOT, capture_output=True, text=True, timeout=600,
                          env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
     assert out.returncode == 0, out.stdout + out.stderr
@@ -49,7 +50,14 @@ def test_a_pages_code_runs_as_written(page, tmp_path):
         for lang, title, code in blocks:
             if lang == "bash" and not title:
                 _check(subprocess.run(["bash", "-e", "-c", _with_python(code)], cwd=tmp_path, capture_output=True,
-                                      text=True, timeout=600), page)
+                                      text=True, timeout=600, env=_reader_env()), page)
+
+
+def _reader_env():
+    """A reader's environment: PARAGRAD_DATA names the data folder (a page's scripts run in a
+    folder of their own, where the checkout's ../shared/data isn't)."""
+    from tests.data_paths import mnist_root
+    return dict(os.environ, PARAGRAD_DATA=os.environ.get("PARAGRAD_DATA") or str(mnist_root()))
 
 
 def _with_python(script):
