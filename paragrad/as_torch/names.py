@@ -83,4 +83,5 @@ def means_another_thing(torch_name: str) -> bool:
 
 
 def missing(torch_name: str) -> str:
-    return f"paragrad has no {torch_name} (paragrad run maps torch to paragrad; see README)"
+    return (f"paragrad has no {torch_name} (paragrad run maps torch to paragrad; docs/compatibility.md "
+            f"lists what each namespace lacks)")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 SCRIPTS = Path(__file__).parent / "scripts"
-SUFFIX = "(paragrad run maps torch to paragrad; see README)"
+SUFFIX = "(paragrad run maps torch to paragrad; docs/compatibility.md lists what each namespace lacks)"
 NOTICE = "paragrad run: torch.utils.tensorboard is not supported; SummaryWriter calls do nothing"
 
 
