@@ -13,6 +13,7 @@ from ..autograd import rename
 from ..tensor import Tensor
 from . import *     # noqa: F401,F403  (every functional op: the table's values)
 from . import conversion, creation, inplace
+from .elementwise.binary import comparison_operator
 from .inplace import (copy_, fill_, float_power_, inplace_binary, inplace_unary, inplace_view,
                       random_fill, zero_)
 from .movement import views as movement
@@ -81,7 +82,7 @@ METHODS = {
     "__neg__": neg, "__pos__": lambda self: self, "__abs__": abs, "__invert__": bitwise_not,
     "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
     "__rand__": _rev(bitwise_and), "__ror__": _rev(bitwise_or), "__rxor__": _rev(bitwise_xor),
-    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    **{f"__{f.__name__}__": comparison_operator(f) for f in (eq, ne, lt, le, gt, ge)},
     "__getitem__": getitem, "__setitem__": setitem, "__iter__": _iter,
     "__iadd__": inplace_binary("add", add), "__isub__": inplace_binary("sub", sub),
     "__imul__": inplace_binary("mul", mul), "__itruediv__": inplace_binary("div", div),

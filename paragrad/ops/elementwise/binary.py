@@ -359,16 +359,27 @@ def remainder(input, other):
 
 
 # ---- comparisons and logic -------------------------------------------------------------------
+_COMPARABLE = (Tensor, bool, int, float, np.generic)
+
+
 def _compare(op, symbol, alias):
     def f(input, other):
-        a, b = input, other
-        if not isinstance(b, (Tensor, bool, int, float, np.generic)):
-            return NotImplemented
-        return _binary(op, a, b, out_dtype=dt.bool_)
+        if not isinstance(other, _COMPARABLE):
+            raise TypeError(f"{op}(): argument 'other' must be a Tensor or a number, not "
+                            f"{type(other).__name__}")
+        return _binary(op, input, other, out_dtype=dt.bool_)
     f.__name__ = f.__qualname__ = op      # (the reference finds it by module and name)
-    f.__doc__ = (f"Elementwise input {symbol} other, a bool tensor, as torch.{op}{alias}.\n"
-                 f"An `other` that is not a tensor or number gives NotImplemented, not an error.")
+    f.__doc__ = f"Elementwise input {symbol} other, a bool tensor, as torch.{op}{alias}."
     return f
+
+
+def comparison_operator(f):
+    """f as Tensor's operator (t == x, t < x): NotImplemented for an operand it doesn't take,
+    so that Python tries the reflected form and == falls back to identity, as torch's do."""
+    def operator(self, other):
+        return f(self, other) if isinstance(other, _COMPARABLE) else NotImplemented
+    operator.__name__ = f"__{f.__name__}__"
+    return operator
 
 
 eq, ne, lt, le, gt, ge = (_compare(*a) for a in (

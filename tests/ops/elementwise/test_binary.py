@@ -220,6 +220,19 @@ def test_compare_with_none(device):
     assert (x == None) is False and (x != None) is True  # noqa: E711  (as torch)
 
 
+@pytest.mark.parametrize("lib", [pg, torch], ids=["paragrad", "torch"])
+def test_compare_with_what_isnt_a_number(lib, device):
+    """The operators give NotImplemented (== falls back to identity, < raises Python's
+    TypeError); the functions and methods raise TypeError, as torch's."""
+    x = lib.tensor([1.0], device=device if lib is pg else "cpu")
+    assert (x == "a") is False and (x != "a") is True
+    with pytest.raises(TypeError, match="'<' not supported"):
+        x < "a"                                         # noqa: B015
+    for call in (lambda: lib.eq(x, "a"), lambda: x.ge("a"), lambda: lib.lt(x, [1.0])):
+        with pytest.raises(TypeError, match="other"):
+            call()
+
+
 # ---- bitwise and logical -------------------------------------------------------------------------
 BITWISE = [  # (name, fn)
     ("and", lambda x, y: x & y), ("or", lambda x, y: x | y), ("xor", lambda x, y: x ^ y),
