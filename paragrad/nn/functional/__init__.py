@@ -15,8 +15,8 @@ from .dropout import (alpha_dropout, dropout, dropout1d, dropout2d, dropout3d,  
                       feature_alpha_dropout, residual_dropout)
 from .linear import bilinear, linear  # noqa: F401
 from .loss import _check_reduction, _legacy_reduction  # noqa: F401  (the loss modules')
-from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
-                   cosine_embedding_loss, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,
+from .binary_cross_entropy import binary_cross_entropy, binary_cross_entropy_with_logits  # noqa: F401
+from .loss import (cosine_embedding_loss, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,  # noqa: F401
                    huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, multi_margin_loss,
                    multilabel_margin_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss,
                    smooth_l1_loss, soft_margin_loss, triplet_margin_loss,

@@ -342,6 +342,22 @@ def test_binary_cross_entropy_saturated_inputs(device):
     np.testing.assert_allclose(_np(yp), [0.0, 0.0, 100.0, 100.0, np.log(2)], rtol=1e-6)
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_binary_cross_entropy_gradient_at_saturated_inputs(reduction, device):
+    """At probabilities of exactly 0 and 1 the input's gradient is torch's clamped formula,
+    (x - t) / max(x (1 - x), 1e-12): finite (+-1e12), not the NaN of the composed logs; the
+    target's is -logit(x), infinite there as torch's."""
+    p = np.array([0.0, 1.0, 0.0, 1.0, 0.5], np.float32)
+    y = np.array([0.0, 1.0, 1.0, 0.0, 0.25], np.float32)
+    got = [pg.tensor(a, device=device, requires_grad=True) for a in (p, y)]
+    want = [torch.tensor(a, requires_grad=True) for a in (p, y)]
+    pg.nn.functional.binary_cross_entropy(*got, reduction=reduction).sum().backward()
+    torch.nn.functional.binary_cross_entropy(*want, reduction=reduction).sum().backward()
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(_np(g.grad), w.grad.numpy(), rtol=1e-6)
+    assert np.isfinite(_np(got[0].grad)).all()
+
+
 # ---- loss modules ------------------------------------------------------------------------------------
 def _ce():
     x, t, w = class_case("NC", -100)
