@@ -76,8 +76,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     _check(input, "hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if not input.dtype.is_floating_point:
-        return _out(input, input.clamp(min_val, max_val), inplace)
+    if not input.dtype.is_floating_point:     # the bounds in the input's dtype, as torch's (int() truncates)
+        return _out(input, input.clamp(int(min_val), int(max_val)), inplace)
     return _out(input, _activation(
         "hardtanh", "HardtanhBackward0", input, lambda x, lo, hi: x.clamp(lo, hi),
         lambda g, x, lo, hi: g.masked_fill((x <= lo) | (x >= hi), 0.0), lo=min_val, hi=max_val),

@@ -131,3 +131,15 @@ def test_activation_signatures():
     assert pg.exp(input=pg.zeros(1)).tolist() == [1.0]
     assert pg.nn.functional.pad(input=pg.ones(2), pad=(1, 0)).tolist() == [0.0, 1.0, 1.0]
     assert pg.nn.functional.softmin(pg.ones(2), 0, 3).tolist() == [0.5, 0.5]
+
+
+@pytest.mark.parametrize("args", [(), (-2.5, 2.5), (0.0, 6.0)])
+def test_hardtanh_of_integers_stays_integer(args, device):
+    """On an int tensor the bounds are taken in its dtype (truncated), as torch's: int64 in,
+    int64 out (relu6 too)."""
+    x = np.array([-5, 0, 3, 9], np.int64)
+    got = pg.nn.functional.hardtanh(pg.tensor(x, device=device), *args)
+    want = torch.nn.functional.hardtanh(torch.tensor(x), *args)
+    assert got.dtype is pg.int64
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    assert pg.nn.functional.relu6(pg.tensor(x, device=device)).cpu().numpy().tolist() == [0, 0, 3, 6]
