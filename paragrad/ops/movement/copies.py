@@ -247,9 +247,10 @@ def stack(tensors, dim=0):
 
 
 def hstack(tensors):
-    """The tensors joined along dim 1 (dim 0 for 1-D tensors), as torch.hstack.
-    Unlike torch, 0-d tensors are not made 1-D first: they raise IndexError or RuntimeError."""
+    """The tensors joined along dim 1 (dim 0 for 1-D tensors; 0-d ones made 1-D first), as
+    torch.hstack."""
     nonempty(tensors, "hstack")
+    tensors = [t.reshape(1) if t.ndim == 0 else t for t in tensors]
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 

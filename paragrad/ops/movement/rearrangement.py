@@ -302,30 +302,35 @@ def cross(input, other, dim=None):
 
 # ---- combining and broadcasting tensors -----------------------------------------------------
 def atleast_1d(*tensors):
-    """Each tensor with 0 dims reshaped to (1,) (one tensor, else a tuple), as torch.atleast_1d.
-    Unlike torch, a list of one tensor gives that tensor, not a 1-tuple."""
-    out = [t.reshape(1) if t.ndim == 0 else t for t in _flat_args(tensors)]
-    return out[0] if len(out) == 1 else tuple(out)
+    """Each tensor with 0 dims reshaped to (1,), as torch.atleast_1d (one tensor given: a
+    tensor; several, or a list or tuple of them: a tuple)."""
+    return _each(tensors, lambda t: t.reshape(1) if t.ndim == 0 else t)
 
 
 def atleast_2d(*tensors):
-    """Each tensor with fewer than 2 dims given leading size-1 dims, as torch.atleast_2d.
-    Unlike torch, a list of one tensor gives that tensor, not a 1-tuple."""
-    out = [t.reshape(1, 1) if t.ndim == 0 else (t.unsqueeze(0) if t.ndim == 1 else t) for t in _flat_args(tensors)]
-    return out[0] if len(out) == 1 else tuple(out)
+    """Each tensor with fewer than 2 dims given leading size-1 dims, as torch.atleast_2d (one
+    tensor or a tuple, as atleast_1d)."""
+    return _each(tensors, lambda t: t.reshape(1, 1) if t.ndim == 0 else (t.unsqueeze(0) if t.ndim == 1 else t))
 
 
 def atleast_3d(*tensors):
     """Each tensor lifted to at least 3 dims ((n,) -> (1, n, 1), (m, n) -> (m, n, 1)), as
-    torch.atleast_3d. Unlike torch, a list of one tensor gives that tensor, not a 1-tuple."""
+    torch.atleast_3d (one tensor or a tuple, as atleast_1d)."""
     def lift(t):
         if t.ndim == 0:
             return t.reshape(1, 1, 1)
         if t.ndim == 1:     # (torch's: two unsqueezes)
             return rename(t.reshape(1, -1, 1), "UnsqueezeBackward0")
         return t.unsqueeze(-1) if t.ndim == 2 else t
-    out = [lift(t) for t in _flat_args(tensors)]
-    return out[0] if len(out) == 1 else tuple(out)
+    return _each(tensors, lift)
+
+
+def _each(tensors, lift):
+    """lift of each tensor: one tensor given gives one; several, or a list or tuple of them
+    (even of one), give a tuple, as torch's atleast_*d."""
+    if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
+        return lift(tensors[0])
+    return tuple(lift(t) for t in _flat_args(tensors))
 
 
 def _flat_args(tensors):
@@ -333,11 +338,14 @@ def _flat_args(tensors):
 
 
 def broadcast_tensors(*tensors):
-    """The tensors expanded to their common broadcast shape, as torch.broadcast_tensors.
-    Shapes that don't broadcast raise NumPy's ValueError (torch raises RuntimeError)."""
+    """The tensors expanded to their common broadcast shape, as torch.broadcast_tensors."""
     import numpy as np
     ts = _flat_args(tensors)
-    shape = np.broadcast_shapes(*(tuple(t.shape) for t in ts))
+    try:
+        shape = np.broadcast_shapes(*(tuple(t.shape) for t in ts))
+    except ValueError:
+        raise RuntimeError(f"broadcast_tensors: shapes {[list(t.shape) for t in ts]} cannot be broadcast "
+                           f"to a single shape") from None
     return tuple(t.expand(*shape) for t in ts)
 
 

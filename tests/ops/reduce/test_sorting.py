@@ -185,6 +185,16 @@ def test_combining_and_searching_match_torch(device):
             assert tuple(u.shape) == tuple(v.shape)
             np.testing.assert_allclose(u.detach().cpu().numpy(), v.detach().numpy(), rtol=1e-5, atol=1e-6)
     same(pg.atleast_3d(P(a)), torch.atleast_3d(T(a)))
+    zero_d, row = np.float32(2.0), a[0]
+    for f in ("atleast_1d", "atleast_2d", "atleast_3d"):     # one tensor -> a tensor; a list -> a tuple
+        for args in ((zero_d,), ([zero_d],), ((zero_d, row),), (zero_d, row)):
+            ours = getattr(pg, f)(*[[P(v) for v in x] if isinstance(x, (list, tuple)) else P(x) for x in args])
+            theirs = getattr(torch, f)(*[[T(v) for v in x] if isinstance(x, (list, tuple)) else T(x) for x in args])
+            assert type(ours) is tuple if type(theirs) is tuple else isinstance(ours, pg.Tensor), (f, args)
+            same(ours, theirs)
+    same(pg.hstack([P(zero_d), P(row), P(zero_d)]), torch.hstack([T(zero_d), T(row), T(zero_d)]))
+    with pytest.raises(RuntimeError):
+        pg.broadcast_tensors(P(a), P(b))
     same(pg.broadcast_tensors(P(a[:, :1]), P(a[:1])), torch.broadcast_tensors(T(a[:, :1]), T(a[:1])))
     for ix in ("ij", "xy"):
         same(pg.meshgrid(P(a[0]), P(b[0]), P(a[1, :2]), indexing=ix),
