@@ -337,24 +337,26 @@ _NODES = {name: node_class(formula, name) for formula, names in (
 
 
 def _truth_reduce(op, x, dim, keepdim, reduce, empty):
-    """all / any: the min / max of x != 0 as bools; over no elements, `empty` (True / False)."""
+    """all / any: the min / max of x != 0 as bools; over no elements, `empty` (True / False).
+    uint8 input gives uint8 0/1, as torch's (its legacy mask dtype); every other dtype bool."""
     check_tensor(x, op)
     b = x if x.dtype is dt.bool_ else x.ne(0)
     axes = _axes(dim, x, op)
-    return _wrap(b._backend.reduce(reduce, b._data, axes, keepdim) if b.numel() else
-                 b._backend.full(_reduced_shape(b.shape, axes, keepdim), empty, dt.bool_, b._device.index),
-                 dt.bool_, x._device)
+    out = _wrap(b._backend.reduce(reduce, b._data, axes, keepdim) if b.numel() else
+                b._backend.full(_reduced_shape(b.shape, axes, keepdim), empty, dt.bool_, b._device.index),
+                dt.bool_, x._device)
+    return out.to(dt.uint8) if x.dtype is dt.uint8 else out
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001
-    """Whether every element is nonzero, over dim (all dims if None), as torch.all.
-    Always returns bool, uint8 input too (torch returns uint8 for uint8 input)."""
+    """Whether every element is nonzero, over dim (all dims if None), as torch.all (bool; uint8
+    for uint8 input)."""
     return _truth_reduce("all", input, dim, keepdim, "min", True)
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
-    """Whether any element is nonzero, over dim (all dims if None), as torch.any.
-    Always returns bool, uint8 input too (torch returns uint8 for uint8 input)."""
+    """Whether any element is nonzero, over dim (all dims if None), as torch.any (bool; uint8
+    for uint8 input)."""
     return _truth_reduce("any", input, dim, keepdim, "max", False)
 
 

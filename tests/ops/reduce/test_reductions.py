@@ -192,7 +192,7 @@ LOGIC = [("all", {}), ("all", {"dim": 1}), ("all", {"dim": -1, "keepdim": True})
          ("any", {"dim": (1, 0), "keepdim": True})]
 
 
-@pytest.mark.parametrize("dtype", ["bool", "float32", "int64"])
+@pytest.mark.parametrize("dtype", ["bool", "float32", "int64", "uint8"])      # (uint8: uint8 out, as torch)
 @pytest.mark.parametrize("name,kw", LOGIC, ids=[f"{n}-{kw}" for n, kw in LOGIC])
 def test_all_any(device, name, kw, dtype):
     a = np.array([[1, 0, 2], [3, 4, 5], [0, 0, 0], [1, 1, 1]]).astype(dtype)
