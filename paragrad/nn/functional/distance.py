@@ -10,12 +10,17 @@ from ...ops.autocast_policy import policy
 
 @policy("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """x1 . x2 / max(||x1|| ||x2||, eps) along dim of the inputs' broadcast shape."""
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along dim of the inputs' broadcast
+    shape, as torch.nn.functional.cosine_similarity (each input divided by its norm first)."""
     x1, x2 = broadcast_tensors(x1, x2)
-    n1 = (x1 * x1).sum(dim)
-    n2 = (x2 * x2).sum(dim)
-    # torch divides before it sums (SumBackward1 last); here after
-    return rename((x1 * x2).sum(dim) / (n1 * n2).clamp(min=eps * eps).sqrt(), "SumBackward1")
+    return ((x1 / _clamped_norm(x1, dim, eps)) * (x2 / _clamped_norm(x2, dim, eps))).sum(dim)
+
+
+def _clamped_norm(x, dim, eps):
+    """||x|| along dim (kept), its value raised to eps, its gradient the norm's: torch clamps
+    the norm in place without recording it."""
+    n = vector_norm(x, 2, dim, True)
+    return n + (n.clamp(min=eps) - n).detach()
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

@@ -6,9 +6,8 @@ from ..module import Module
 
 
 class CosineSimilarity(Module):
-    """Cosine similarity of x1 and x2 along dim, x1 . x2 / max(||x1|| ||x2||, eps);
-    as torch.nn.CosineSimilarity, except that torch clamps each norm at eps instead of their
-    product (results differ when a norm is below eps)."""
+    """Cosine similarity of x1 and x2 along dim, each divided by max(its norm, eps) before the
+    sum; as torch.nn.CosineSimilarity."""
 
     def __init__(self, dim=1, eps=1e-8):
         super().__init__()
