@@ -104,6 +104,16 @@ def test_from_numpy_shares_memory():
     assert x.dtype is pg.int16 and x.tolist() == [7, 2]
 
 
+@pytest.mark.parametrize("lib", [pg, torch], ids=["paragrad", "torch"])
+def test_as_tensor_shares_a_numpy_array_it_can(lib):
+    """as_tensor of an array of its dtype bound for the CPU shares memory, as from_numpy; another
+    dtype is a copy."""
+    a = np.array([1.0, 2.0], dtype=np.float32)
+    shared, copied = lib.as_tensor(a), lib.as_tensor(a, dtype=lib.float64)
+    a[0] = 7
+    assert shared.tolist() == [7.0, 2.0] and copied.tolist() == [1.0, 2.0]
+
+
 @pytest.mark.parametrize("expr, err", [
     ("L.tensor([300, -1], dtype=L.uint8)", RuntimeError),     # python ints that overflow
     ("L.tensor([128], dtype=L.int8)", RuntimeError),

@@ -129,13 +129,22 @@ def _check_range(arr, dtype):
 
 def as_tensor(data, dtype=None, device=None):
     """data as a tensor, as torch.as_tensor: a Tensor already of that dtype and device is
-    returned as it is. Unlike torch, a NumPy array is copied, not shared (see from_numpy)."""
+    returned as it is, and a NumPy array of that dtype bound for the CPU shares its memory
+    (from_numpy); anything else is copied."""
     if isinstance(data, Tensor) and (dtype is None or dt.get_dtype(dtype) is data.dtype) \
             and (device is None or as_device(device) == data.device):
         return data
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
+    if isinstance(data, np.ndarray) and data.dtype in _SHAREABLE and factory_device(device) == CPU and (
+            dtype is None or dt.get_dtype(dtype) is dt.get_dtype(data.dtype)):
+        return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
+
+
+# the NumPy dtypes a tensor wraps as they are (from_numpy's)
+_SHAREABLE = {np.dtype(t) for t in (np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
+                                     np.uint8, np.bool_)}
 
 
 def from_numpy(array):
