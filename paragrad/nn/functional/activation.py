@@ -302,11 +302,13 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
-def threshold_(input, threshold_, value):
-    """In-place threshold: threshold(input, threshold_, value, inplace=True); as
-    torch.nn.functional.threshold_.
-    The threshold argument is named threshold_ here: a keyword threshold=... raises TypeError."""
-    return threshold(input, threshold_, value, inplace=True)
+def threshold_(input, threshold, value):
+    """In-place threshold: threshold(input, threshold, value, inplace=True); as
+    torch.nn.functional.threshold_ (its argument names: threshold= works as a keyword)."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+_threshold = threshold      # (threshold_'s argument, named as torch's, hides the function there)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):

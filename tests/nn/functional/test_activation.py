@@ -143,3 +143,10 @@ def test_hardtanh_of_integers_stays_integer(args, device):
     assert got.dtype is pg.int64
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
     assert pg.nn.functional.relu6(pg.tensor(x, device=device)).cpu().numpy().tolist() == [0, 0, 3, 6]
+
+
+def test_threshold_in_place_takes_torchs_keywords(device):
+    for lib_ in (pg, torch):
+        x = lib_.tensor([1.0, -1.0, 0.5], device=device if lib_ is pg else "cpu")
+        assert lib_.nn.functional.threshold_(x, threshold=0.75, value=5.0) is x
+        assert x.tolist() == [1.0, 5.0, 5.0]
