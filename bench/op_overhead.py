@@ -17,6 +17,7 @@ engine. Each figure is the median over several timed batches.
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import statistics
 import sys
@@ -148,6 +149,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=2000)
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the rows to this file "
+                   "(bench/plot.py draws docs/benchmarks/ops.png from bench/results/op_overhead_*.json)")
     args = p.parse_args()
     import torch
 
@@ -168,6 +171,12 @@ def main():
     print(f"{'case':42s} {'paragrad us':>12s} {'torch us':>10s} {'ratio':>7s}")
     for name, tp, tt in rows:
         print(f"{name:42s} {tp:12.2f} {tt:10.2f} {tp / tt:7.2f}x")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"command": "bench/op_overhead.py " + " ".join(sys.argv[1:]), "device": args.device,
+                       "device_name": torch.cuda.get_device_name() if gpu else platform.processor() or "cpu",
+                       "versions": {"paragrad": paragrad.__version__, "torch": torch.__version__},
+                       "rows": [{"case": n, "paragrad_us": tp, "torch_us": tt} for n, tp, tt in rows]}, f, indent=1)
 
 
 if __name__ == "__main__":

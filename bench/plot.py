@@ -42,6 +42,8 @@ RUNS = {
     "scripts_cpu.json": ("2026-11-25", "2-core CPU (AMD EPYC)",
                          "bench/scripts.py --steps 100 --repeats 3 --json bench/results/scripts_cpu.json"),
     "cli.json": ("2026-11-25", "NVIDIA H100 80GB HBM3", None),
+    "op_overhead_cpu.json": ("2026-11-28", "2-core CPU (AMD EPYC)", None),
+    "op_overhead_cuda.json": ("2026-11-28", None, None),
 }
 
 PARAGRAD = {"": "#1f4e9a", "bf16": "#4f86d9", "eager": "#9dbcec"}     # paragrad's rows: blues
@@ -302,8 +304,34 @@ def plot_cli(out):
            [command("cli.json", d)], out / "cli.png")
 
 
+def plot_ops(out):
+    """Per-op host time, paragrad / torch, one panel per device whose JSON exists."""
+    names = [n for n in ("op_overhead_cpu.json", "op_overhead_cuda.json") if (RESULTS / n).exists()]
+    if not names:
+        raise FileNotFoundError(None, None, str(RESULTS / "op_overhead_cpu.json"))
+    fig, axes = plt.subplots(1, len(names), figsize=(max(9.0, 6.8 * len(names)), 6.4), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        d = load(name)
+        rows = d["rows"][::-1]
+        ratios = [r["paragrad_us"] / r["torch_us"] for r in rows]
+        ys = range(len(rows))
+        ax.barh(list(ys), ratios, color=[PARAGRAD[""] if x <= 1 else TORCH["graph"] for x in ratios])
+        for y, r, x in zip(ys, rows, ratios):
+            ax.text(x + 0.04, y, f"{x:.2f}x  ({r['paragrad_us']:.1f} / {r['torch_us']:.1f} us)", va="center",
+                    fontsize=7)
+        ax.axvline(1.0, color="black", lw=0.8)
+        ax.set_yticks(list(ys), [r["case"] for r in rows], fontsize=7)
+        ax.set_xlim(0, max(ratios) * 1.6)
+        ax.set_xlabel("paragrad's time / torch's (< 1: paragrad faster), eager")
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(f"{'GPU' if d['device'] == 'cuda' else 'CPU'}: {source(name, d)}", fontsize=10)
+    finish(fig, "One eager op's host time, paragrad / PyTorch eager",
+           [command(n, load(n)) for n in names] + ["(one run each; the CPU host's timings swing by up to 2-3x "
+                                                    "between runs: BENCHMARKS.md)"], out / "ops.png")
+
+
 PLOTS = {"mnist-mlp": plot_mnist_mlp, "mnist-cnn": plot_mnist_cnn, "resnet": plot_resnet, "gpt": plot_gpt,
-         "data-parallel": plot_data_parallel, "scripts": plot_scripts, "cli": plot_cli}
+         "data-parallel": plot_data_parallel, "scripts": plot_scripts, "cli": plot_cli, "ops": plot_ops}
 
 
 def main():
