@@ -376,9 +376,11 @@ def _compare(op, symbol, alias):
 def comparison_operator(f):
     """f as Tensor's operator (t == x, t < x): NotImplemented for an operand it doesn't take,
     so that Python tries the reflected form and == falls back to identity, as torch's do."""
-    def operator(self, other):
-        return f(self, other) if isinstance(other, _COMPARABLE) else NotImplemented
-    operator.__name__ = f"__{f.__name__}__"
+    op = f.__name__
+
+    def operator(self, other):      # (_binary itself, not f: one call less on a hot path)
+        return _binary(op, self, other, out_dtype=dt.bool_) if isinstance(other, _COMPARABLE) else NotImplemented
+    operator.__name__ = f"__{op}__"
     return operator
 
 
