@@ -44,9 +44,15 @@ class Size(tuple):
 
 
 class Tensor:
-    """The methods defined here are the ones autograd and the backends need. Every op method
-    (`x.exp()`, `x + y`, `x.add_(y)`, ..., and the legacy constructor `Tensor(data)`) is attached
-    from the table in ops/methods.py, so this module imports nothing from ops/."""
+    """A multi-dimensional array on a device (`cpu`, `cuda`) with a dtype, and autograd's fields
+    (`requires_grad`, `grad`, `grad_fn`), as torch.Tensor. Make one with `paragrad.tensor(data)`
+    or a factory (`zeros`, `randn`, ...); its methods are the functions of the `paragrad`
+    namespace with the tensor first (`x.exp()` is `paragrad.exp(x)`), their in-place forms
+    (`x.add_(y)`), the operators, indexing and views, as torch's.
+
+    (For contributors: the methods defined in this class are the ones autograd and the backends
+    need; every op method, and the legacy constructor `Tensor(data)`, is attached from the table
+    in ops/methods.py, so this module imports nothing from ops/.)"""
     __slots__ = ("_data", "_backend", "_device", "dtype", "_requires_grad", "_grad", "grad_fn",
                  "_output_nr", "_acc", "_hooks", "_post_acc_hooks", "__weakref__", "__dict__", "_vc")
 

@@ -13,7 +13,8 @@ class DataError(RuntimeError):
 
 
 def data_root(root=None) -> Path:
-    """`root` argument, else $PARAGRAD_DATA, else ~/.cache/paragrad."""
+    """The folder datasets are read from: `root` when given, else $PARAGRAD_DATA, else
+    ~/.cache/paragrad (MNIST in its mnist/ subfolder, Tiny Shakespeare in tinyshakespeare/)."""
     if root is not None:
         return Path(root).expanduser()
     env = os.environ.get("PARAGRAD_DATA")
