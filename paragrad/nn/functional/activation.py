@@ -264,7 +264,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         y = ops.leaky_relu(input, (lower + upper) / 2)
     else:
         slope = ops.empty_like(input).uniform_(lower, upper)
-        y = where(input >= 0, input, input * slope)
+        y = where(input > 0, input, input * slope)      # (0 takes a slope: its gradient, as torch's)
     y = rename(y, "RreluWithNoiseBackward0")
     return _out(input, y, inplace, "RreluWithNoiseBackward1")
 

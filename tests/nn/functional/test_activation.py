@@ -85,9 +85,13 @@ def test_rrelu_training_draws_slopes_in_range_and_eval_uses_the_mean():
     assert 0.1 <= -y.max().item() and -y.min().item() <= 0.3 and y.std().item() > 0.03
     m.eval()
     np.testing.assert_allclose(m(x).numpy(), -0.2 * np.ones(1000), rtol=1e-6)
-    w = pg.tensor([-2.0, 3.0], requires_grad=True)
+    w = pg.tensor([-2.0, 3.0, 0.0], requires_grad=True)
     pg.nn.functional.rrelu(w, 0.1, 0.3, training=True).sum().backward()
     assert 0.1 <= w.grad[0].item() <= 0.3 and w.grad[1].item() == 1.0
+    assert 0.1 <= w.grad[2].item() <= 0.3          # (0 takes a drawn slope, as torch's kernel)
+    t = torch.tensor([0.0], requires_grad=True)
+    torch.nn.functional.rrelu(t, 0.1, 0.3, training=True).sum().backward()
+    assert 0.1 <= t.grad.item() <= 0.3
 
 
 rng = np.random.default_rng(0)
