@@ -66,9 +66,13 @@ def manual_seed(seed):
 
 
 def seed():
-    """Seeds the CPU default generator from the clock and returns the seed, as torch.seed.
-    Unlike torch, other devices' default generators are not reseeded."""
-    return default_generator("cpu").seed()
+    """Seeds the default generator of every device from the clock, with one seed, and returns
+    it, as torch.seed (the CPU's draws it; later devices take it on creation)."""
+    s = default_generator("cpu").seed()
+    for key, g in _defaults.items():
+        if key != "cpu":
+            g.manual_seed(s)
+    return s
 
 
 def initial_seed():

@@ -254,6 +254,28 @@ def test_manual_seed_reproducible(device, draw):
     assert pg.initial_seed() == 124
 
 
+def test_seed_reseeds_every_device(device, monkeypatch):
+    """pg.seed() draws one seed and gives it to every device's default generator (the device's
+    own generator on cuda, a recorded stand-in on the CPU alone), as torch.seed."""
+    from paragrad import random as pg_random
+    seen = []
+
+    class StandIn:
+        def manual_seed(self, s):
+            seen.append(s)
+    if device != "cpu":
+        pg_random.default_generator(device)             # (created now, so seed() finds it)
+    else:
+        monkeypatch.setitem(pg_random._defaults, "elsewhere:0", StandIn())
+    s = pg.seed()
+    assert pg.initial_seed() == s
+    if device != "cpu":
+        assert pg_random.default_generator(device).initial_seed() == s
+    else:
+        assert seen == [s]
+    pg.manual_seed(0)
+
+
 def test_generator_objects(device):
     g = pg.Generator(device=device)
     assert g.manual_seed(7) is g and g.initial_seed() == 7
