@@ -86,6 +86,11 @@ def set_default_dtype(dtype):
     _default_float = dtype
 
 
+def of_numpy(np_dtype):
+    """The DType of a NumPy dtype, or None where paragrad has none (object, complex, ...)."""
+    return _BY_NP.get(np_dtype)
+
+
 def get_dtype(d) -> DType:
     """Turn a DType, a name ('float32'), a NumPy dtype or a Python type into a DType."""
     if isinstance(d, DType):

@@ -136,15 +136,11 @@ def as_tensor(data, dtype=None, device=None):
         return data
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
-    if isinstance(data, np.ndarray) and data.dtype in _SHAREABLE and factory_device(device) == CPU and (
-            dtype is None or dt.get_dtype(dtype) is dt.get_dtype(data.dtype)):
-        return from_numpy(data)
+    if isinstance(data, np.ndarray) and factory_device(device) == CPU:
+        own = dt.of_numpy(data.dtype)
+        if own is not None and (dtype is None or dt.get_dtype(dtype) is own):
+            return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
-
-
-# the NumPy dtypes a tensor wraps as they are (from_numpy's)
-_SHAREABLE = {np.dtype(t) for t in (np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
-                                     np.uint8, np.bool_)}
 
 
 def from_numpy(array):
