@@ -37,6 +37,8 @@ def get_device_name(index: int = 0) -> str:
 def synchronize(device=None):
     """Wait until all queued work on the device has finished."""
     cp = _cupy()
+    from ..backends.cuda.fused_chains import flush
+    flush()         # (recorded elementwise ops are queued work too)
     with cp.cuda.Device(_index(device)):
         cp.cuda.runtime.deviceSynchronize()
 
@@ -50,42 +52,40 @@ def _index(device):
     return as_device(device).index or 0
 
 
+def _memory():
+    """The CUDA memory module, once the pending fused elementwise chain has launched: results
+    nobody kept, which it held until then, are freed as eager ops would have left them."""
+    _cupy()
+    from ..backends.cuda.fused_chains import flush
+    from ..backends.cuda.runtime import memory
+    flush()
+    return memory
+
+
 def memory_allocated(device=None) -> int:
     """Bytes held by live tensors (the pool's used bytes)."""
-    _cupy()
-    from ..backends.cuda.runtime import memory
-    return memory.allocated()
+    return _memory().allocated()
 
 
 def max_memory_allocated(device=None) -> int:
-    _cupy()
-    from ..backends.cuda.runtime import memory
-    return memory.peak()
+    return _memory().peak()
 
 
 def reset_peak_memory_stats(device=None):
-    _cupy()
-    from ..backends.cuda.runtime import memory
-    memory.reset_peak()
+    _memory().reset_peak()
 
 
 def memory_reserved(device=None) -> int:
-    _cupy()
-    from ..backends.cuda.runtime import memory
-    return memory.reserved()
+    return _memory().reserved()
 
 
 def memory_summary(device=None) -> str:
-    _cupy()
-    from ..backends.cuda.runtime import memory
-    return memory.summary()
+    return _memory().summary()
 
 
 def empty_cache():
     """Return cached, unused blocks of the pool to the device."""
-    _cupy()
-    from ..backends.cuda.runtime import memory
-    memory.empty_cache()
+    _memory().empty_cache()
 
 
 def manual_seed(seed: int):

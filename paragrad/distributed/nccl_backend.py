@@ -76,6 +76,8 @@ class NCCLBackend:
                                f"({e}); install it with: pip install \"paragrad[cuda]\"") from e
         os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
         self.cupy, self.nccl = cupy, nccl
+        from ..backends.cuda.fused_chains import flush
+        self.flush = flush
         count = cupy.cuda.runtime.getDeviceCount()
         if count == 0:
             raise RuntimeError("init_process_group('nccl'): no CUDA device is visible to rank "
@@ -98,6 +100,9 @@ class NCCLBackend:
         self.watchdog = Watchdog(pg, self.device_index)
 
     def _stream(self):
+        """The stream a collective runs on, once the pending elementwise chain is launched
+        there: every collective asks for it before it reads or writes a buffer."""
+        self.flush()
         return self.cupy.cuda.get_current_stream()
 
     def _type(self, dtype_name, collective):

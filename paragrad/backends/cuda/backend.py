@@ -18,7 +18,7 @@ from ...dtypes import bfloat16 as _bf16
 
 from ..array import ArrayBackend, int_pow, plain_basic_key, sole_view
 from ..quiet_numpy import quiet
-from . import cudnn_frontend, cudnn_rnn
+from . import cudnn_frontend, cudnn_rnn, fused_chains
 from .kernels import (batch_norm, column_sums, cross_entropy, elementwise, gelu, indexing, join, layer_norm,
                       max_pool, optimizer, random, recurrent, softmax)
 from .matmul import cublas, cublaslt, mlp
@@ -570,6 +570,10 @@ class CUDABackend(ArrayBackend):
 
     def fast_linalg_svd(self, a, full_matrices):
         return tuple(cupy.linalg.svd(a, full_matrices=full_matrices))
+
+
+if fused_chains.ENABLED:        # every primitive but these launches the pending chain first
+    fused_chains.flush_before(CUDABackend, keep=fused_chains.NO_FLUSH)
 
 
 def _linalg_errors():

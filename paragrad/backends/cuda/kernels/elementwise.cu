@@ -8,14 +8,10 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include "pack.cuh"
+#include "elementwise_ops.cuh"
 
 // Operand layouts (template parameters LA, LB): 0 = full (n elements), 1 = a row repeated
 // (index i % row), 2 = one element (index 0).
-
-struct Add { template <typename T> __device__ static T f(T a, T b) { return a + b; } };
-struct Sub { template <typename T> __device__ static T f(T a, T b) { return a - b; } };
-struct Mul { template <typename T> __device__ static T f(T a, T b) { return a * b; } };
-struct Div { template <typename T> __device__ static T f(T a, T b) { return a / b; } };
 
 template <int L> __device__ __forceinline__ long long at(long long i, long long row) {
     return L == 0 ? i : (L == 1 ? i % row : 0);
@@ -154,32 +150,6 @@ __global__ void binary_scalar(const T* a, T s, T* c, long long n) {
          i += (long long)gridDim.x * blockDim.x)
         c[i] = Op::f(a[i], s);
 }
-
-struct Neg { template <typename T> __device__ static T f(T x) { return -x; } };
-struct Exp { template <typename T> __device__ static T f(T x) { return exp(x); } };
-struct Log { template <typename T> __device__ static T f(T x) { return log(x); } };
-struct Sqrt { template <typename T> __device__ static T f(T x) { return sqrt(x); } };
-struct Rsqrt { template <typename T> __device__ static T f(T x) { return rsqrt(x); } };
-struct Tanh { template <typename T> __device__ static T f(T x) { return tanh(x); } };
-struct Abs { template <typename T> __device__ static T f(T x) { return fabs(x); } };
-struct Reciprocal { template <typename T> __device__ static T f(T x) { return T(1) / x; } };
-// the CUDA backend's sigmoid and relu (NaN stays NaN, as torch)
-struct Sigmoid {
-    template <typename T> __device__ static T f(T x) {
-        return x >= T(0) ? T(1) / (T(1) + exp(-x)) : exp(x) / (T(1) + exp(x));
-    }
-};
-struct Relu { template <typename T> __device__ static T f(T x) { return x < T(0) ? T(0) : x; } };
-// activation gradients from the output y, as one kernel each, rounded as the buffer formulas of
-// ops/elementwise/unary.py they replace: sigmoid -((g y)(y - 1)), tanh -(g (y y - 1))
-struct SigmoidGrad { template <typename T> __device__ static T f(T g, T y) { T t = g * y; return -(t * (y - T(1))); } };
-struct TanhGrad { template <typename T> __device__ static T f(T g, T y) { T t = y * y - T(1); return -(g * t); } };
-// PyTorch's threshold_backward: 0 where y <= 0 (even for a NaN/inf g), g elsewhere (a NaN y too)
-struct ReluGrad { template <typename T> __device__ static T f(T g, T y) { return y <= T(0) ? T(0) : g; } };
-// small integer powers, rounded as the multiplies the op layer composes them from
-struct Cube { template <typename T> __device__ static T f(T x) { T s = x * x; return s * x; } };
-struct Fourth { template <typename T> __device__ static T f(T x) { T s = x * x; return s * s; } };
-struct InvSquare { template <typename T> __device__ static T f(T x) { return T(1) / (x * x); } };
 
 template <typename T, typename Op>
 __global__ void unary(const T* x, T* y, long long n) {

@@ -16,6 +16,8 @@ import numpy as np
 
 from .... import capture
 from ....dtypes import bfloat16
+from .. import fused_chains
+from ..fused_chains import flush
 from ..runtime import memory
 from ..runtime.compile import GRID_BLOCK, compiled, grid_stride, whole_packs
 from .row_views import binary_rows
@@ -31,6 +33,7 @@ _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rs
 _POWERS = {3: "Cube", 4: "Fourth", -2: "InvSquare"}     # (3.0 finds 3)
 _ACTIVATION_GRADS = {"sigmoid": "SigmoidGrad", "tanh": "TanhGrad", "relu": "ReluGrad"}
 _FULL, _ROW, _ONE = 0, 1, 2
+_LAZY = fused_chains.ENABLED
 _ndarray = cupy.ndarray
 _device = cupy.cuda.runtime.getDevice
 
@@ -64,7 +67,11 @@ def binary(op, a, b, out):
     """a op b as one raw launch, or None where the ufunc must do it. A new result from
     contiguous float32/float64 operands runs from a plan made on the first call of its op,
     dtypes, shapes and device: the checks, the kernel's choice and the launch's numbers are
-    not worked out again (half of this function's host time on small tensors)."""
+    not worked out again (half of this function's host time on small tensors). Where
+    fused_chains takes it, the op is recorded instead (no launch yet)."""
+    if out is None and _LAZY and (c := fused_chains.binary(op, a, b)) is not None:
+        return c
+    flush()         # (a, b or out may be a pending chain's result)
     if out is None and type(a) is _ndarray and a._c_contiguous:
         tb = type(b)
         if tb is _ndarray:
@@ -236,7 +243,10 @@ def _many_table(rows):
 def activation_grad(op, g, y):
     """The gradient of sigmoid, tanh or relu from the output y and the incoming g (same shape
     and dtype, contiguous; relu also float16/bfloat16, 16 bytes an access) as one launch, or
-    None."""
+    None. Recorded into the pending chain where fused_chains takes it."""
+    if _LAZY and (dx := fused_chains.activation_grad(op, g, y)) is not None:
+        return dx
+    flush()
     name = _ACTIVATION_GRADS.get(op)
     if (name is None or type(g) is not cupy.ndarray or type(y) is not cupy.ndarray or not g._c_contiguous
             or not y._c_contiguous):
@@ -273,7 +283,11 @@ def _activation_grad_plan(op, name, g, y):
 
 
 def unary(op, x, out):
-    """op(x) as one raw launch, or None where the ufunc must do it."""
+    """op(x) as one raw launch (or recorded into the pending chain), or None where the ufunc
+    must do it."""
+    if out is None and _LAZY and (y := fused_chains.unary(op, x)) is not None:
+        return y
+    flush()
     return _unary(_UNARY.get(op), x, out)
 
 

@@ -37,7 +37,7 @@ _modules = {}
 _instances = {}       # (source, kernel name or template instantiation, device) -> Kernel
 _device = cupy.cuda.runtime.getDevice       # (a loaded function belongs to one device)
 _DIR = Path(__file__).parent.parent             # backends/cuda/: sources are named from here
-_HEADERS = ("block_reduce.cuh", "last_block.cuh", "pack.cuh")     # in kernels/, pasted where a source includes them
+_HEADERS = ("block_reduce.cuh", "last_block.cuh", "pack.cuh", "elementwise_ops.cuh")     # in kernels/, pasted where a source includes them
 # optimizer updates, batch norm and the elementwise kernels must round like the composed
 # primitives (or ufuncs) they replace: no fused multiply-add
 _OPTIONS = {"kernels/optimizer.cu": ("--fmad=false",), "kernels/batch_norm.cu": ("--fmad=false",),
@@ -45,9 +45,12 @@ _OPTIONS = {"kernels/optimizer.cu": ("--fmad=false",), "kernels/batch_norm.cu": 
 
 
 def _code(source):
+    return _pasted((_DIR / source).read_text())
+
+
+def _pasted(text):
     # the headers pasted in: CuPy's on-disk kernel cache is keyed by the source text, which
     # must then change when a header does
-    text = (_DIR / source).read_text()
     for name in _HEADERS:
         text = text.replace(f'#include "{name}"', (_DIR / "kernels" / name).read_text().replace("#pragma once", ""))
     return text
@@ -130,10 +133,14 @@ class TypedLaunch:
 
     def __call__(self, grid, block, *values):
         """A 1-D launch of `grid` blocks of `block` threads."""
+        self.on(_stream().ptr, grid, block, *values)
+
+    def on(self, stream, grid, block, *values):
+        """The same launch on the stream of address `stream`."""
         with self.lock:
             self.pack(self.buf, 0, *values)
             try:
-                _launch_kernel(self.handle, grid, 1, 1, block, 1, 1, 0, _stream().ptr, self.params_ptr, 0)
+                _launch_kernel(self.handle, grid, 1, 1, block, 1, 1, 0, stream, self.params_ptr, 0)
             except cupy.cuda.driver.CUDADriverError as e:
                 raise RuntimeError(f"CUDA kernel launch failed: {e} (grid {grid}, block {block})") from None
 
@@ -159,6 +166,17 @@ def compiled(source: str, expression: str):
         mod = cupy.RawModule(code=_code(source), options=("--std=c++17",) + _OPTIONS.get(source, ()),
                              name_expressions=(expression,))
         fn = _instances[key] = Kernel(mod.get_function(expression))
+    return fn
+
+
+def generated(code: str, name: str, options: tuple = ()):
+    """Kernel `name` of source text made at run time (fused_chains.py's chains; its
+    `#include "*.cuh"` lines pasted as for the files), compiled once per text and device."""
+    key = (code, name, options, _device())
+    fn = _instances.get(key)
+    if fn is None:
+        mod = cupy.RawModule(code=_pasted(code), options=("--std=c++17",) + options)
+        fn = _instances[key] = Kernel(mod.get_function(name))
     return fn
 
 

@@ -17,6 +17,7 @@ import ctypes
 import cupy
 
 from .... import capture
+from .. import fused_chains
 from . import memory
 
 
@@ -34,12 +35,15 @@ class StepGraph:
         self.inputs = []        # per input: its _CopyNode, or None (copied before the launch)
 
     def _on_side(self, fn):
-        """fn() on the side stream, ordered after the caller's work and before what follows."""
+        """fn() on the side stream, ordered after the caller's work and before what follows
+        (pending elementwise chains launched on the stream that recorded them)."""
         with cupy.cuda.Device(self.device_index):
+            fused_chains.flush()
             caller = cupy.cuda.get_current_stream()
             self.stream.wait_event(caller.record())
             with self.stream:
                 out = fn()
+                fused_chains.flush()
             caller.wait_event(self.stream.record())
         return out
 
@@ -59,6 +63,7 @@ class StepGraph:
                         if _whole(static, source):
                             static.data.copy_from_device_async(source.data, static.nbytes, self.stream)
                     out = fn()
+                    fused_chains.flush()        # (its kernel belongs in the graph)
                 except BaseException:
                     self._abandon()
                     raise
