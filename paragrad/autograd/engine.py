@@ -114,6 +114,8 @@ def run_backward(roots, retain_graph=False, capture=None, create_graph=False, in
                 if g is not None:
                     _accumulate(t, g, claimed, create_graph)
             result = None
+        for t, _ in roots:     # what the graph saved is freed now, not at the next launch
+            t._backend.launch_pending()
         _run_callbacks(callbacks)
         return result
     finally:

@@ -275,6 +275,11 @@ class Backend(ABC):
     def synchronize(self, device_index=0):
         """Wait for queued work (a no-op on synchronous backends)."""
 
+    def launch_pending(self):
+        """Launch the work recorded but not launched yet (the CUDA backend's fused elementwise
+        chains), so the buffers it holds are released: the end of a backward pass calls it.
+        Nothing to do on a backend that launches each call at once."""
+
     def step_graph(self, device_index=0):
         """For pg.jit: an object that runs a function eagerly (warmup(fn)), records it into a
         replayable graph that starts by copying its inputs into the static buffers fn reads

@@ -160,6 +160,9 @@ class CUDABackend(ArrayBackend):
         with self._on(device_index):
             cupy.cuda.get_current_stream().synchronize()
 
+    def launch_pending(self):
+        fused_chains.flush()
+
     # ---- random ------------------------------------------------------------------------------
     def generator(self, seed, device_index=0):
         with self._on(device_index):

@@ -53,7 +53,7 @@ ACTIVATION_GRADS = {"sigmoid": "SigmoidGrad", "tanh": "TanhGrad", "relu": "ReluG
 # (which launch it themselves where they don't), and those touching no memory a chain reads or
 # writes (new buffers, views, lookups)
 NO_FLUSH = frozenset({"binary", "unary", "fast_relu_backward", "fast_sigmoid_backward", "fast_tanh_backward",
-                      "empty", "full", "from_numpy", "fast", "describe", "permute", "expand", "slice",
+                      "launch_pending", "empty", "full", "from_numpy", "fast", "describe", "permute", "expand", "slice",
                       "fast_basic_view"})
 _MAX_OPS = 64           # a chain longer than this runs, and a new one starts (kernel size)
 _MAX_OPERANDS = 96      # pointers and scalars of one launch (4 KB of parameters at most)

@@ -135,10 +135,20 @@ def test_a_captured_step_with_chains_replays_like_eager(chains):
             opt.step()
             return loss
         run = pg.jit(step) if jit else step
-        losses = [float(run(pg.full((3, 6), 0.1 * (i + 1), device="cuda"))) for i in range(4)]
+        # (each argument a pending chain's result: the replay's input copy reads it)
+        losses = [float(run(pg.full((3, 6), 0.1, device="cuda") * (i + 1))) for i in range(4)]
         results[jit] = (losses, w.detach().cpu().numpy())
     np.testing.assert_allclose(results[True][0], results[False][0], rtol=1e-6)
     np.testing.assert_allclose(results[True][1], results[False][1], rtol=1e-6)
+
+
+def test_backward_ends_with_its_chain_launched(chains):
+    x = pg.randn(4, 4, device="cuda", requires_grad=True)
+    y = pg.sigmoid(x * 3)
+    (1 - y).sum().backward()        # the last formulas (sigmoid's gradient, * 3) are elementwise
+    assert not chains.pending()     # (so the buffers they read are free once backward returns)
+    s = 1 / (1 + np.exp(-3 * x.detach().cpu().numpy().astype(np.float64)))
+    np.testing.assert_allclose(x.grad.cpu().numpy(), -3 * s * (1 - s), rtol=1e-5, atol=1e-6)
 
 
 def test_results_nobody_holds_are_freed_after_the_launch(chains):

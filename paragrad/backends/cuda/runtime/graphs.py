@@ -89,6 +89,7 @@ class StepGraph:
 
     def replay(self, sources=()):
         """Run the graph again on new sources for its inputs (buffers, in capture's order)."""
+        fused_chains.flush()        # (a source may be a pending chain's result: its copy node reads it)
         with cupy.cuda.Device(self.device_index):
             for node, static, source in zip(self.inputs, self.statics, sources):
                 if node is not None and _whole(static, source):
