@@ -200,6 +200,13 @@ def flush():
             launch.on(c.stream, grid_stride(c.n)[0], GRID_BLOCK, *args, c.n)
 
 
+def discard():
+    """Drop the pending chain unlaunched (a capture that failed recorded it: nothing will read
+    its results)."""
+    global _chain
+    _chain = None
+
+
 def source(dtype, ops, layouts, scalars):
     """The CUDA source of a chain's kernel `fused_chain`: per element i, each input loaded once,
     each op's result in a register and stored to its buffer."""

@@ -65,6 +65,7 @@ class StepGraph:
                     out = fn()
                     fused_chains.flush()        # (its kernel belongs in the graph)
                 except BaseException:
+                    fused_chains.discard()      # (ops of the failed capture, on its pool's memory)
                     self._abandon()
                     raise
                 try:
