@@ -2,7 +2,7 @@
 median step time and the loss at the last step, side by side in one run.
 
     python bench/scripts.py [--device cpu|cuda] [--steps 50] [--repeats 2] [--only NAME ...]
-                            [--json PATH] [--profile DIR]
+                            [--json PATH] [--profile DIR] [--paragrad-env KEY=VALUE ...]
 
 The scripts (kept with their licences under bench/third_party/):
   - makemore.py (karpathy/makemore, MIT): character-level names, six model types: bigram, MLP,
@@ -25,12 +25,15 @@ the median of the host intervals between consecutive steps on the CPU; on the GP
 synchronized window over the last four fifths of the steps, divided by its steps. The table
 shows each framework's median over the repeats and the ratio paragrad / torch (< 1: paragrad
 faster); the losses are the last step's, for the same steps (random initializations differ
-between the frameworks: compare them as training curves, not digits).
+between the frameworks: compare them as training curves, not digits). With --paragrad-env,
+paragrad runs once per setting given (`PARAGRAD_LAZY=0 PARAGRAD_LAZY=1`), each a column of its
+own, all interleaved with torch's runs: an A/B measured on one machine in one run.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -73,9 +76,10 @@ def shakespeare_corpus(data_dir, folder):
     return folder
 
 
-def run_once(framework, name, script, args, steps, device, tmp, profile=None):
+def run_once(framework, name, script, args, steps, device, tmp, profile=None, env=None):
     """One fresh process -> (step seconds, last loss) or an error string. With `profile` (a
-    folder), paragrad's run is profiled into profile/NAME.prof (which slows it down)."""
+    folder), paragrad's run is profiled into profile/NAME.prof (which slows it down); `env`
+    (a dict) is added to the process's environment."""
     work = Path(tempfile.mkdtemp(dir=tmp))
     result = work / "result.json"
     profiler = []
@@ -83,7 +87,7 @@ def run_once(framework, name, script, args, steps, device, tmp, profile=None):
         profiler = ["-m", "cProfile", "-o", str(Path(profile).resolve() / (name.replace(" ", "-") + ".prof"))]
     cmd = [sys.executable, *profiler, str(HERE / "script_steps.py"), framework, str(steps), str(result), str(script),
            *[a.replace("{work}", str(work)) for a in args]]
-    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env={**os.environ, **(env or {})})
     if proc.returncode != 0 or not result.exists():
         tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
         return f"{framework} failed (exit {proc.returncode}): {tail[:200]}"
@@ -107,7 +111,11 @@ def main():
     p.add_argument("--profile", default=None, metavar="DIR",
                    help="profile paragrad's runs with cProfile into DIR/NAME.prof (slower: for where "
                         "time goes, not for the ratios)")
+    p.add_argument("--paragrad-env", nargs="+", default=None, metavar="KEY=VALUE",
+                   help="run paragrad once per setting, each a column of its own, interleaved with "
+                        "torch's runs (e.g. PARAGRAD_LAZY=0 PARAGRAD_LAZY=1)")
     args = p.parse_args()
+    variants = paragrad_variants(p, args.paragrad_env)
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir("tinyshakespeare")
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
@@ -119,33 +127,64 @@ def main():
         configs = configurations(args.device, args.steps, corpus, tmp)
         if args.only:
             configs = {k: v for k, v in configs.items() if any(k.startswith(o) for o in args.only)}
-        print(f"{'script':32s} {'torch ms':>9s} {'paragrad ms':>12s} {'ratio':>6s} {'torch loss':>11s} "
-              f"{'paragrad loss':>14s}")
+        print(f"{'script':32s} {'torch ms':>9s} " + "".join(f"{v + ' ms':>{_width(v)}s} {'ratio':>6s} " for v in variants)
+              + f"{'torch loss':>11s} " + " ".join(f"{v + ' loss':>{_width(v) + 2}s}" for v in variants))
         for name, (script, script_args) in configs.items():
-            runs = {"torch": [], "paragrad": []}
-            errors = []
-            for rep in range(args.repeats):
-                order = ("torch", "paragrad") if rep % 2 == 0 else ("paragrad", "torch")
-                for fw in order:
-                    r = run_once(fw, name, script, script_args, args.steps, args.device, tmp, args.profile)
-                    (errors.append(r) if isinstance(r, str) else runs[fw].append(r))
-            cell = {fw: (statistics.median(s for s, _ in runs[fw]) * 1e3, runs[fw][-1][1]) if runs[fw] else None
-                    for fw in runs}
-            t, g = cell["torch"], cell["paragrad"]
-            ratio = f"{g[0] / t[0]:6.2f}" if t and g else f"{'-':>6s}"
-            fmt = lambda c, i, f: f"{c[i]:{f}}" if c else "failed"   # noqa: E731
-            print(f"{name:32s} {fmt(t, 0, '9.2f'):>9s} {fmt(g, 0, '12.2f'):>12s} {ratio} "
-                  f"{fmt(t, 1, '11.4f'):>11s} {fmt(g, 1, '14.4f'):>14s}", flush=True)
-            for e in dict.fromkeys(errors):
-                print(f"  {e}")
-            rows.append({"script": name, "torch_ms": t and t[0], "paragrad_ms": g and g[0],
-                         "torch_loss": t and t[1], "paragrad_loss": g and g[1], "errors": errors})
-    ratios = [r["paragrad_ms"] / r["torch_ms"] for r in rows if r["torch_ms"] and r["paragrad_ms"]]
-    if ratios:
-        print(f"\nparagrad / torch step time: median {statistics.median(ratios):.2f}, worst {max(ratios):.2f} "
-              f"over {len(ratios)} of {len(rows)} scripts")
+            rows.append(run_script(name, script, script_args, variants, args, tmp))
+    print()
+    for v in variants:
+        ratios = [r["variants"][v]["ms"] / r["torch_ms"] for r in rows if r["torch_ms"] and r["variants"][v]["ms"]]
+        if ratios:
+            print(f"{v} / torch step time: median {statistics.median(ratios):.2f}, worst {max(ratios):.2f} "
+                  f"over {len(ratios)} of {len(rows)} scripts")
     if args.json:
         Path(args.json).write_text(json.dumps({"device": args.device, "steps": args.steps, "rows": rows}, indent=1))
+
+
+def paragrad_variants(parser, settings):
+    """column label -> environment added to paragrad's runs: {"paragrad": {}} by default."""
+    if not settings:
+        return {"paragrad": {}}
+    for kv in settings:
+        if "=" not in kv:
+            parser.error(f"--paragrad-env takes KEY=VALUE settings, got {kv!r}")
+    return {f"paragrad {kv}": dict([kv.split("=", 1)]) for kv in settings}
+
+
+def _width(label):
+    return max(12, len(label) + 3)
+
+
+def run_script(name, script, script_args, variants, args, tmp):
+    """One configuration, --repeats times per framework, the order rotated each repeat (torch
+    first, then a paragrad column first, ...): its table line, printed, and its row."""
+    frameworks = ["torch", *variants]
+    runs = {fw: [] for fw in frameworks}
+    errors = []
+    for rep in range(args.repeats):
+        k = rep % len(frameworks)
+        for fw in frameworks[k:] + frameworks[:k]:
+            kind, env = ("torch", None) if fw == "torch" else ("paragrad", variants[fw])
+            r = run_once(kind, name, script, script_args, args.steps, args.device, tmp, args.profile, env)
+            (errors.append(f"{fw}: {r}" if fw != kind else r) if isinstance(r, str) else runs[fw].append(r))
+    cell = {fw: (statistics.median(s for s, _ in runs[fw]) * 1e3, runs[fw][-1][1]) if runs[fw] else None
+            for fw in frameworks}
+    t = cell["torch"]
+    fmt = lambda c, i, f: f"{c[i]:{f}}" if c else "failed"   # noqa: E731
+    line = f"{name:32s} {fmt(t, 0, '9.2f'):>9s} "
+    for v in variants:
+        g = cell[v]
+        ratio = f"{g[0] / t[0]:6.2f}" if t and g else f"{'-':>6s}"
+        line += f"{fmt(g, 0, '.2f'):>{_width(v)}s} {ratio} "
+    line += f"{fmt(t, 1, '11.4f'):>11s} " + " ".join(f"{fmt(cell[v], 1, '.4f'):>{_width(v) + 2}s}" for v in variants)
+    print(line, flush=True)
+    for e in dict.fromkeys(errors):
+        print(f"  {e}")
+    first = cell[next(iter(variants))]
+    return {"script": name, "torch_ms": t and t[0], "paragrad_ms": first and first[0],
+            "torch_loss": t and t[1], "paragrad_loss": first and first[1],
+            "variants": {v: {"ms": cell[v] and cell[v][0], "loss": cell[v] and cell[v][1]} for v in variants},
+            "errors": errors}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,40 @@
+"""bench/scripts.py end to end on the CPU, on its shortest script: one column per
+--paragrad-env setting beside torch's, each setting reaching paragrad's process (one that
+stops Python from starting fails that column alone, naming it), and the JSON rows."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(tmp_path, *settings):
+    out = tmp_path / "scripts.json"
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "scripts.py"), "--only", "regression",
+                           "--steps", "5", "--repeats", "1", "--json", str(out), "--paragrad-env", *settings],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    return proc, (json.loads(out.read_text())["rows"] if out.exists() else None)
+
+
+def test_one_column_per_setting(tmp_path):
+    proc, rows = _run(tmp_path, "PARAGRAD_LAZY=0", "PARAGRAD_LAZY=1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "paragrad PARAGRAD_LAZY=0 / torch step time: median" in proc.stdout, proc.stdout
+    assert "paragrad PARAGRAD_LAZY=1 / torch step time: median" in proc.stdout, proc.stdout
+    (row,) = rows
+    assert set(row["variants"]) == {"paragrad PARAGRAD_LAZY=0", "paragrad PARAGRAD_LAZY=1"}
+    assert all(v["ms"] > 0 for v in row["variants"].values()) and row["torch_ms"] > 0
+    assert row["paragrad_ms"] == row["variants"]["paragrad PARAGRAD_LAZY=0"]["ms"]
+
+
+def test_a_setting_reaches_paragrads_process(tmp_path):
+    proc, rows = _run(tmp_path, "PYTHONHASHSEED=bad")      # Python refuses to start with it
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "paragrad PYTHONHASHSEED=bad: paragrad failed" in proc.stdout, proc.stdout
+    assert rows[0]["variants"]["paragrad PYTHONHASHSEED=bad"]["ms"] is None and rows[0]["torch_ms"] > 0
+
+
+def test_a_setting_without_a_value_is_refused(tmp_path):
+    proc, _ = _run(tmp_path, "PARAGRAD_LAZY")
+    assert proc.returncode == 2 and "--paragrad-env takes KEY=VALUE settings" in proc.stderr
