@@ -1,6 +1,7 @@
 """bench/scripts.py end to end on the CPU, on its shortest script: one column per
 --paragrad-env setting beside torch's, each setting reaching paragrad's process (one that
-stops Python from starting fails that column alone, naming it), and the JSON rows."""
+stops Python from starting fails that column alone, naming it), and the JSON rows; and
+bench/script_calls.py's count of a step's backend calls."""
 import json
 import subprocess
 import sys
@@ -38,3 +39,21 @@ def test_a_setting_reaches_paragrads_process(tmp_path):
 def test_a_setting_without_a_value_is_refused(tmp_path):
     proc, _ = _run(tmp_path, "PARAGRAD_LAZY")
     assert proc.returncode == 2 and "--paragrad-env takes KEY=VALUE settings" in proc.stderr
+
+
+def test_script_calls_counts_a_steps_backend_calls(tmp_path):
+    """bench/script_calls.py: the calls of the profiled steps only, per step, with the
+    elementwise calls fed by elementwise results, and the profile."""
+    out = tmp_path / "calls.txt"
+    script = REPO / "bench" / "third_party" / "regression" / "main.py"
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "script_calls.py"), "--from", "2", "--to", "4",
+                           "--out", str(out), str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = out.read_text()
+    assert "steps   : 2..3 on cpu" in text and "Ordered by: cumulative time" in text, text
+    rows = {line.split()[-1]: float(line.split()[0]) for line in text.splitlines()
+            if line[:8].strip().replace(".", "").isdigit()}
+    assert rows.get("matmul", 0) >= 1 and rows.get("binary:sub", 0) >= 1, rows   # a Linear's product, the loss
+    bad = subprocess.run([sys.executable, str(REPO / "bench" / "script_calls.py"), "--from", "3", "--to", "3",
+                          str(script)], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "0 < from < to" in bad.stderr

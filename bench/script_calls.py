@@ -1,0 +1,140 @@
+"""Where a script's training step goes, under `paragrad run`: every backend call of steps
+[FROM, TO) counted (by primitive, elementwise calls by op), the elementwise calls one of whose
+operands another elementwise call made (the launches a fused chain could save), and a cProfile
+of the same steps, sorted by own time and by cumulative time.
+
+    python bench/script_calls.py [--device cpu|cuda] [--from 20] [--to 40] [--out FILE]
+                                 SCRIPT [script args...]
+
+A step is one `Tensor.backward()` call, as in bench/script_steps.py. --device picks the backend
+whose calls are counted; the script's own device flag is among its arguments. The counts are
+per step; the profiled step time is slower than the real one (cProfile and the counting).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import cProfile
+import inspect
+import io
+import os
+import pstats
+import runpy
+import sys
+import time
+
+ELEMENTWISE = {"binary", "unary", "where", "cast", "fast_relu_backward", "fast_sigmoid_backward",
+               "fast_tanh_backward"}
+
+
+class Counter:
+    """Wraps every public method of a backend class: calls counted while `on`, and which
+    elementwise calls read a buffer that an elementwise call returned."""
+
+    def __init__(self, cls):
+        self.on = False
+        self.calls = collections.Counter()
+        self.fed = collections.Counter()
+        self.made = set()       # ids of buffers elementwise calls returned (re-registered by any call)
+        for name in dir(cls):
+            if not name.startswith("_") and inspect.isfunction(inspect.getattr_static(cls, name)):
+                setattr(cls, name, self._wrap(name, getattr(cls, name)))
+
+    def _wrap(self, name, method):
+        counter = self
+
+        def run(backend, *args, **kwargs):
+            out = method(backend, *args, **kwargs)
+            if counter.on:
+                counter.count(name, args, out)
+            return out
+        return run
+
+    def count(self, name, args, out):
+        key = name + (f":{args[0]}" if name in ("binary", "unary", "reduce") and args and isinstance(args[0], str)
+                      else "")
+        self.calls[key] += 1
+        if name in ELEMENTWISE and any(id(a) in self.made for a in args if hasattr(a, "shape")):
+            self.fed[key] += 1
+        self.made.discard(id(out))
+        if name in ELEMENTWISE:
+            self.made.add(id(out))
+
+
+class _Enough(BaseException):
+    """Raised inside the TO-th backward call: the profiled steps are over."""
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--from", dest="first", type=int, default=20, help="first profiled step (default 20)")
+    p.add_argument("--to", type=int, default=40, help="the step the profile stops at (default 40)")
+    p.add_argument("--out", default=None, help="write the report here (default: standard output)")
+    p.add_argument("script")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    a = p.parse_args()
+    if not 0 < a.first < a.to:
+        p.error(f"--from and --to must satisfy 0 < from < to, got {a.first} and {a.to}")
+    from paragrad.as_torch import install
+    install()
+    import torch
+    if a.device == "cuda":
+        from paragrad.backends.cuda.backend import CUDABackend as cls
+    else:
+        from paragrad.backends.cpu import CPUBackend as cls
+    counter = Counter(cls)
+    prof, seen, window = cProfile.Profile(), [0], {}
+    backward = torch.Tensor.backward
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
+
+    def counted_backward(self, *args, **kwargs):
+        seen[0] += 1
+        if seen[0] == a.first:
+            sync()
+            window["start"] = time.perf_counter()
+            counter.on = True
+            prof.enable()
+        if seen[0] == a.to:
+            prof.disable()
+            counter.on = False
+            sync()
+            window["seconds"] = time.perf_counter() - window["start"]
+            raise _Enough
+        return backward(self, *args, **kwargs)
+
+    torch.Tensor.backward = counted_backward
+    sys.argv = [a.script, *a.args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(a.script)))
+    try:
+        runpy.run_path(a.script, run_name="__main__")
+    except _Enough:
+        pass
+    if "seconds" not in window:
+        sys.exit(f"script_calls: the script ran {seen[0]} steps, fewer than --to {a.to}")
+    report = render(a, counter, prof, window["seconds"])
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(report)
+    else:
+        print(report)
+
+
+def render(a, counter, prof, seconds):
+    steps = a.to - a.first
+    lines = [f"script  : {a.script} {' '.join(a.args)}",
+             f"steps   : {a.first}..{a.to - 1} on {a.device}, {seconds / steps * 1e3:.2f} ms a step (profiled)",
+             f"backend calls a step: {sum(counter.calls.values()) / steps:.1f}; elementwise calls fed by an "
+             f"elementwise result: {sum(counter.fed.values()) / steps:.1f}",
+             f"{'a step':>8s}  {'fed':>6s}  call"]
+    for key, n in counter.calls.most_common():
+        lines.append(f"{n / steps:8.1f}  {counter.fed[key] / steps:6.1f}  {key}")
+    for order in ("tottime", "cumulative"):
+        s = io.StringIO()
+        pstats.Stats(prof, stream=s).sort_stats(order).print_stats(40)
+        lines.append(s.getvalue())
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
