@@ -8,6 +8,7 @@ from __future__ import annotations
 import cupy
 
 from ....memory_format import runs_channels_last
+from ..fused_chains import flush
 
 
 def as_nhwc(a):
@@ -44,6 +45,8 @@ def in_memory_order(fn, op, *args):
         if type(v) is not cupy.ndarray:
             return v
         return v.reshape((1,) * (4 - v.ndim) + v.shape).transpose(0, 2, 3, 1)
+
+    flush()     # (a reshape above may copy an operand: what a pending chain writes is read then)
 
     def back(r):        # (a kernel may return several buffers, or None to decline)
         if isinstance(r, tuple):
