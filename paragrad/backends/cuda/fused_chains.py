@@ -8,13 +8,15 @@ chain and returns its result buffer at once, allocated but not yet written. The 
 one kernel, generated for its structure and cached (a GRU cell's `(1 - z) * h + z * hbar` and
 its gradients: one launch where there were ten), at the first of:
 
-- any other backend call (a matmul, a reduction, a copy, a host read: every CUDABackend method
-  that isn't elementwise flushes first, see `flush_before`), so whatever reads or writes
-  device memory sees the chain's results, and nothing writes an operand before it's read;
+- any other backend call (a matmul, a reduction, a copy, a host read, a DLPack export: every
+  CUDABackend method that isn't elementwise or a view launches the chain first, see
+  `flush_before` and NO_FLUSH), so whatever reads or writes device memory sees the chain's
+  results, and nothing writes an operand before it's read;
 - an op the chain can't take (another element count, dtype, stream or device; an operand that
   is part of a pending result but not the whole of it);
-- a capture's start or end (runtime/graphs.py), a synchronization, a collective, a DLPack
-  export.
+- the end of a backward pass (Backend.launch_pending: what the graph saved is freed then);
+- a capture's start or end and a graph's replay (runtime/graphs.py), pg.cuda.synchronize(),
+  a memory statistic, a collective (distributed/nccl_backend.py).
 
 Each op still runs in the op layer as before (its checks and errors, its autograd node); only
 its launch waits. The kernel applies the same functors as elementwise.cu
@@ -22,7 +24,7 @@ its launch waits. The kernel applies the same functors as elementwise.cu
 of one launch per op.
 
 PARAGRAD_LAZY=1 turns the recording on; it is off by default (every op launches at once) until
-a whole GPU suite has passed with it on (see BENCHMARKS.md, "Fused elementwise chains").
+a whole GPU suite has passed with it on (BENCHMARKS.md: "fused elementwise chains").
 PARAGRAD_CUDA_LAUNCH=cupy keeps it off: chains launch through the driver only.
 """
 from __future__ import annotations
