@@ -26,6 +26,7 @@ from .ops import methods as _tensor_methods  # noqa: E402,F401  (attaches the Te
 
 from . import accelerator, cuda, data, linalg, nn, optim, special, utils  # noqa: E402,F401  (pg.nn like torch.nn)
 from .jit import jit  # noqa: E402,F401
+from .compilation import compile  # noqa: E402,F401,A004  (torch.compile)
 from . import amp  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (pg.cuda.amp, torch's deprecated forms)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402,F401
