@@ -1,4 +1,5 @@
-"""pg.accelerator answers as torch.accelerator does (here: the CUDA backend, or none)."""
+"""pg.accelerator answers as torch.accelerator does (here: the CUDA backend, or none), and
+pg.cuda's device queries as torch.cuda's."""
 import pytest
 import torch
 
@@ -21,3 +22,9 @@ def test_device_calls_answer_or_raise_as_torch(call):
         assert getattr(pg.accelerator, call)() == getattr(torch.accelerator, call)()
     else:
         check_raises(lambda lib: getattr(lib.accelerator, call)(), match="none is available")
+
+
+@pytest.mark.parametrize("emulation", [True, False])
+def test_bf16_support_answers_as_torch_on_this_machine(emulation):
+    """False without CUDA (torch's CPU wheel says the same); True on an H100/H200."""
+    assert pg.cuda.is_bf16_supported(emulation) == torch.cuda.is_bf16_supported(emulation)

@@ -34,6 +34,16 @@ def get_device_name(index: int = 0) -> str:
     return _cupy().cuda.runtime.getDeviceProperties(index)["name"].decode()
 
 
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether the current CUDA device computes in bfloat16, as torch.cuda.is_bf16_supported:
+    False without a CUDA device; True on compute capability 8.0 and later (bfloat16 tensor
+    cores); below that, including_emulation (torch's default True: bfloat16 tensors can still
+    be made there)."""
+    if not is_available():
+        return False
+    return _cupy().cuda.runtime.getDeviceProperties(current_device())["major"] >= 8 or including_emulation
+
+
 def synchronize(device=None):
     """Wait until all queued work on the device has finished."""
     cp = _cupy()

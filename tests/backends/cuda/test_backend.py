@@ -16,6 +16,7 @@ pytestmark = pytest.mark.gpu
 def test_device_queries():
     assert pg.cuda.device_count() >= 1
     assert isinstance(pg.cuda.get_device_name(0), str)
+    assert pg.cuda.is_bf16_supported() and pg.cuda.is_bf16_supported(including_emulation=False)   # (H100/H200)
     pg.cuda.synchronize()
 
 
