@@ -6,7 +6,7 @@ import torch
 way = sys.argv[1]
 model = torch.nn.Linear(2, 2)
 if way == "attribute":
-    model = torch.compile(model)
+    model = torch.vmap(model)
 elif way == "from-import":
     from torch.nn import NotAModule     # noqa: F401
 elif way == "import":
