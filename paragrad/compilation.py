@@ -18,12 +18,13 @@ MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "ma
 BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,  # noqa: A001
             disable=False):
     """model as torch.compile returns it: an nn.Module wrapped in an OptimizedModule, a function
     in a new function, or, with model None, a decorator that does so; disable=True returns
     model itself. mode must be one of torch's (MODES) and not given with options; backend one
-    of BACKENDS (a callable backend, which torch hands an FX graph, is refused). The result
+    of BACKENDS, None meaning "inductor" (a callable backend, which torch hands an FX graph, is
+    refused). The result
     runs model eagerly (see the module's docstring): fullgraph, dynamic and options change
     nothing."""
     if model is None:
@@ -38,7 +39,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if callable(backend) and not isinstance(backend, str):
         raise RuntimeError("compile: a callable backend is handed a torch.fx graph, which paragrad does "
                            f"not build; use one of the backend names {', '.join(BACKENDS)}")
-    if backend not in BACKENDS:
+    if backend is not None and backend not in BACKENDS:
         raise RuntimeError(f"Invalid backend: {backend!r}, paragrad takes one of: {', '.join(BACKENDS)}")
     if not callable(model):
         raise RuntimeError(f"compile: expected a Module or a function to optimize, got {type(model).__name__}")

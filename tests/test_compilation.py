@@ -35,6 +35,7 @@ def test_a_module_comes_back_wrapped_as_torchs():
     pc.eval()
     assert not pm.training and not pm[0].training
     assert pg.compile(pm, disable=True) is pm and torch.compile(tm, disable=True) is tm
+    assert type(pg.compile(pm, backend=None)).__name__ == type(torch.compile(tm, backend=None)).__name__
 
 
 def test_functions_and_the_decorator_forms():
