@@ -5,14 +5,17 @@ grad, a view, x[idx], a reduction, cross-entropy); and the tiny-op host path of 
 data loading (`torch.stack([data[i:i+8] for i in ix])` and its parts: iterating a tensor, a
 slice with 0-d tensor bounds, `i + 8`, `int(i)`, stack/cat of 32 pieces, `tensor(list)`).
 
-    python bench/op_overhead.py [--repeat 2000] [--device cpu|cuda]
+    python bench/op_overhead.py [--repeat 2000] [--rounds 1] [--device cpu|cuda] [--json PATH]
 
 On the GPU (eager, no graphs) each timed batch ends with a device synchronization, so a
 figure is the larger of the host's and the device's time per op.
 
 Tiny tensors make the arithmetic negligible, so most figures are the framework's own per-op
 cost: argument checks, dtype promotion, tensor creation, graph recording and the backward
-engine. Each figure is the median over several timed batches.
+engine. Each figure is the median over several timed batches; with --rounds N, each case is
+timed N times per framework, the two alternating, and each keeps its fastest: on a host whose
+speed swings from one moment to the next (the 2-core CI machine), a slow spell then moves one
+round, not the ratio.
 """
 from __future__ import annotations
 
@@ -145,10 +148,21 @@ def tiny_cases(lib, device):
             ("tensor(list of 32 floats)", tensor_list)]
 
 
+def best_of_rounds(rounds, time_a, time_b):
+    """(a's fastest, b's fastest) over `rounds` timings of each, alternating which goes first."""
+    best = [float("inf"), float("inf")]
+    for r in range(rounds):
+        for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+            best[i] = min(best[i], (time_a, time_b)[i]())
+    return best[0], best[1]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=2000)
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--rounds", type=int, default=1, help="times each case is timed per framework, "
+                   "alternating; each keeps its fastest (default 1)")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the rows to this file "
                    "(bench/plot.py draws docs/benchmarks/ops.png from bench/results/op_overhead_*.json)")
     args = p.parse_args()
@@ -159,10 +173,15 @@ def main():
     gpu = args.device == "cuda"
     sync_pg = paragrad.cuda.synchronize if gpu else (lambda: None)
     sync_t = torch.cuda.synchronize if gpu else (lambda: None)
+    if args.rounds < 1:
+        p.error(f"--rounds must be at least 1, got {args.rounds}")
     rows = []
     for (name, f_pg), (_, f_t) in zip(cases(paragrad, args.device), cases(torch, args.device)):
-        rows.append((name, _time(f_pg, args.repeat, sync_pg), _time(f_t, args.repeat, sync_t)))
+        rows.append((name, *best_of_rounds(args.rounds, lambda: _time(f_pg, args.repeat, sync_pg),
+                                           lambda: _time(f_t, args.repeat, sync_t))))
     print(f"command : python {' '.join(sys.argv)}")
+    if args.rounds > 1:
+        print(f"rounds  : {args.rounds} per case and framework, alternating; each figure its fastest")
     print(f"machine : {platform.processor() or platform.machine()}, {platform.python_implementation()} "
           f"{platform.python_version()}, paragrad {paragrad.__version__}, torch {torch.__version__}, "
           f"numpy {np.__version__}")

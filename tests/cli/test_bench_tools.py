@@ -1,7 +1,8 @@
 """bench/scripts.py end to end on the CPU, on its shortest script: one column per
 --paragrad-env setting beside torch's, each setting reaching paragrad's process (one that
 stops Python from starting fails that column alone, naming it), and the JSON rows; and
-bench/script_calls.py's count of a step's backend calls."""
+bench/script_calls.py's count of a step's backend calls; bench/op_overhead.py's --rounds."""
+import importlib.util
 import json
 import subprocess
 import sys
@@ -57,3 +58,24 @@ def test_script_calls_counts_a_steps_backend_calls(tmp_path):
     bad = subprocess.run([sys.executable, str(REPO / "bench" / "script_calls.py"), "--from", "3", "--to", "3",
                           str(script)], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "0 < from < to" in bad.stderr
+
+
+def test_op_overhead_rounds_keep_each_frameworks_fastest_alternating():
+    spec = importlib.util.spec_from_file_location("op_overhead", REPO / "bench" / "op_overhead.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    calls = []
+    a_times, b_times = iter([5.0, 3.0, 4.0]), iter([2.0, 9.0, 1.0])
+
+    def a():
+        calls.append("a")
+        return next(a_times)
+
+    def b():
+        calls.append("b")
+        return next(b_times)
+    assert bench.best_of_rounds(3, a, b) == (3.0, 1.0)
+    assert calls == ["a", "b", "b", "a", "a", "b"]
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "op_overhead.py"), "--rounds", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--rounds must be at least 1" in proc.stderr
