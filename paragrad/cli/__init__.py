@@ -113,8 +113,12 @@ def build_parser():
                     "for more ranks than cores (Open MPI), and NCCL_NVLS_ENABLE=0 for every rank. "
                     "Each rank calls paragrad.distributed.init_process_group(); the exit status is "
                     "the job's.",
-        epilog="example: paragrad launch -n 4 -- python train.py --lr 3e-4")
+        epilog="examples: paragrad launch -n 4 -- python train.py --lr 3e-4; across two hosts of "
+               "8 GPUs: paragrad launch -n 16 --hostfile hosts.txt -- python train.py")
     la.add_argument("-n", "--nproc", type=positive_int, required=True, help="number of ranks")
+    la.add_argument("--hostfile", default=None, metavar="FILE",
+                    help="run the ranks on the hosts this file names, one a line with its slots "
+                         "('node1 slots=8'), as mpirun's --hostfile (MPICH's -f)")
     la.add_argument("rank_command", metavar="COMMAND", nargs=argparse.REMAINDER,
                     help="-- then the command every rank runs")
     return p, sub.choices

@@ -1,4 +1,5 @@
-"""`paragrad launch -n N -- COMMAND...`: start N ranks of COMMAND with the MPI launcher.
+"""`paragrad launch -n N [--hostfile FILE] -- COMMAND...`: start N ranks of COMMAND with the MPI
+launcher, on this host or on the hosts a host file names.
 
 A thin wrapper: it finds mpirun/mpiexec (next to this Python first, where `pip install
 "paragrad[mpi]"` puts Open MPI's, then on PATH), adds the flags a plain call would trip on, and
@@ -6,6 +7,10 @@ replaces itself with the launcher, so its exit status is the job's:
   --allow-run-as-root   Open MPI refuses root without it (containers run as root);
   --oversubscribe       Open MPI refuses more ranks than cores without it;
   NCCL_NVLS_ENABLE=0    exported to every rank (NVLink SHARP stalls NCCL on our GPU machines).
+With --hostfile (Open MPI's --hostfile, MPICH's -f) the ranks go to the hosts it names, as many
+per host as its `slots=` say, and --oversubscribe is left out: the file, not this host's cores,
+says how many fit. Nothing else is needed across hosts: the NCCL backend's unique id travels
+over MPI from rank 0 (docs/guides/distributed.md, "Across hosts").
 Faults: Open MPI's mpirun ends the whole job when one rank dies or exits non-zero (SIGTERM to
 the others, SIGKILL about half a second later). That is what we want: a rank waiting in a
 collective then raises DistBackendError naming the collective and the ranks it waited for
@@ -75,8 +80,8 @@ def physical_cores():
     return len(cores) or os.cpu_count() or 1
 
 
-def launcher_command(nproc, command, launcher=None):
-    """The full argv that starts nproc ranks of command."""
+def launcher_command(nproc, command, launcher=None, hostfile=None):
+    """The full argv that starts nproc ranks of command (on the hosts of `hostfile`, if given)."""
     launcher = launcher or find_launcher()
     if launcher is None:
         raise UsageError(f"no MPI launcher (mpirun or mpiexec) next to {sys.executable} or on PATH; "
@@ -85,11 +90,15 @@ def launcher_command(nproc, command, launcher=None):
     if is_open_mpi(launcher):
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             argv.append("--allow-run-as-root")
-        if nproc > physical_cores():
+        if hostfile is not None:
+            argv += ["--hostfile", str(hostfile)]
+        elif nproc > physical_cores():
             argv.append("--oversubscribe")
         for name, value in RANK_ENV.items():
             argv += ["-x", f"{name}={value}"]
-    else:       # MPICH's hydra and others: -genv sets a variable in every rank
+    else:       # MPICH's hydra and others: -f names the host file, -genv sets a variable in every rank
+        if hostfile is not None:
+            argv += ["-f", str(hostfile)]
         for name, value in RANK_ENV.items():
             argv += ["-genv", name, value]
     return argv + list(command)
@@ -106,7 +115,11 @@ def launch(args):
         raise UsageError(f"the command each rank runs must start with a program, got the option "
                          f"{command[0]!r} (it would go to mpirun, not to the ranks), e.g. "
                          f"paragrad launch -n 4 -- python train.py")
-    argv = launcher_command(args.nproc, command)
+    hostfile = args.hostfile
+    if hostfile is not None and not Path(hostfile).is_file():
+        raise UsageError(f"--hostfile {hostfile}: no such file (one host a line, e.g. "
+                         f"'node1 slots=8'; 'localhost slots=2' runs on this host)")
+    argv = launcher_command(args.nproc, command, hostfile=hostfile and str(Path(hostfile).resolve()))
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)

@@ -1,5 +1,5 @@
-"""`paragrad launch -n N -- COMMAND`: N ranks run; without an MPI launcher, the message says
-what to install."""
+"""`paragrad launch -n N -- COMMAND`: N ranks run, on this host or on those a host file names;
+without an MPI launcher, the message says what to install."""
 import subprocess
 import sys
 
@@ -17,6 +17,25 @@ def test_launch_runs_every_rank():
                           "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "rank 0 of 2" in out.stdout and "rank 1 of 2" in out.stdout, out.stdout + out.stderr
+
+
+def test_launch_runs_ranks_from_a_host_file(tmp_path):
+    """The multi-host path, on the one host a test has: a host file naming localhost."""
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text("localhost slots=2\n")
+    code = ("import paragrad.distributed as d; d.init_process_group(); "
+            "print('rank', d.get_rank(), 'of', d.get_world_size(), flush=True)")
+    out = subprocess.run([sys.executable, "-m", "paragrad", "launch", "-n", "2", "--hostfile", str(hosts), "--",
+                          sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "rank 0 of 2" in out.stdout and "rank 1 of 2" in out.stdout, out.stdout + out.stderr
+
+
+def test_launch_with_a_missing_host_file_names_it(tmp_path, capsys):
+    missing = tmp_path / "hosts.txt"
+    assert main(["launch", "-n", "2", "--hostfile", str(missing), "--", "python", "-c", "pass"]) == 2
+    err = capsys.readouterr().err
+    assert f"--hostfile {missing}: no such file" in err and "localhost slots=2" in err, err
 
 
 def test_launch_without_a_launcher_says_what_to_install(monkeypatch, tmp_path, capsys):
@@ -51,9 +70,15 @@ def test_launcher_flags(monkeypatch):
     assert argv[:3] == ["/opt/mpi/bin/mpirun", "-n", "3"] and argv[-2:] == ["python", "x.py"]
     assert "--oversubscribe" in argv and ["-x", "NCCL_NVLS_ENABLE=0"] == argv[-4:-2]
     assert "--oversubscribe" not in launch_module.launcher_command(2, ["python"], "/opt/mpi/bin/mpirun")
+    # a host file: its slots decide, not this host's cores
+    argv = launch_module.launcher_command(3, ["python"], "/opt/mpi/bin/mpirun", hostfile="/h/hosts.txt")
+    assert ["--hostfile", "/h/hosts.txt"] == argv[argv.index("--hostfile"):argv.index("--hostfile") + 2]
+    assert "--oversubscribe" not in argv
     monkeypatch.setattr(launch_module, "is_open_mpi", lambda launcher: False)
     assert launch_module.launcher_command(2, ["python"], "/usr/bin/mpiexec") == \
         ["/usr/bin/mpiexec", "-n", "2", "-genv", "NCCL_NVLS_ENABLE", "0", "python"]
+    assert launch_module.launcher_command(2, ["python"], "/usr/bin/mpiexec", hostfile="/h/hosts.txt") == \
+        ["/usr/bin/mpiexec", "-n", "2", "-f", "/h/hosts.txt", "-genv", "NCCL_NVLS_ENABLE", "0", "python"]
 
 
 def test_physical_cores_counts_each_core_once():
