@@ -17,11 +17,11 @@ import collections
 import cProfile
 import inspect
 import io
-import os
 import pstats
-import runpy
 import sys
 import time
+
+from script_steps import Enough, run_script
 
 ELEMENTWISE = {"binary", "unary", "where", "cast", "fast_relu_backward", "fast_sigmoid_backward",
                "fast_tanh_backward"}
@@ -61,10 +61,6 @@ class Counter:
             self.made.add(id(out))
 
 
-class _Enough(BaseException):
-    """Raised inside the TO-th backward call: the profiled steps are over."""
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -100,16 +96,11 @@ def main():
             counter.on = False
             sync()
             window["seconds"] = time.perf_counter() - window["start"]
-            raise _Enough
+            raise Enough
         return backward(self, *args, **kwargs)
 
     torch.Tensor.backward = counted_backward
-    sys.argv = [a.script, *a.args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(a.script)))
-    try:
-        runpy.run_path(a.script, run_name="__main__")
-    except _Enough:
-        pass
+    run_script(a.script, a.args)        # (the TO-th step stops it)
     if "seconds" not in window:
         sys.exit(f"script_calls: the script ran {seen[0]} steps, fewer than --to {a.to}")
     report = render(a, counter, prof, window["seconds"])

@@ -22,9 +22,19 @@ import sys
 import time
 
 
-class _Enough(BaseException):
-    """Raised inside the script's STEPS+1-th backward call: the run is over (a BaseException,
-    so that the script's own `except Exception` doesn't swallow it)."""
+class Enough(BaseException):
+    """Raised inside the backward call that ends the run (a BaseException, so that the
+    script's own `except Exception` doesn't swallow it)."""
+
+
+def run_script(script, args):
+    """Run script as `python script args...` would, until it ends or raises Enough."""
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except Enough:      # the planned end
+        pass
 
 
 def main():
@@ -56,18 +66,13 @@ def main():
         if len(starts) == steps:
             synchronize()
             window["seconds"] = time.perf_counter() - window["start"]
-            raise _Enough
+            raise Enough
         starts.append(time.perf_counter())
         losses[:] = [self.detach()]
         return backward(self, *args, **kwargs)
 
     torch.Tensor.backward = timed_backward
-    sys.argv = [script, *script_args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    try:
-        runpy.run_path(script, run_name="__main__")
-    except _Enough:     # the planned end: the STEPS+1-th step stopped the script
-        pass
+    run_script(script, script_args)     # (the STEPS+1-th step stops it)
     result = {"steps": len(starts), "intervals": [b - a for a, b in zip(starts, starts[1:])],
               "window_steps": steps - warm, "window_seconds": window.get("seconds"),
               "last_loss": float(losses[0]) if losses else None}
