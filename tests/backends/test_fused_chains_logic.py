@@ -61,7 +61,7 @@ class _Launch:
     def __init__(self, chain):
         self.ops, self.layouts = list(chain.ops), list(chain.layouts)
 
-    def on(self, stream, grid, block, *args):
+    def __call__(self, grid, block, *args, stream):
         k, m = len(self.layouts), len(self.ops)
         ins, outs, scalars, n = args[:k], args[k:k + m], args[k + m:-1], args[-1]
         _Launch.launches.append((stream, len(self.ops), n))
@@ -206,3 +206,17 @@ def test_discard_drops_the_chain_unlaunched(chains):
     chains.binary("add", _put(np.ones(2)), 1.0)
     chains.discard()
     assert not chains.pending() and _Launch.launches == []
+
+
+def test_a_typed_launch_goes_to_the_current_stream_or_the_one_named(chains, monkeypatch):
+    """runtime/compile.py's TypedLaunch (imported here over the same stand-in): the values
+    packed into its parameter buffer, the stream the chain recorded when one is named."""
+    import struct
+    compile_ = sys.modules["paragrad.backends.cuda.runtime.compile"]
+    seen = []
+    monkeypatch.setattr(compile_, "_launch_kernel", lambda *a: seen.append(a))
+    launch = compile_.TypedLaunch(11, "pqf")
+    launch(3, 256, 0x1000, -5, 0.5)
+    launch(1, 128, 0x2000, 6, 1.5, stream=99)
+    assert [(a[0], a[1], a[4], a[8]) for a in seen] == [(11, 3, 256, 7), (11, 1, 128, 99)]
+    assert struct.unpack("=Qqf4x", launch.buf.raw) == (0x2000, 6, 1.5)

@@ -196,10 +196,10 @@ def flush():
         launch = _kernels[key] = _compile(c)
     args = [x.data.ptr for x in c.inputs] + [r.data.ptr for r in c.outputs] + c.scalars
     if _device() == c.device:
-        launch.on(c.stream, grid_stride(c.n)[0], GRID_BLOCK, *args, c.n)
+        launch(grid_stride(c.n)[0], GRID_BLOCK, *args, c.n, stream=c.stream)
     else:           # (a kernel runs in its device's context)
         with cupy.cuda.Device(c.device):
-            launch.on(c.stream, grid_stride(c.n)[0], GRID_BLOCK, *args, c.n)
+            launch(grid_stride(c.n)[0], GRID_BLOCK, *args, c.n, stream=c.stream)
 
 
 def discard():

@@ -69,9 +69,10 @@ def binary(op, a, b, out):
     dtypes, shapes and device: the checks, the kernel's choice and the launch's numbers are
     not worked out again (half of this function's host time on small tensors). Where
     fused_chains takes it, the op is recorded instead (no launch yet)."""
-    if out is None and _LAZY and (c := fused_chains.binary(op, a, b)) is not None:
-        return c
-    flush()         # (a, b or out may be a pending chain's result)
+    if _LAZY:       # (a, b or out may be a pending chain's result: it launches first)
+        if out is None and (c := fused_chains.binary(op, a, b)) is not None:
+            return c
+        flush()
     if out is None and type(a) is _ndarray and a._c_contiguous:
         tb = type(b)
         if tb is _ndarray:
@@ -244,9 +245,10 @@ def activation_grad(op, g, y):
     """The gradient of sigmoid, tanh or relu from the output y and the incoming g (same shape
     and dtype, contiguous; relu also float16/bfloat16, 16 bytes an access) as one launch, or
     None. Recorded into the pending chain where fused_chains takes it."""
-    if _LAZY and (dx := fused_chains.activation_grad(op, g, y)) is not None:
-        return dx
-    flush()
+    if _LAZY:
+        if (dx := fused_chains.activation_grad(op, g, y)) is not None:
+            return dx
+        flush()
     name = _ACTIVATION_GRADS.get(op)
     if (name is None or type(g) is not cupy.ndarray or type(y) is not cupy.ndarray or not g._c_contiguous
             or not y._c_contiguous):
@@ -285,9 +287,10 @@ def _activation_grad_plan(op, name, g, y):
 def unary(op, x, out):
     """op(x) as one raw launch (or recorded into the pending chain), or None where the ufunc
     must do it."""
-    if out is None and _LAZY and (y := fused_chains.unary(op, x)) is not None:
-        return y
-    flush()
+    if _LAZY:
+        if out is None and (y := fused_chains.unary(op, x)) is not None:
+            return y
+        flush()
     return _unary(_UNARY.get(op), x, out)
 
 

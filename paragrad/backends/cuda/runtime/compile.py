@@ -131,16 +131,14 @@ class TypedLaunch:
         self.params_ptr = ctypes.addressof(self.params)
         self.lock = threading.Lock()    # (one buffer for all threads)
 
-    def __call__(self, grid, block, *values):
-        """A 1-D launch of `grid` blocks of `block` threads."""
-        self.on(_stream().ptr, grid, block, *values)
-
-    def on(self, stream, grid, block, *values):
-        """The same launch on the stream of address `stream`."""
+    def __call__(self, grid, block, *values, stream=None):
+        """A 1-D launch of `grid` blocks of `block` threads, on the current stream or on the
+        one of address `stream`."""
         with self.lock:
             self.pack(self.buf, 0, *values)
             try:
-                _launch_kernel(self.handle, grid, 1, 1, block, 1, 1, 0, stream, self.params_ptr, 0)
+                _launch_kernel(self.handle, grid, 1, 1, block, 1, 1, 0, _stream().ptr if stream is None else stream,
+                               self.params_ptr, 0)
             except cupy.cuda.driver.CUDADriverError as e:
                 raise RuntimeError(f"CUDA kernel launch failed: {e} (grid {grid}, block {block})") from None
 
