@@ -50,6 +50,7 @@ _FUNCTORS = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Neg": np.negative,
     "Exp": np.exp, "Tanh": np.tanh, "Sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "Relu": lambda x: np.where(x < 0, 0, x), "TanhGrad": lambda g, y: -(g * (y * y - 1)),
+    "Cube": lambda x: x * x * x,
 }
 
 
@@ -220,3 +221,56 @@ def test_a_typed_launch_goes_to_the_current_stream_or_the_one_named(chains, monk
     launch(1, 128, 0x2000, 6, 1.5, stream=99)
     assert [(a[0], a[1], a[4], a[8]) for a in seen] == [(11, 3, 256, 7), (11, 1, 128, 99)]
     assert struct.unpack("=Qqf4x", launch.buf.raw) == (0x2000, 6, 1.5)
+
+
+def test_a_view_of_a_contiguous_buffer_does_not_launch_the_chain(chains):
+    class Backend:
+        def reshape(self, x, shape):
+            return x.reshape(shape)
+
+        def owns_memory(self, x):
+            return True
+
+        def matmul(self, a):
+            return a
+    chains.flush_before(Backend, keep=chains.NO_FLUSH)
+    b = Backend()
+    y = chains.binary("mul", _put(np.arange(6)), 2.0)
+    v = b.reshape(y, (2, 3))                    # a view: the chain waits, and takes it
+    assert b.owns_memory(v) and chains.pending()
+    assert chains.binary("add", v, 1.0) is not None and len(chains._chain.ops) == 2
+    t = _Array(a=y.a.reshape(2, 3).T, mem=y.data.mem)
+    b.reshape(t, (6,))                          # not contiguous: a copy reads it, so it launches
+    assert not chains.pending() and _Launch.launches[-1][1] == 2
+    np.testing.assert_array_equal(v.a, np.arange(6).reshape(2, 3) * 2)
+
+
+def test_an_in_place_op_writes_its_out_and_later_ops_read_the_new_value(chains):
+    p, g = _put(np.arange(4)), _put(np.ones(4))
+    step = chains.binary("mul", g, -0.5)
+    assert chains.binary("add", p, step, out=p) is p        # p.add_(g, alpha=-0.5): one chain
+    q = chains.binary("mul", p, 2.0)                         # reads the updated p
+    assert len(chains._chain.ops) == 3 and chains._chain.ops[2][1] == ("v", 1)
+    chains.flush()
+    assert len(_Launch.launches) == 1
+    np.testing.assert_array_equal(p.a, np.arange(4) - 0.5)
+    np.testing.assert_array_equal(q.a, (np.arange(4) - 0.5) * 2)
+
+
+def test_an_out_that_overlaps_an_input_elsewhere_launches_at_once(chains):
+    base = _put(np.arange(8))
+    head, tail = base[:4], base[4:]
+    chains.binary("mul", tail, 2.0)                         # tail: an input of the chain
+    assert chains.binary("add", head, 1.0, out=head) is None     # head shares tail's memory
+    assert not chains.pending() and len(_Launch.launches) == 1
+    assert chains.binary("add", head, 1.0, out=_put(np.zeros((2, 2)))) is None     # another shape
+    assert chains.binary("add", head, 1.0, out=tail[::2]) is None                  # not contiguous
+
+
+def test_a_small_integer_power_joins_the_chain(chains):
+    x = _put([1.0, -2.0, 3.0])
+    inner = chains.binary("add", x, chains.binary("mul", chains.unary(3.0, x, chains.POWERS), 0.044715))
+    assert len(chains._chain.ops) == 3 and chains._chain.ops[0][0] == "Cube"       # (a GELU's x + c * x**3)
+    assert chains.unary(2.5, x, chains.POWERS) is None
+    chains.flush()
+    np.testing.assert_allclose(inner.a, x.a + 0.044715 * x.a ** 3, rtol=1e-6)

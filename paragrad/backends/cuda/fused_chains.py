@@ -51,12 +51,18 @@ BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
 UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "tanh": "Tanh",
          "abs": "Abs", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "relu": "Relu"}
 ACTIVATION_GRADS = {"sigmoid": "SigmoidGrad", "tanh": "TanhGrad", "relu": "ReluGrad"}
+POWERS = {3: "Cube", 4: "Fourth", -2: "InvSquare"}      # x ** 3.0 as elementwise.power's kernel
 # the backend methods that don't launch the pending chain first: the elementwise calls it records
 # (which launch it themselves where they don't), and those touching no memory a chain reads or
 # writes (new buffers, views, lookups)
 NO_FLUSH = frozenset({"binary", "unary", "fast_relu_backward", "fast_sigmoid_backward", "fast_tanh_backward",
                       "launch_pending", "empty", "full", "from_numpy", "fast", "describe", "permute", "expand", "slice",
-                      "fast_basic_view"})
+                      "fast_basic_view", "fast_pow_scalar", "owns_memory", "data_ptr"})
+# the methods that are views of a contiguous first argument (a reshape, a contiguous() of what
+# is already contiguous) and read it (a copy) otherwise: they launch the chain only then. A
+# transformer reshapes between every elementwise op and the next (heads split and merged), so
+# a flush at each reshape would cut most of its chains
+VIEWS_OF_CONTIGUOUS = frozenset({"reshape", "contiguous"})
 _MAX_OPS = 64           # a chain longer than this runs, and a new one starts (kernel size)
 _MAX_OPERANDS = 96      # pointers and scalars of one launch (4 KB of parameters at most)
 
@@ -95,6 +101,16 @@ class _Chain:
             self.layouts.append(layout)
         return t
 
+    def writable(self, out):
+        """Whether the kernel may store into out: no input or pending result lies in out's
+        memory but elsewhere than out (a thread would write what another reads). An input at
+        out itself is read before the store, at the same element."""
+        mem, ptr = out.data.mem, out.data.ptr
+        j = self.owners.get(id(mem))
+        if j is not None and self.outputs[j].data.ptr != ptr:
+            return False
+        return all(x.data.mem is not mem or (x.data.ptr == ptr and x.size == out.size) for x in self.inputs)
+
     def scalar(self, s):
         self.scalars.append(s)
         return ("s", len(self.scalars) - 1)
@@ -109,10 +125,12 @@ def pending():
     return _chain is not None
 
 
-def binary(op, a, b):
+def binary(op, a, b, out=None):
     """a op b recorded (float32/float64, a contiguous; b a contiguous buffer of a's dtype with
     a's shape or one element, or a Python number; or a one element beside b): -> the result
-    buffer, or None where the op must launch now."""
+    buffer, or None where the op must launch now. `out` (in place: `a += b`, a gradient's
+    accumulation, an optimizer's update) is written instead of a new buffer where it is a
+    contiguous buffer of the result's dtype and shape."""
     functor = BINARY.get(op)
     if functor is None or _inside or type(a) is not _ndarray or not a._c_contiguous:
         return None
@@ -124,21 +142,28 @@ def binary(op, a, b):
         if b.dtype != dtype or not b._c_contiguous:
             return None
         if a.shape == b.shape or (b.size == 1 and b.ndim <= a.ndim):
-            return _record(functor, a.shape, a.size, dtype, a, b)
-        if a.size == 1 and a.ndim <= b.ndim:
-            return _record(functor, b.shape, b.size, dtype, a, b)
+            shape, n = a.shape, a.size
+        elif a.size == 1 and a.ndim <= b.ndim:
+            shape, n = b.shape, b.size
+        else:
+            return None
+    elif tb is float or tb is int:
+        shape, n, b = a.shape, a.size, dtype.type(b)       # (rounded as the launch's)
+    else:
         return None
-    if tb is float or tb is int:
-        return _record(functor, a.shape, a.size, dtype, a, dtype.type(b))    # (rounded as the launch's)
-    return None
+    if out is not None and (type(out) is not _ndarray or out.dtype != dtype or out.shape != shape
+                            or not out._c_contiguous):
+        return None
+    return _record(functor, shape, n, dtype, (a, b), out)
 
 
-def unary(op, x):
-    """op(x) recorded for a contiguous float32/float64 x, or None."""
-    functor = UNARY.get(op)
+def unary(op, x, functors=UNARY):
+    """op(x) recorded for a contiguous float32/float64 x, or None. (`power(x, e)` is
+    `unary(e, x, POWERS)`: x ** 3.0 in a GELU's formula.)"""
+    functor = functors.get(op)
     if functor is None or _inside or type(x) is not _ndarray or not x._c_contiguous or x.dtype not in _CTYPES:
         return None
-    return _record(functor, x.shape, x.size, x.dtype, x)
+    return _record(functor, x.shape, x.size, x.dtype, (x,))
 
 
 def activation_grad(op, g, y):
@@ -149,10 +174,10 @@ def activation_grad(op, g, y):
             or not g._c_contiguous or not y._c_contiguous or g.dtype not in _CTYPES
             or y.dtype != g.dtype or y.shape != g.shape):
         return None
-    return _record(functor, g.shape, g.size, g.dtype, g, y)
+    return _record(functor, g.shape, g.size, g.dtype, (g, y))
 
 
-def _record(functor, shape, n, dtype, *operands):
+def _record(functor, shape, n, dtype, operands, out=None):
     global _chain
     if not n:
         return None
@@ -171,8 +196,12 @@ def _record(functor, shape, n, dtype, *operands):
             flush()
             return None
         tokens.append(t)
-    out = _ndarray(shape, dtype)
-    c.owners[id(out.data.mem)] = len(c.ops)
+    if out is None:
+        out = _ndarray(shape, dtype)
+    elif not c.writable(out):
+        flush()
+        return None
+    c.owners[id(out.data.mem)] = len(c.ops)     # (later reads of out: this op's value)
     c.ops.append((functor, *tokens))
     c.outputs.append(out)
     return out
@@ -245,7 +274,7 @@ def flush_before(cls, keep):
             continue
         static = inspect.getattr_static(cls, name)
         if inspect.isfunction(static):
-            setattr(cls, name, _flushing(static))
+            setattr(cls, name, (_flushing_unless_contiguous if name in VIEWS_OF_CONTIGUOUS else _flushing)(static))
 
 
 def _flushing(method):
@@ -259,4 +288,15 @@ def _flushing(method):
             return method(self, *args, **kwargs)
         finally:
             _inside -= 1
+    return run
+
+
+def _flushing_unless_contiguous(method):
+    flushing = _flushing(method)
+
+    @functools.wraps(method)
+    def run(self, x, *args, **kwargs):
+        if type(x) is _ndarray and x._c_contiguous:
+            return method(self, x, *args, **kwargs)
+        return flushing(self, x, *args, **kwargs)
     return run

@@ -44,7 +44,8 @@ def test_transcendental_ops_equal_one_launch_per_op(chains):
 
     def f(flush_each):
         steps = [lambda v: v.exp(), lambda v: v.tanh(), lambda v: pg.sigmoid(v), lambda v: v.relu(),
-                 lambda v: v.abs().sqrt(), lambda v: v.reciprocal(), lambda v: -v, lambda v: v * y]
+                 lambda v: v.abs().sqrt(), lambda v: v.reciprocal(), lambda v: -v, lambda v: v * y,
+                 lambda v: v ** 3.0, lambda v: v.pow(-2)]
         v = x
         for step in steps:
             v = step(v)
@@ -87,11 +88,12 @@ def test_a_slice_of_a_pending_result_is_read_after_the_launch(chains):
     np.testing.assert_array_equal(w.cpu().numpy(), (np.arange(12, dtype=np.float32) * 6).reshape(3, 4))
 
 
-def test_an_in_place_write_waits_for_the_reads_before_it(chains):
+def test_an_in_place_write_comes_after_the_reads_before_it(chains):
     x = pg.ones(6, device="cuda")
     y = x * 2               # recorded: reads x
-    x.add_(5)               # writes x: the chain that reads it launched first
-    x.mul_(x)
+    x.add_(5)               # writes x, recorded too: the kernel reads x before it stores it
+    x.mul_(x)               # reads the new x
+    assert _pending_ops(chains) == 3
     np.testing.assert_array_equal(y.cpu().numpy(), np.full(6, 2, np.float32))
     np.testing.assert_array_equal(x.cpu().numpy(), np.full(6, 36, np.float32))
 
@@ -170,3 +172,14 @@ def test_generated_source_reads_each_input_once_and_stores_every_result(chains):
     assert "typedef float T;" in code
     assert "const T x0 = in0[i];" in code and "const T x1 = in1[0];" in code
     assert "const T v1 = Add::f(v0, s0);" in code and "out2[i] = v2;" in code
+
+
+def test_an_update_with_alpha_and_the_reshapes_between_ops_stay_in_one_chain(chains):
+    p = pg.arange(12, dtype=pg.float32, device="cuda")
+    g = pg.ones(12, device="cuda")
+    p.add_(g * 3, alpha=-0.5)               # (a hand-written SGD step: a mul, an add into p)
+    q = (p.view(3, 4) * 2).reshape(12) + p  # (views of pending results: no launch)
+    assert _pending_ops(chains) == 5         # g * 3, * -0.5, p +=, * 2, + p
+    ref = np.arange(12, dtype=np.float32) - 1.5
+    np.testing.assert_array_equal(q.cpu().numpy(), ref * 2 + ref)
+    np.testing.assert_array_equal(p.cpu().numpy(), ref)

@@ -30,7 +30,7 @@ _BINARY_TYPES = {**_FLOATS, np.dtype(np.float16): "__half",
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
 _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "tanh": "Tanh",
           "abs": "Abs", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "relu": "Relu"}
-_POWERS = {3: "Cube", 4: "Fourth", -2: "InvSquare"}     # (3.0 finds 3)
+_POWERS = fused_chains.POWERS     # (3.0 finds 3)
 _ACTIVATION_GRADS = {"sigmoid": "SigmoidGrad", "tanh": "TanhGrad", "relu": "ReluGrad"}
 _FULL, _ROW, _ONE = 0, 1, 2
 _LAZY = fused_chains.ENABLED
@@ -70,7 +70,7 @@ def binary(op, a, b, out):
     not worked out again (half of this function's host time on small tensors). Where
     fused_chains takes it, the op is recorded instead (no launch yet)."""
     if _LAZY:       # (a, b or out may be a pending chain's result: it launches first)
-        if out is None and (c := fused_chains.binary(op, a, b)) is not None:
+        if (c := fused_chains.binary(op, a, b, out)) is not None:
             return c
         flush()
     if out is None and type(a) is _ndarray and a._c_contiguous:
@@ -297,6 +297,10 @@ def unary(op, x, out):
 def power(x, exponent):
     """x ** exponent as one launch for the exponents the op layer composes from several
     multiplies (3, 4, -2), or None."""
+    if _LAZY:
+        if (y := fused_chains.unary(exponent, x, fused_chains.POWERS)) is not None:
+            return y
+        flush()
     return _unary(_POWERS.get(exponent), x, None)
 
 
