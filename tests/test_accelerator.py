@@ -28,3 +28,17 @@ def test_device_calls_answer_or_raise_as_torch(call):
 def test_bf16_support_answers_as_torch_on_this_machine(emulation):
     """False without CUDA (torch's CPU wheel says the same); True on an H100/H200."""
     assert pg.cuda.is_bf16_supported(emulation) == torch.cuda.is_bf16_supported(emulation)
+
+
+def test_pinning_answers_or_raises_as_torch_on_this_machine():
+    """Without CUDA both refuse to pin and call nothing pinned; with it, see
+    tests/backends/cuda/test_host_memory.py."""
+    assert pg.ones(3).is_pinned() == torch.ones(3).is_pinned()
+    if not torch.cuda.is_available():
+        check_raises(lambda lib, x: x.pin_memory(), [1.0, 2.0], match="Cannot access accelerator device")
+
+
+def test_an_event_needs_cuda():
+    if not pg.cuda.is_available():
+        with pytest.raises(RuntimeError, match="cuda backend is not available"):
+            pg.cuda.Event(enable_timing=True)

@@ -4,6 +4,7 @@ answer 'no device', and calls that need a GPU raise the backend's install error.
 from __future__ import annotations
 
 from ..backends import backend_for, is_available as _usable
+from .events import Event
 
 
 def is_available() -> bool:

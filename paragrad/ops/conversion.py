@@ -152,6 +152,44 @@ def cuda(x, device=None):
               f"cuda:{device or 0}")
 
 
+class PinMemoryBackward0(Node):
+    def backward(self, g):
+        return g
+
+
+def pin_memory(x, device=None):
+    """x's values in page-locked host memory, which the GPU reads by DMA, so that
+    `.to("cuda", non_blocking=True)` of it needn't stage through a buffer of its own (x itself
+    where it is pinned already), as torch.Tensor.pin_memory. A CPU tensor only, and a CUDA
+    device must be there (torch's errors otherwise)."""
+    check_tensor(x, "pin_memory")
+    if x._device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{x.type()}' only dense CPU tensors can be pinned")
+    from ..cuda import is_available
+    if not is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if is_pinned(x):
+        return x
+    from ..cuda.pinned import pinned_copy
+    out = _wrap(pinned_copy(x._data), x.dtype, x._device)
+    if x._requires_grad and grad_mode._enabled:
+        record(PinMemoryBackward0(), (x,), out)
+    return out
+
+
+def is_pinned(x, device=None):
+    """Whether x lies in page-locked host memory (False for a GPU tensor, and wherever no CUDA
+    device is), as torch.Tensor.is_pinned."""
+    check_tensor(x, "is_pinned")
+    if x._device.type != "cpu":
+        return False
+    from ..cuda import is_available
+    if not is_available():
+        return False
+    from ..cuda.pinned import is_pinned as pinned
+    return pinned(x._data)
+
+
 class CloneBackward0(Node):
     def backward(self, g):
         return g

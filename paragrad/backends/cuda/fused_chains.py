@@ -4,13 +4,14 @@ Eager code launches one kernel per op, and on small tensors the launch (not the 
 the cost: about 6 us of host time each, as much as PyTorch's whole op. So the CUDA backend's
 elementwise calls on contiguous float32/float64 buffers of one element count (the same shape,
 or one element, or a Python number beside it) don't launch: each is recorded into the pending
-chain and returns its result buffer at once, allocated but not yet written. The chain runs as
+chain and returns its result buffer at once, allocated but not yet written (an in-place op's
+result is its `out`, written by the kernel after it reads it). The chain runs as
 one kernel, generated for its structure and cached (a GRU cell's `(1 - z) * h + z * hbar` and
 its gradients: one launch where there were ten), at the first of:
 
 - any other backend call (a matmul, a reduction, a copy, a host read, a DLPack export: every
   CUDABackend method that isn't elementwise or a view launches the chain first, see
-  `flush_before` and NO_FLUSH), so whatever reads or writes device memory sees the chain's
+  `flush_before`, NO_FLUSH and VIEWS_OF_CONTIGUOUS), so whatever reads or writes device memory sees the chain's
   results, and nothing writes an operand before it's read;
 - an op the chain can't take (another element count, dtype, stream or device; an operand that
   is part of a pending result but not the whole of it);
