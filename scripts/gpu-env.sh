@@ -23,3 +23,10 @@ fi
 if [ -z "${PARAGRAD_DATA:-}" ]; then
   for d in .data ../shared/data; do [ -d "$d/mnist" ] && export PARAGRAD_DATA="$PWD/$d" && break; done
 fi
+# the `paragrad` command, which tests/test_readme.py runs as the README does: what `pip install
+# -e .` would put on PATH (the machine has no install of this checkout), a script running it
+if ! command -v paragrad >/dev/null; then
+  mkdir -p "$PREFIX/bin"
+  printf '#!/bin/sh\nexec python3 -m paragrad "$@"\n' > "$PREFIX/bin/paragrad" && chmod +x "$PREFIX/bin/paragrad"
+  export PATH="$PREFIX/bin:$PATH"
+fi

@@ -42,9 +42,9 @@ class Event:
     def elapsed_time(self, end_event):
         """Milliseconds from this event's mark to end_event's, both recorded and finished."""
         if not (self.enable_timing and end_event.enable_timing):
-            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
         if self._event is None or end_event._event is None:
-            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
         import cupy
         return float(cupy.cuda.get_elapsed_time(self._event, end_event._event))
 
