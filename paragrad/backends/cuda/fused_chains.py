@@ -24,8 +24,9 @@ its launch waits. The kernel applies the same functors as elementwise.cu
 (kernels/elementwise_ops.cuh), without fused multiply-add, so results are bit for bit those
 of one launch per op.
 
-PARAGRAD_LAZY=1 turns the recording on; it is off by default (every op launches at once) until
-a whole GPU suite has passed with it on (BENCHMARKS.md: "fused elementwise chains").
+PARAGRAD_LAZY=1 turns the recording on; it is off by default (every op launches at once): the
+whole GPU suite passes with it on, but the PyTorch scripts of bench/scripts.py ran no faster
+(BENCHMARKS.md, "The GPU, fourth session").
 PARAGRAD_CUDA_LAUNCH=cupy keeps it off: chains launch through the driver only.
 """
 from __future__ import annotations
