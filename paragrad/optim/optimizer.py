@@ -181,8 +181,7 @@ class Optimizer:
         for g in self.param_groups:
             for p in g["params"]:
                 if p in self.state:
-                    state[index[id(p)]] = {k: (v.clone() if isinstance(v, Tensor) else copy.copy(v))
-                                           for k, v in self.state[p].items()}
+                    state[index[id(p)]] = {k: _copied(v) for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
@@ -213,12 +212,11 @@ class Optimizer:
                                  f"which none of its parameter groups lists")
             p, gi = by_index[int(i)]
             for k, v in st.items():
-                if isinstance(v, Tensor) and k not in self._scalar_state and v.shape != p.shape:
+                if isinstance(v, Tensor) and self._shaped_like_param(k) and v.shape != p.shape:
                     raise ValueError(f"{name}.load_state_dict: state '{k}' of parameter {i} (group {gi}) "
                                      f"has shape {tuple(v.shape)}, but the parameter has shape "
                                      f"{tuple(p.shape)}")
-            state[p] = {k: (v.to(device=self._state_device(k, p)).clone() if isinstance(v, Tensor) else v)
-                        for k, v in st.items()}
+            state[p] = {k: _copied(v, self._state_device(k, p)) for k, v in st.items()}
         self.state = state
         for mine, theirs in zip(self.param_groups, groups):
             for k, v in theirs.items():
@@ -227,6 +225,10 @@ class Optimizer:
 
     # per-parameter state that is a count, not shaped like the parameter
     _scalar_state = ("step", "mu_product")
+
+    def _shaped_like_param(self, key):
+        """Whether state `key` has its parameter's shape (what load_state_dict checks)."""
+        return key not in self._scalar_state
 
     def _state_device(self, key, p):
         """Where a loaded state tensor lives: with its parameter (step counts too: SGD's and
@@ -241,6 +243,17 @@ class Optimizer:
                 if k != "params":
                     lines.append(f"    {k}: {g[k]}")
         return "\n".join(lines) + "\n)"
+
+
+def _copied(value, device=None):
+    """A state value copied for state_dict / load_state_dict: tensors cloned (moved to `device`
+    if given), also inside lists and tuples (LBFGS keeps its history as lists of tensors, which
+    later steps change in place); anything else copied shallowly."""
+    if isinstance(value, Tensor):
+        return (value if device is None else value.to(device=device)).clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_copied(v, device) for v in value)
+    return copy.copy(value)
 
 
 def zeros_like_buf(p):

@@ -23,6 +23,7 @@ HYPER = {
     "Adamax": ["lr", "eps", "weight_decay", "betas"],
     "NAdam": ["lr", "eps", "weight_decay", "betas", "momentum_decay"],
     "RAdam": ["lr", "eps", "weight_decay", "betas"],
+    "LBFGS": ["lr"],
 }
 CASES = [(opt, key, v) for opt, keys in HYPER.items() for key in keys
          for v in (BETAS if key == "betas" else NUMBERS)]
