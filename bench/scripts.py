@@ -17,7 +17,20 @@ The scripts (kept with their licences under bench/third_party/):
     Tiny Shakespeare's first 12,000 lines split 90/5/5 into train/valid/test (../shared/data),
     not WikiText-2; `--accel` on the GPU;
   - regression (pytorch/examples, BSD-3): a polynomial fitted by a Linear layer, SGD by hand
-    (CPU only: the script has no device option).
+    (CPU only: the script has no device option);
+  - nanoGPT (karpathy/nanoGPT, MIT): train.py with config/train_shakespeare_char.py, a
+    character-level GPT on Tiny Shakespeare made into train.bin/val.bin by the dataset's own
+    prepare.py; fused-QKV attention through F.scaled_dot_product_attention, AdamW over two
+    parameter groups, a cosine schedule, gradient clipping (its GradScaler stays off: no
+    float16). `--compile=False`, one evaluation of 2 batches (at iteration 0, before the timed
+    steps). On the CPU a small model (4 layers, 4 heads, 128 wide, block 64, batch 12, no
+    dropout, float32); on the GPU the config's own (6 x 6 x 384, block 256, batch 64, dropout
+    0.2) in nanoGPT's bfloat16 autocast;
+  - minGPT (karpathy/minGPT, MIT): projects/chargpt/chargpt.py, a character-level GPT on Tiny
+    Shakespeare with minGPT's Trainer (a DataLoader over RandomSampler(replacement=True), AdamW,
+    clipping), `--trainer.num_workers=0`; gpt-nano at batch 32 on the CPU, the script's gpt-mini
+    at batch 64 on the GPU. Its callback samples 500 characters at iteration 0 (inside the first
+    step interval) and every 500 iterations (past the bench's steps unless --steps >= 490).
 Each run is a fresh process (bench/script_steps.py) that stops the script after --steps
 training steps (a step: one backward call). Every configuration runs --repeats times per
 framework, torch and paragrad alternating (torch first, then paragrad first, ...). Step time:
@@ -36,9 +49,12 @@ import json
 import os
 import statistics
 import subprocess
+import shutil
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 from common import default_data_dir, print_header
 
@@ -49,21 +65,66 @@ WLM_MODELS = ("LSTM", "GRU", "Transformer")
 LINES = 12000       # of Tiny Shakespeare: about 300 batches of 10 x 35 words, an 8k-word vocabulary
 
 
-def configurations(device, steps, corpus, work):
-    """name -> (script, args); {work} is a fresh folder per run."""
+class Config(NamedTuple):
+    """One configuration: the script, its arguments ("{work}" stands for the run's fresh folder,
+    also its working directory), an optional prepare(work) that puts there what the script
+    reads from its working directory, and variables added to the script's environment."""
+    script: Path
+    args: list
+    prepare: Callable | None = None
+    env: dict | None = None
+
+
+def configurations(device, steps, corpus, text):
+    """name -> Config; corpus: the word_language_model folder, text: Tiny Shakespeare's input.txt."""
     out = {}
     for t in MAKEMORE_TYPES:
-        out[f"makemore {t}"] = (THIRD / "makemore" / "makemore.py",
-                                ["-i", str(THIRD / "makemore" / "names.txt"), "-o", "{work}", "--type", t,
-                                 "--num-workers", "0", "--max-steps", str(steps + 10), "--device", device])
+        out[f"makemore {t}"] = Config(THIRD / "makemore" / "makemore.py",
+                                      ["-i", str(THIRD / "makemore" / "names.txt"), "-o", "{work}", "--type", t,
+                                       "--num-workers", "0", "--max-steps", str(steps + 10), "--device", device])
     for m in WLM_MODELS:
-        out[f"word_language_model {m}"] = (THIRD / "word_language_model" / "main.py",
-                                           ["--data", str(corpus), "--model", m, "--epochs", "1", "--batch_size", "10",
-                                            "--lr", "2", "--save", "{work}/model.pt"]
-                                           + (["--accel"] if device == "cuda" else []))
+        out[f"word_language_model {m}"] = Config(THIRD / "word_language_model" / "main.py",
+                                                 ["--data", str(corpus), "--model", m, "--epochs", "1",
+                                                  "--batch_size", "10", "--lr", "2", "--save", "{work}/model.pt"]
+                                                 + (["--accel"] if device == "cuda" else []))
     if device == "cpu":
-        out["regression"] = (THIRD / "regression" / "main.py", [])
+        out["regression"] = Config(THIRD / "regression" / "main.py", [])
+    nanogpt = THIRD / "nanogpt"
+    small = ["--block_size=64", "--batch_size=12", "--n_layer=4", "--n_head=4", "--n_embd=128", "--dropout=0.0",
+             "--dtype=float32"]
+    out["nanogpt shakespeare_char"] = Config(
+        nanogpt / "train.py", [str(nanogpt / "config" / "train_shakespeare_char.py"), f"--device={device}",
+                               "--compile=False", f"--max_iters={steps + 10}", f"--eval_interval={steps + 100}",
+                               "--eval_iters=2", "--out_dir={work}/out", *(small if device == "cpu" else [])],
+        prepare=partial(nanogpt_data, text))
+    mingpt = THIRD / "mingpt"
+    # chargpt imports mingpt, which its README installs (pip install -e .): here, PYTHONPATH.
+    # work_dir is relative (to the run's folder): merge_from_args literal_evals each value and
+    # catches only ValueError, and an absolute path is a SyntaxError there.
+    out["mingpt chargpt"] = Config(
+        mingpt / "projects" / "chargpt" / "chargpt.py",
+        [f"--trainer.max_iters={steps + 10}", f"--trainer.device={device}", "--trainer.num_workers=0",
+         "--system.work_dir=out", *(["--model.model_type=gpt-nano", "--trainer.batch_size=32"] if device == "cpu"
+                                    else [])],
+        prepare=partial(copy_text, text, "input.txt"),
+        env={"PYTHONPATH": os.pathsep.join(filter(None, [str(mingpt), os.environ.get("PYTHONPATH")]))})
     return out
+
+
+def copy_text(text, name, work):
+    shutil.copyfile(text, Path(work) / name)
+
+
+def nanogpt_data(text, work):
+    """nanoGPT's train.py and sample.py exec configurator.py and read data/shakespeare_char/ from
+    their working directory: copy configurator.py there and run the dataset's own prepare.py on
+    Tiny Shakespeare put beside it (it downloads input.txt only when that is missing)."""
+    data = Path(work) / "data" / "shakespeare_char"
+    data.mkdir(parents=True, exist_ok=True)
+    shutil.copy(THIRD / "nanogpt" / "configurator.py", work)
+    shutil.copy(THIRD / "nanogpt" / "data" / "shakespeare_char" / "prepare.py", data)
+    copy_text(text, "input.txt", data)
+    subprocess.run([sys.executable, str(data / "prepare.py")], cwd=data, check=True, capture_output=True)
 
 
 def shakespeare_corpus(data_dir, folder):
@@ -76,18 +137,21 @@ def shakespeare_corpus(data_dir, folder):
     return folder
 
 
-def run_once(framework, name, script, args, steps, device, tmp, profile=None, env=None):
-    """One fresh process -> (step seconds, last loss) or an error string. With `profile` (a
-    folder), paragrad's run is profiled into profile/NAME.prof (which slows it down); `env`
-    (a dict) is added to the process's environment."""
+def run_once(framework, name, config, steps, device, tmp, profile=None, env=None):
+    """One fresh process of config (a Config) -> (step seconds, last loss) or an error string.
+    With `profile` (a folder), paragrad's run is profiled into profile/NAME.prof (which slows
+    it down); `env` (a dict) is added to the process's environment after config's."""
     work = Path(tempfile.mkdtemp(dir=tmp))
+    if config.prepare:
+        config.prepare(work)
     result = work / "result.json"
     profiler = []
     if profile and framework == "paragrad":
         profiler = ["-m", "cProfile", "-o", str(Path(profile).resolve() / (name.replace(" ", "-") + ".prof"))]
-    cmd = [sys.executable, *profiler, str(HERE / "script_steps.py"), framework, str(steps), str(result), str(script),
-           *[a.replace("{work}", str(work)) for a in args]]
-    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    cmd = [sys.executable, *profiler, str(HERE / "script_steps.py"), framework, str(steps), str(result),
+           str(config.script), *[a.replace("{work}", str(work)) for a in config.args]]
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True,
+                          env={**os.environ, **(config.env or {}), **(env or {})})
     if proc.returncode != 0 or not result.exists():
         tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
         return f"{framework} failed (exit {proc.returncode}): {tail[:200]}"
@@ -124,13 +188,13 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         corpus = shakespeare_corpus(data_dir, Path(tmp) / "corpus")
-        configs = configurations(args.device, args.steps, corpus, tmp)
+        configs = configurations(args.device, args.steps, corpus, data_dir / "tinyshakespeare" / "input.txt")
         if args.only:
             configs = {k: v for k, v in configs.items() if any(k.startswith(o) for o in args.only)}
         print(f"{'script':32s} {'torch ms':>9s} " + "".join(f"{v + ' ms':>{_width(v)}s} {'ratio':>6s} " for v in variants)
               + f"{'torch loss':>11s} " + " ".join(f"{v + ' loss':>{_width(v) + 2}s}" for v in variants))
-        for name, (script, script_args) in configs.items():
-            rows.append(run_script(name, script, script_args, variants, args, tmp))
+        for name, config in configs.items():
+            rows.append(run_script(name, config, variants, args, tmp))
     print()
     for v in variants:
         ratios = [r["variants"][v]["ms"] / r["torch_ms"] for r in rows if r["torch_ms"] and r["variants"][v]["ms"]]
@@ -155,7 +219,7 @@ def _width(label):
     return max(12, len(label) + 3)
 
 
-def run_script(name, script, script_args, variants, args, tmp):
+def run_script(name, config, variants, args, tmp):
     """One configuration, --repeats times per framework, the order rotated each repeat (torch
     first, then a paragrad column first, ...): its table line, printed, and its row."""
     frameworks = ["torch", *variants]
@@ -165,7 +229,7 @@ def run_script(name, script, script_args, variants, args, tmp):
         k = rep % len(frameworks)
         for fw in frameworks[k:] + frameworks[:k]:
             kind, env = ("torch", None) if fw == "torch" else ("paragrad", variants[fw])
-            r = run_once(kind, name, script, script_args, args.steps, args.device, tmp, args.profile, env)
+            r = run_once(kind, name, config, args.steps, args.device, tmp, args.profile, env)
             (errors.append(f"{fw}: {r}" if fw != kind else r) if isinstance(r, str) else runs[fw].append(r))
     cell = {fw: (statistics.median(s for s, _ in runs[fw]) * 1e3, runs[fw][-1][1]) if runs[fw] else None
             for fw in frameworks}

@@ -1,0 +1,51 @@
+"""Run a GPT training script (`python numpy_draws.py SCRIPT ARGS...`, or under `paragrad run`)
+with the random numbers that decide its weights and batches drawn from NumPy (RandomState(0))
+instead of from the framework's generator: torch.nn.init.normal_ (nanoGPT's and minGPT's
+weights), torch.randint (nanoGPT's batch offsets) and torch.utils.data.RandomSampler with
+replacement (minGPT's batches). torch and paragrad have different random streams, so this is
+how both runs of an unmodified script start from the same weights and see the same batches:
+with dropout off, their losses then differ by float32 rounding alone. The script runs as
+`python SCRIPT ARGS...` would run it."""
+import runpy
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+_rng = np.random.RandomState(0)
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    with torch.no_grad():
+        return tensor.copy_(torch.from_numpy(_rng.normal(mean, std, tuple(tensor.shape)).astype(np.float32)))
+
+
+def randint(low, high=None, size=None, *, device=None, **_):
+    if size is None:        # the randint(high, size) form
+        low, high, size = 0, low, high
+    return torch.from_numpy(_rng.randint(low, high, size=tuple(size)).astype(np.int64)).to(device or "cpu")
+
+
+class RandomSampler(torch.utils.data.Sampler):
+    """Indices drawn with replacement, one at a time as the loader asks (minGPT asks for 1e10)."""
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        assert replacement, "only the with-replacement sampler is replaced"
+        self.n, self.num_samples = len(data_source), num_samples or len(data_source)
+
+    def __len__(self):
+        return self.num_samples
+
+    def __iter__(self):
+        for _ in range(self.num_samples):
+            yield int(_rng.randint(self.n))
+
+
+torch.nn.init.normal_ = normal_
+torch.randint = randint
+torch.utils.data.RandomSampler = RandomSampler
+
+script = sys.argv[1]
+sys.argv = sys.argv[1:]
+sys.path[0] = str(Path(script).resolve().parent)
+runpy.run_path(script, run_name="__main__")
