@@ -6,7 +6,7 @@ At full size a step takes 40-45 s on one CPU core in either framework (97 sequen
 time steps, each closure a forward and backward through all of them), so the training here runs
 on the first 10 sequences' first 51 samples: the same script and code paths, a few seconds a
 run. The two frameworks draw different random numbers, so both runs go through
-tests/cli/scripts/same_init.py, which draws the initial weights from NumPy in each; the losses
+tests/cli/scripts/numpy_draws.py, which draws the initial weights from NumPy in each; the losses
 then agree to about 1e-12 relative (at full size too)."""
 import os
 import subprocess
@@ -20,7 +20,7 @@ import paragrad as pg
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "bench" / "third_party" / "time_sequence_prediction"
-SAME_INIT = Path(__file__).parent / "scripts" / "same_init.py"
+NUMPY_DRAWS = Path(__file__).parent / "scripts" / "numpy_draws.py"
 
 
 def _run(args, cwd, env=None):
@@ -57,7 +57,7 @@ def test_generate_and_train_as_torch(tmp_path):
     small = np.ascontiguousarray(data[:10, :51])
     pg.save(small, ours / "traindata.pt")
     torch.save(small, theirs / "traindata.pt")
-    args = [SAME_INIT, EXAMPLE / "train.py", "--steps", "1"]
+    args = [NUMPY_DRAWS, EXAMPLE / "train.py", "--steps", "1"]
     got = _losses(_run(["-m", "paragrad", "run", *args], cwd=ours))
     # torch >= 2.6 loads only tensors by default, not the NumPy array the example saves: its
     # documented switch restores the old default (paragrad's weights_only load admits plain arrays)

@@ -4,8 +4,10 @@ instead of from the framework's generator: torch.nn.init.normal_ (nanoGPT's and 
 weights), torch.randint (nanoGPT's batch offsets) and torch.utils.data.RandomSampler with
 replacement (minGPT's batches). torch and paragrad have different random streams, so this is
 how both runs of an unmodified script start from the same weights and see the same batches:
-with dropout off, their losses then differ by float32 rounding alone. The script runs as
-`python SCRIPT ARGS...` would run it."""
+with dropout off, their losses then differ by float32 rounding alone. Linear's and LSTMCell's
+own initialization (uniform(-k, k), torch's bounds) is drawn from it too (time_sequence_prediction
+keeps those weights). The script runs as `python SCRIPT ARGS...` would run it."""
+import math
 import runpy
 import sys
 from pathlib import Path
@@ -41,6 +43,16 @@ class RandomSampler(torch.utils.data.Sampler):
             yield int(_rng.randint(self.n))
 
 
+def _uniform_reset(bound):
+    def reset_parameters(self):
+        with torch.no_grad():
+            for _, p in sorted(self.named_parameters()):   # the same order in both frameworks
+                p.copy_(torch.from_numpy(_rng.uniform(-bound(self), bound(self), tuple(p.shape))))
+    return reset_parameters
+
+
+torch.nn.Linear.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.in_features))
+torch.nn.LSTMCell.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.hidden_size))
 torch.nn.init.normal_ = normal_
 torch.randint = randint
 torch.utils.data.RandomSampler = RandomSampler
