@@ -180,10 +180,15 @@ class MulBackward0(Node):
         a, b = self.saved
         need_a = isinstance(a, Tensor) and a._requires_grad
         need_b = isinstance(b, Tensor) and b._requires_grad
-        if not grad_mode._enabled and need_a and need_b:
-            grads = _mul_grads_on_buffers(g, a, b)
-            if grads is not None:
-                return grads
+        if not grad_mode._enabled:
+            if need_a and need_b:
+                grads = _mul_grads_on_buffers(g, a, b)
+                if grads is not None:
+                    return grads
+            elif need_a and type(b) in (float, int) and g.dtype is a.dtype and g.dtype.is_floating_point \
+                    and g._data.shape == a._data.shape:
+                # x * 0.5 (a scale, a GELU's constant): g * 0.5 on the buffer, nothing to record
+                return _wrap(g._backend.binary("mul", g._data, b), g.dtype, g._device), None
         return (_g(g * b, self.a) if need_a else None, _g(g * a, self.b) if need_b else None)
 
 

@@ -207,7 +207,8 @@ def sum_to(g, shape):
 
 def grad_for(g, t):
     """Gradient g shaped and typed for input t (undoing broadcasting and promotion)."""
-    g = sum_to(g, t.shape)
+    # (the buffer's shape: no Size built, in a call every backward formula makes per input)
+    g = sum_to(g, t._data.shape if isinstance(t, Tensor) else t.shape)
     return g if g.dtype is t.dtype else g.to(t.dtype)
 
 
