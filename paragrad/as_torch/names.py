@@ -5,7 +5,8 @@ paragrad.nn.functional). The tables hold the exceptions: where paragrad keeps a 
 another name, the stubs `paragrad run` puts in place of logging modules and of torch.onnx
 (importable, empty), and names whose paragrad
 namesake means something else (paragrad.jit captures CUDA graphs; torch.jit is TorchScript), which
-must fail as missing rather than answer with the wrong thing.
+must fail as missing rather than answer with the wrong thing. torchvision is answered the same way,
+by paragrad.vision (the part of it PyTorch's examples use).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ _RENAMED = {
     "torch.utils.tensorboard.writer": "paragrad.as_torch.tensorboard",
     "torch.onnx": "paragrad.as_torch.onnx",
     "torch.serialization": "paragrad.io.serialization",       # torch.save / torch.load's module
+    "torchvision": "paragrad.vision",
 }
 # torch.nn.modules.<file>.<Class> is torch.nn.<Class>. paragrad.nn.modules uses torch's file
 # names, but a file may lack a class torch keeps there (or hold it elsewhere), so the package
@@ -39,7 +41,8 @@ STUBS = {
 
 
 def is_torch_name(name: str) -> bool:
-    return name == "torch" or name.startswith("torch.")
+    """torch, torchvision and their submodules: the names paragrad run answers."""
+    return name.partition(".")[0] in ("torch", "torchvision")
 
 
 def paragrad_name(torch_name: str) -> str | None:

@@ -9,6 +9,7 @@ import numpy as np
 from ..ops.creation import from_numpy
 from .dataset import Dataset
 from .download import DataError, data_root, download, sha256_of
+from .idx import parse_idx
 
 MIRRORS = ("https://ossci-datasets.s3.amazonaws.com/mnist/",
            "https://storage.googleapis.com/cvdf-datasets/mnist/")
@@ -48,9 +49,7 @@ def _read(folder, name, allow_download):
     got = int.from_bytes(data[:4], "big")
     if got != magic or int.from_bytes(data[4:8], "big") != count:
         raise DataError(f"MNIST: {name} has a bad header (magic {got}, expected {magic})")
-    offset = 16 if magic == 2051 else 8
-    arr = np.frombuffer(data, np.uint8, offset=offset)
-    return arr.reshape(count, 28, 28) if magic == 2051 else arr
+    return parse_idx(data, folder / name)       # (N, 28, 28) images or (N,) labels
 
 
 class MNIST(Dataset):

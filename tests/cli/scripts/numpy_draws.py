@@ -5,8 +5,8 @@ weights), torch.randint (nanoGPT's batch offsets) and torch.utils.data.RandomSam
 replacement (minGPT's batches). torch and paragrad have different random streams, so this is
 how both runs of an unmodified script start from the same weights and see the same batches:
 with dropout off, their losses then differ by float32 rounding alone. Linear's and LSTMCell's
-own initialization (uniform(-k, k), torch's bounds) is drawn from it too (time_sequence_prediction
-keeps those weights). The script runs as `python SCRIPT ARGS...` would run it."""
+own initialization, and Conv2d's (uniform(-k, k), torch's bounds), is drawn from it too
+(time_sequence_prediction and pytorch/examples' mnist keep those weights). The script runs as `python SCRIPT ARGS...` would run it."""
 import math
 import runpy
 import sys
@@ -52,6 +52,7 @@ def _uniform_reset(bound):
 
 
 torch.nn.Linear.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.in_features))
+torch.nn.Conv2d.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.weight[0].numel()))    # (fan_in)
 torch.nn.LSTMCell.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.hidden_size))
 torch.nn.init.normal_ = normal_
 torch.randint = randint

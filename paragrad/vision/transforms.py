@@ -1,0 +1,84 @@
+"""torchvision.transforms' Compose, ToTensor and Normalize: one image at a time, as torchvision's
+(paragrad.data.transforms holds paragrad's batched augmentations, a different thing)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.creation import from_numpy, tensor
+from ..tensor import Tensor
+
+
+class Compose:
+    """Apply each transform in turn: Compose([ToTensor(), Normalize(mean, std)])."""
+
+    def __init__(self, transforms):
+        self.transforms = transforms
+
+    def __call__(self, img):
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+    def __repr__(self):
+        return type(self).__name__ + "(" + "".join(f"\n    {t}" for t in self.transforms) + "\n)"
+
+
+class ToTensor:
+    """A PIL Image or a NumPy array (H, W) or (H, W, C) -> a (C, H, W) tensor; uint8 values
+    (a PIL Image's of mode L, RGB, ...) become float32 in [0, 1], other dtypes are kept as they are."""
+
+    def __call__(self, pic):
+        return to_tensor(pic)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+def to_tensor(pic):
+    """ToTensor's conversion (torchvision.transforms.functional.to_tensor)."""
+    if isinstance(pic, np.ndarray):
+        array = pic
+    elif type(pic).__module__.startswith("PIL."):       # not imported here: Pillow is optional
+        array = np.array(pic)
+        if pic.mode == "1":         # torchvision: a bilevel image reads as 0 and 255
+            array = array.astype(np.uint8) * 255
+    else:
+        raise TypeError(f"pic should be PIL Image or ndarray. Got {type(pic)}")
+    if array.ndim not in (2, 3):
+        raise ValueError(f"pic should be 2/3 dimensional. Got {array.ndim} dimensions.")
+    chw = array[:, :, None].transpose(2, 0, 1) if array.ndim == 2 else array.transpose(2, 0, 1)
+    if chw.dtype == np.uint8:
+        return from_numpy(chw.astype(np.float32) / np.float32(255))
+    return from_numpy(np.ascontiguousarray(chw))
+
+
+class Normalize:
+    """(tensor - mean[c]) / std[c] for each channel c of a (..., C, H, W) float tensor; a mean or
+    std of one value applies to every channel. Returns a new tensor (inplace=True writes the input)."""
+
+    def __init__(self, mean, std, inplace=False):
+        self.mean, self.std, self.inplace = mean, std, inplace
+
+    def __call__(self, x):
+        return normalize(x, self.mean, self.std, self.inplace)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(mean={self.mean}, std={self.std})"
+
+
+def normalize(x, mean, std, inplace=False):
+    """Normalize's arithmetic (torchvision.transforms.functional.normalize)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"img should be Tensor Image. Got {type(x)}")
+    if not x.is_floating_point():
+        raise TypeError(f"Input tensor should be a float tensor. Got {x.dtype}.")
+    if x.ndim < 3:
+        raise ValueError(f"Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = "
+                         f"{tuple(x.shape)}")
+    m = tensor(mean, dtype=x.dtype, device=x.device).reshape(-1, 1, 1)      # (C, 1, 1) or (1, 1, 1)
+    s = tensor(std, dtype=x.dtype, device=x.device).reshape(-1, 1, 1)
+    if bool((s == 0).any()):
+        raise ValueError(f"std evaluated to zero after conversion to {x.dtype}, leading to division by zero.")
+    if inplace:
+        return x.sub_(m).div_(s)
+    return (x - m) / s

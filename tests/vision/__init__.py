@@ -1,0 +1,1 @@
+"""paragrad.vision: the torchvision datasets and transforms that `paragrad run` answers with."""

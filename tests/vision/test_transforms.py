@@ -1,0 +1,74 @@
+"""torchvision's Compose, ToTensor and Normalize (paragrad.vision.transforms) against torch ops
+that compute the same (torchvision itself isn't installed) and hand-computed values."""
+import numpy as np
+import pytest
+import torch
+
+import paragrad as pg
+from paragrad.vision import transforms as T
+
+_RNG = np.random.default_rng(0)
+
+
+def test_to_tensor_of_a_uint8_image_is_torchs_float_division():
+    a = _RNG.integers(0, 256, (28, 28), dtype=np.uint8)
+    got = T.ToTensor()(a)
+    want = torch.from_numpy(a).float().div(255).unsqueeze(0)
+    assert got.dtype == pg.float32 and tuple(got.shape) == (1, 28, 28)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert got.numpy()[0, 0, 0] == np.float32(a[0, 0]) / np.float32(255)
+
+
+def test_to_tensor_moves_channels_first_and_keeps_other_dtypes():
+    rgb = _RNG.integers(0, 256, (4, 5, 3), dtype=np.uint8)
+    np.testing.assert_array_equal(T.ToTensor()(rgb).numpy(),
+                                  torch.from_numpy(rgb).permute(2, 0, 1).float().div(255).numpy())
+    f = _RNG.random((4, 5, 2)).astype(np.float64)           # not uint8: no division, dtype kept
+    got = T.ToTensor()(f)
+    assert got.dtype == pg.float64
+    np.testing.assert_array_equal(got.numpy(), f.transpose(2, 0, 1))
+
+
+def test_to_tensor_of_a_pil_image():
+    Image = pytest.importorskip("PIL.Image")
+    a = _RNG.integers(0, 256, (6, 7), dtype=np.uint8)
+    np.testing.assert_array_equal(T.ToTensor()(Image.fromarray(a)).numpy(), T.ToTensor()(a).numpy())
+    bilevel = Image.fromarray(a > 127).convert("1")         # torchvision reads mode 1 as 0 / 255
+    np.testing.assert_array_equal(T.ToTensor()(bilevel).numpy()[0], (a > 127).astype(np.float32))
+
+
+def test_to_tensor_refuses_what_torchvision_refuses():
+    with pytest.raises(TypeError, match="pic should be PIL Image or ndarray"):
+        T.ToTensor()([[1, 2]])
+    with pytest.raises(ValueError, match="pic should be 2/3 dimensional. Got 1 dimensions"):
+        T.ToTensor()(np.zeros(3, np.uint8))
+
+
+def test_normalize_per_channel_as_torch_broadcasting():
+    x = _RNG.random((3, 4, 5)).astype(np.float32)
+    mean, std = (0.1, 0.2, 0.3), (0.5, 0.25, 2.0)
+    got = T.Normalize(mean, std)(pg.tensor(x))
+    want = (torch.from_numpy(x) - torch.tensor(mean).view(-1, 1, 1)) / torch.tensor(std).view(-1, 1, 1)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    one = T.Normalize((0.5,), (0.5,))(pg.tensor(x))          # one value: every channel
+    np.testing.assert_allclose(one.numpy(), (x - 0.5) / 0.5, rtol=1e-6)
+
+
+def test_normalize_in_place_and_its_refusals():
+    x = pg.ones(1, 2, 2)
+    out = T.Normalize((0.5,), (0.25,), inplace=True)(x)
+    assert out is x and x.numpy().tolist() == [[[2.0, 2.0], [2.0, 2.0]]]
+    with pytest.raises(TypeError, match="Input tensor should be a float tensor"):
+        T.Normalize((0,), (1,))(pg.zeros(1, 2, 2, dtype=pg.uint8))
+    with pytest.raises(ValueError, match="std evaluated to zero"):
+        T.Normalize((0,), (0,))(pg.zeros(1, 2, 2))
+    with pytest.raises(TypeError, match="img should be Tensor Image"):
+        T.Normalize((0,), (1,))(np.zeros((1, 2, 2), np.float32))
+
+
+def test_compose_applies_in_order_with_torchvisions_repr():
+    t = T.Compose([T.ToTensor(), T.Normalize((0.1307,), (0.3081,))])
+    assert repr(t) == "Compose(\n    ToTensor()\n    Normalize(mean=(0.1307,), std=(0.3081,))\n)"
+    a = _RNG.integers(0, 256, (28, 28), dtype=np.uint8)
+    want = (torch.from_numpy(a).float().div(255).unsqueeze(0) - 0.1307) / 0.3081
+    np.testing.assert_allclose(t(a).numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
