@@ -265,6 +265,11 @@ def test_an_out_that_overlaps_an_input_elsewhere_launches_at_once(chains):
     assert not chains.pending() and len(_Launch.launches) == 1
     assert chains.binary("add", head, 1.0, out=_put(np.zeros((2, 2)))) is None     # another shape
     assert chains.binary("add", head, 1.0, out=tail[::2]) is None                  # not contiguous
+    # two writes to overlapping views: thread i's second store would race thread i+2's first
+    first, second = base[:6], base[2:]
+    assert chains.binary("add", first, 1.0, out=first) is first
+    assert chains.binary("mul", _put(np.ones(6)), 2.0, out=second) is None
+    assert not chains.pending()
 
 
 def test_a_small_integer_power_joins_the_chain(chains):

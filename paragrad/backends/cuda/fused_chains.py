@@ -11,8 +11,8 @@ its gradients: one launch where there were ten), at the first of:
 
 - any other backend call (a matmul, a reduction, a copy, a host read, a DLPack export: every
   CUDABackend method that isn't elementwise or a view launches the chain first, see
-  `flush_before`, NO_FLUSH and VIEWS_OF_CONTIGUOUS), so whatever reads or writes device memory sees the chain's
-  results, and nothing writes an operand before it's read;
+  `flush_before`, NO_FLUSH and VIEWS_OF_CONTIGUOUS), so whatever reads or writes device memory
+  sees the chain's results, and nothing writes an operand before it's read;
 - an op the chain can't take (another element count, dtype, stream or device; an operand that
   is part of a pending result but not the whole of it);
 - the end of a backward pass (Backend.launch_pending: what the graph saved is freed then);
@@ -104,14 +104,12 @@ class _Chain:
         return t
 
     def writable(self, out):
-        """Whether the kernel may store into out: no input or pending result lies in out's
-        memory but elsewhere than out (a thread would write what another reads). An input at
-        out itself is read before the store, at the same element."""
-        mem, ptr = out.data.mem, out.data.ptr
-        j = self.owners.get(id(mem))
-        if j is not None and self.outputs[j].data.ptr != ptr:
-            return False
-        return all(x.data.mem is not mem or (x.data.ptr == ptr and x.size == out.size) for x in self.inputs)
+        """Whether the kernel may store into out: no input or result of the chain lies in out's
+        memory but elsewhere than out (a thread would write what another reads or writes). An
+        input at out itself is read before the store, at the same element, by the same thread."""
+        mem, ptr, n = out.data.mem, out.data.ptr, out.size
+        return all(x.data.mem is not mem or (x.data.ptr == ptr and x.size == n)
+                   for x in (*self.inputs, *self.outputs))
 
     def scalar(self, s):
         self.scalars.append(s)
