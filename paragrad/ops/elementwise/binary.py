@@ -7,6 +7,8 @@ public functions take torch's parameter names (input, other) and call them a, b 
 """
 from __future__ import annotations
 
+from itertools import zip_longest
+
 import numpy as np
 
 from ... import autograd, dtypes as dt
@@ -448,6 +450,18 @@ class WhereBackward0(Node):
         return None, ga, gb
 
 
+def _broadcastable(shapes):
+    """Whether the shapes broadcast together (NumPy's rule; its broadcast_shapes costs 5x more)."""
+    for sizes in zip_longest(*(reversed(s) for s in shapes), fillvalue=1):
+        n = 1
+        for k in sizes:
+            if k != 1:
+                if n != 1 and k != n:
+                    return False
+                n = k
+    return True
+
+
 def where(condition, input=None, other=None):
     """where(cond, a, b): a where cond is True else b; a and b may be Python scalars.
     where(cond) alone is nonzero(cond, as_tuple=True)."""
@@ -464,16 +478,21 @@ def where(condition, input=None, other=None):
                                             condition._device.index),
                     dt.result_type(input, other), condition._device)
         input = ref
-    dtype = dt.result_type(*(x for x in (input, other)))
-    same_device("where", condition, input, other)
-    bk = condition._backend
-    try:
-        shape = np.broadcast_shapes(condition.shape, *(x.shape for x in (input, other) if isinstance(x, Tensor)))
-    except ValueError:
+    tensors = [x for x in (input, other) if isinstance(x, Tensor)]
+    # (two tensors of one dtype on the condition's device, an attention mask's case: no promotion
+    # or device rule to work out)
+    dev = condition._device
+    if len(tensors) == 2 and input.dtype is other.dtype:
+        dtype = input.dtype
+    else:
+        dtype = dt.result_type(input, other)
+    if any(t._device is not dev for t in tensors):
+        same_device("where", condition, input, other)
+    if not _broadcastable([condition._data.shape] + [t._data.shape for t in tensors]):
         raise RuntimeError(f"where: shapes not broadcastable: condition {tuple(condition.shape)}, "
                            f"input {tuple(getattr(input, 'shape', ()))}, other "
-                           f"{tuple(getattr(other, 'shape', ()))}") from None
-    del shape
+                           f"{tuple(getattr(other, 'shape', ()))}")
+    bk = condition._backend
 
     def buf(x):
         if isinstance(x, Tensor):
