@@ -60,10 +60,21 @@ def _result_dtype(a, b):
 
 def _check_shapes(op, a, b):
     sa, sb = a._data.shape, b._data.shape
-    for x, y in zip(reversed(sa), reversed(sb)):    # (NumPy's broadcast_shapes costs 5x more)
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"{op}: The size of tensor a {sa} must match the size of "
-                               f"tensor b {sb} (shapes not broadcastable)")
+    if not _broadcastable((sa, sb)):
+        raise RuntimeError(f"{op}: The size of tensor a {sa} must match the size of "
+                           f"tensor b {sb} (shapes not broadcastable)")
+
+
+def _broadcastable(shapes):
+    """Whether the shapes broadcast together (NumPy's rule; its broadcast_shapes costs 5x more)."""
+    for sizes in zip_longest(*(reversed(s) for s in shapes), fillvalue=1):
+        n = 1
+        for k in sizes:
+            if k != 1:
+                if n != 1 and k != n:
+                    return False
+                n = k
+    return True
 
 
 def prepare(op, a, b, compute=None):
@@ -448,18 +459,6 @@ class WhereBackward0(Node):
         ga = _g(where(cond, g, zero), self.a) if isinstance(self.a, Tensor) and self.a._requires_grad else None
         gb = _g(where(cond, zero, g), self.b) if isinstance(self.b, Tensor) and self.b._requires_grad else None
         return None, ga, gb
-
-
-def _broadcastable(shapes):
-    """Whether the shapes broadcast together (NumPy's rule; its broadcast_shapes costs 5x more)."""
-    for sizes in zip_longest(*(reversed(s) for s in shapes), fillvalue=1):
-        n = 1
-        for k in sizes:
-            if k != 1:
-                if n != 1 and k != n:
-                    return False
-                n = k
-    return True
 
 
 def where(condition, input=None, other=None):
