@@ -5,7 +5,6 @@ StepLR, torchvision's MNIST) under `paragrad run` on the CPU. On MNIST cut to 2,
 stand-in): the printed losses agree. On the full files its own --dry-run runs as written, its
 --help prints and its --save-model writes a state dict that paragrad loads."""
 import math
-import os
 import re
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import paragrad as pg
 from paragrad.data.idx import read_idx, write_idx
 from tests.data_paths import mnist_root
 
+from . import script_runs
 from .test_public_scripts import REPO
 
 MAIN = REPO / "bench" / "third_party" / "mnist" / "main.py"
@@ -40,28 +40,11 @@ def _layout(tmp_path, train=None, test=None):
     return work
 
 
-def _start(framework, args, cwd):
-    launcher = ["-m", "paragrad", "run"] if framework == "paragrad" else []
-    threads = {"OMP_NUM_THREADS": "1"} if framework == "torch" else {}  # see test_public_scripts._run
-    return subprocess.Popen([sys.executable, *launcher, *map(str, args)], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **threads})
-
-
-def _output(framework, proc):
-    out, err = proc.communicate(timeout=180)
-    assert proc.returncode == 0, f"{framework}: {out[-2000:]}\n{err[-4000:]}"
-    return out
-
-
-def _run(framework, args, cwd):
-    return _output(framework, _start(framework, args, cwd))
-
-
 def test_mnist_example_trains_like_pytorch(tmp_path):
     work = _layout(tmp_path, train=2000, test=1000)
     args = [SAME_DRAWS, MAIN, "--epochs", "1", "--log-interval", "5"]
-    procs = {fw: _start(fw, args, work) for fw in ("paragrad", "torch")}     # side by side: two cores
-    outs = {fw: _output(fw, proc) for fw, proc in procs.items()}
+    procs = {fw: script_runs.start(fw, args, work) for fw in ("paragrad", "torch")}     # side by side: two cores
+    outs = {fw: script_runs.finish(fw, proc) for fw, proc in procs.items()}
     losses = {fw: [float(v) for v in re.findall(r"\tLoss: ([\d.]+)", out)] for fw, out in outs.items()}
     tests = {fw: re.findall(TEST_LINE, out) for fw, out in outs.items()}
     assert len(losses["paragrad"]) == 7 and len(tests["paragrad"]) == 1, outs["paragrad"]  # 32 batches
@@ -74,7 +57,7 @@ def test_mnist_example_trains_like_pytorch(tmp_path):
 
 def test_mnist_example_dry_run_as_written_saves_a_model_paragrad_loads(tmp_path):
     work = _layout(tmp_path)
-    out = _run("paragrad", [MAIN, "--dry-run", "--epochs", "1", "--save-model"], work)
+    out = script_runs.run("paragrad", [MAIN, "--dry-run", "--epochs", "1", "--save-model"], work)
     assert re.search(r"Train Epoch: 1 \[0/60000 \(0%\)\]\tLoss: ([\d.]+)", out), out
     (loss, _, n, _), = re.findall(TEST_LINE, out)
     assert n == "10000" and math.isfinite(float(loss)), out
@@ -85,7 +68,7 @@ def test_mnist_example_dry_run_as_written_saves_a_model_paragrad_loads(tmp_path)
 
 
 def test_mnist_example_help(tmp_path):
-    out = _run("paragrad", [MAIN, "--help"], tmp_path)
+    out = script_runs.run("paragrad", [MAIN, "--help"], tmp_path)
     assert out.startswith("usage: main.py") and "PyTorch MNIST Example" in out
     for flag in ("--batch-size", "--epochs", "--lr", "--gamma", "--no-accel", "--dry-run", "--save-model"):
         assert flag in out, flag

@@ -18,6 +18,8 @@ import pytest
 
 from tests.data_paths import shared_data_file
 
+from . import script_runs
+
 REPO = Path(__file__).resolve().parents[2]
 THIRD = REPO / "bench" / "third_party"
 
@@ -39,15 +41,7 @@ NUMPY_DRAWS = Path(__file__).parent / "scripts" / "numpy_draws.py"
 
 
 def _run(framework, script, args, cwd, env=None, same_draws=True):
-    launcher = ["-m", "paragrad", "run"] if framework == "paragrad" else []
-    wrapper = [str(NUMPY_DRAWS)] if same_draws else []
-    # torch's two OpenMP threads spin-wait: with the other core busy (a parallel test), its
-    # steps slow down tenfold, so its reference run takes one thread
-    threads = {"OMP_NUM_THREADS": "1"} if framework == "torch" else {}
-    proc = subprocess.run([sys.executable, *launcher, *wrapper, str(script), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, **threads, **(env or {})})
-    assert proc.returncode == 0, f"{framework}: {proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
-    return proc.stdout
+    return script_runs.run(framework, [*([NUMPY_DRAWS] if same_draws else []), script, *args], cwd, env)
 
 
 def _losses(pattern, out):

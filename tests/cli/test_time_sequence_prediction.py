@@ -8,9 +8,6 @@ on the first 10 sequences' first 51 samples: the same script and code paths, a f
 run. The two frameworks draw different random numbers, so both runs go through
 tests/cli/scripts/numpy_draws.py, which draws the initial weights from NumPy in each; the losses
 then agree to about 1e-12 relative (at full size too)."""
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,19 +15,11 @@ import torch
 
 import paragrad as pg
 
+from . import script_runs
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "bench" / "third_party" / "time_sequence_prediction"
 NUMPY_DRAWS = Path(__file__).parent / "scripts" / "numpy_draws.py"
-
-
-def _run(args, cwd, env=None):
-    # one thread: on a small shared CPU the BLAS and torch thread pools only slow these small
-    # GEMMs down (a paragrad closure here: 0.24 s with one OpenBLAS thread, 2.1 s with two)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
-    r = subprocess.run([sys.executable, *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                       timeout=300, env=env)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
 
 
 def _sine_waves():
@@ -50,7 +39,7 @@ def _losses(out):
 def test_generate_and_train_as_torch(tmp_path):
     ours, theirs = tmp_path / "paragrad", tmp_path / "torch"
     ours.mkdir(), theirs.mkdir()
-    _run(["-m", "paragrad", "run", EXAMPLE / "generate_sine_wave.py"], cwd=ours)
+    script_runs.run("paragrad", [EXAMPLE / "generate_sine_wave.py"], ours)
     data = pg.load(ours / "traindata.pt")              # a NumPy array, as torch.save was given
     np.testing.assert_array_equal(data, _sine_waves())
 
@@ -58,10 +47,10 @@ def test_generate_and_train_as_torch(tmp_path):
     pg.save(small, ours / "traindata.pt")
     torch.save(small, theirs / "traindata.pt")
     args = [NUMPY_DRAWS, EXAMPLE / "train.py", "--steps", "1"]
-    got = _losses(_run(["-m", "paragrad", "run", *args], cwd=ours))
+    got = _losses(script_runs.run("paragrad", args, ours))
     # torch >= 2.6 loads only tensors by default, not the NumPy array the example saves: its
     # documented switch restores the old default (paragrad's weights_only load admits plain arrays)
-    want = _losses(_run(args, cwd=theirs, env={"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}))
+    want = _losses(script_runs.run("torch", args, theirs, env={"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}))
     assert len(got[0]) == len(want[0]) == 20 and len(got[1]) == len(want[1]) == 1
     assert want[0][-1] < 0.1 * want[0][0], "the step should train"
     np.testing.assert_allclose(got[0], want[0], rtol=1e-9, err_msg="training losses")
