@@ -37,15 +37,20 @@ def run_script(script, args):
         pass
 
 
+def stub_tensorboard():
+    """Real torch gets the do-nothing SummaryWriter that `paragrad run` gives: logging costs
+    neither framework anything (and the tensorboard package need not be installed)."""
+    sys.modules["torch.utils.tensorboard"] = importlib.import_module("paragrad.as_torch.tensorboard")
+
+
 def main():
     framework, steps, result_path, script, *script_args = sys.argv[1:]
     steps = int(steps)
     if framework == "paragrad":
         from paragrad.as_torch import install
         install()               # (its torch.utils.tensorboard does nothing)
-    else:   # the same do-nothing SummaryWriter: logging costs neither framework anything (and
-        # the tensorboard package need not be installed)
-        sys.modules["torch.utils.tensorboard"] = importlib.import_module("paragrad.as_torch.tensorboard")
+    else:
+        stub_tensorboard()
     import torch
 
     starts, losses = [], []
