@@ -61,7 +61,8 @@ class Counter:
                 counter.depth -= 1
             end = time.perf_counter()
             counter.count(name, args, out, None if counter.depth else end - start)
-            counter.own += time.perf_counter() - end
+            if not counter.depth:       # (a nested call's counting is inside its caller's time)
+                counter.own += time.perf_counter() - end
             return out
         return run
 

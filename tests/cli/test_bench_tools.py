@@ -1,12 +1,15 @@
 """bench/scripts.py end to end on the CPU, on its shortest script: one column per
 --paragrad-env setting beside torch's, each setting reaching paragrad's process (one that
 stops Python from starting fails that column alone, naming it), and the JSON rows; and
-bench/script_calls.py's count of a step's backend calls; bench/op_overhead.py's --rounds."""
+bench/script_calls.py's count of a step's backend calls and their host time; bench/op_overhead.py's
+--rounds; on the GPU, bench/script_kernels.py's count of a step's kernels."""
 import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -79,3 +82,34 @@ def test_op_overhead_rounds_keep_each_frameworks_fastest_alternating():
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "op_overhead.py"), "--rounds", "0"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--rounds must be at least 1" in proc.stderr
+
+
+def test_script_calls_host_time_splits_a_step_between_the_backend_and_the_layers_above(tmp_path):
+    """--host-time: no profile, the backend's host time a step (in total and per method) and
+    the rest of the step's time, per backend call."""
+    script = REPO / "bench" / "third_party" / "regression" / "main.py"
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "script_calls.py"), "--host-time", "--from", "2",
+                           "--to", "6", str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = proc.stdout
+    assert "Ordered by" not in text and "host time a step: backend" in text, text
+    line = next(x for x in text.splitlines() if x.startswith("host time a step"))
+    backend_ms, above_ms = [float(w) for w in line.replace(",", " ").split() if w.replace(".", "").isdigit()][:2]
+    assert backend_ms > 0 and above_ms > 0, line
+    matmul = next(x for x in text.splitlines() if x.endswith(" matmul")).split()
+    assert float(matmul[0]) >= 1 and float(matmul[2]) > 0 and float(matmul[3]) > 0, matmul  # calls, us, ms
+
+
+@pytest.mark.gpu
+def test_script_kernels_counts_a_steps_gpu_launches_for_both_frameworks(tmp_path):
+    """bench/script_kernels.py on the GPU: torch's and paragrad's kernels of makemore's bigram
+    steps, counted per step by the CUDA profiling interface."""
+    makemore = REPO / "bench" / "third_party" / "makemore"
+    for framework in ("torch", "paragrad"):
+        proc = subprocess.run([sys.executable, str(REPO / "bench" / "script_kernels.py"), framework, "--from", "3",
+                               "--to", "6", str(makemore / "makemore.py"), "-i", str(makemore / "names.txt"),
+                               "-o", str(tmp_path), "--type", "bigram", "--num-workers", "0", "--max-steps", "10",
+                               "--device", "cuda"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        line = next(x for x in proc.stdout.splitlines() if x.startswith("steps 3..5"))
+        assert float(line.split(", ")[1].split()[0]) > 3, line      # launches a step (a GEMM, a loss, its backward...)
