@@ -1,7 +1,8 @@
 """The nccl backend on one GPU, world size 1 without a launcher: every collective against
 NumPy, async handles, argument errors, and an all_reduce inside a pg.jit step, captured and
 replayed; and, on a machine with several GPUs, every collective on 2 ranks and on
-$PARAGRAD_TEST_NPROC ranks (the CPU suite's worker with CUDA tensors). Marked `gpu`
+$PARAGRAD_TEST_NPROC ranks (the CPU suite's workers with CUDA tensors: the collectives and
+ZeroRedundancyOptimizer). Marked `gpu`
 (scripts/gpu-check, scripts/multi-gpu-check)."""
 import numpy as np
 import pytest
@@ -120,3 +121,11 @@ def test_every_collective_on_several_gpus(nproc):
     need_gpus(nproc)
     ranks = run_ranks(nproc, "collectives_worker.py", "nccl", limit=180 + 20 * nproc)
     assert ranks.returncode == 0 and ranks.stdout.count("checks ok") == nproc, ranks
+
+
+@pytest.mark.parametrize("nproc", gpu_rank_counts())
+def test_zero_redundancy_optimizer_on_several_gpus(nproc):
+    """workers/zero_worker.py over nccl: sharded AdamW and SGD equal the unsharded ones."""
+    need_gpus(nproc)
+    ranks = run_ranks(nproc, "zero_worker.py", "nccl", limit=180 + 20 * nproc)
+    assert ranks.returncode == 0 and ranks.stdout.count("zero checks ok") == nproc, ranks
