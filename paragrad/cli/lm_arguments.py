@@ -33,6 +33,10 @@ def add_train_flags(t):
                    help="total iterations of the run, counting those a --resume checkpoint has done")
     g.add_argument("--beta1", type=below_one, default=None, help="AdamW beta1 (default 0.9)")
     g.add_argument("--beta2", type=below_one, default=None, help="AdamW beta2 (default 0.99)")
+    g.add_argument("--grad-accum", type=positive_int, default=None,
+                   help="micro-batches of --batch-size whose gradients make one step (nanoGPT's "
+                        "gradient_accumulation_steps; default 1); with several ranks the gradients are "
+                        "averaged across them once a step, on the last micro-batch")
     g.add_argument("--grad-clip", type=nonnegative_float, default=None,
                    help="clip the gradient norm to this (default 1.0; 0: no clipping)")
     g.add_argument("--eval-interval", type=positive_int, default=None,

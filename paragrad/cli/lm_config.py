@@ -19,15 +19,15 @@ LM_DATASETS = {"shakespeare": "char", "tinystories": "bpe"}     # dataset -> tok
 # flags only image runs take, and flags only language-model runs take (each refused by the other)
 IMAGE_ONLY = ("model", "hidden", "epochs", "optimizer", "schedule", "limit", "test_limit")
 LM_ONLY = ("n_layer", "n_head", "n_embd", "block_size", "dropout", "bias", "min_lr", "warmup_iters",
-           "lr_decay_iters", "max_iters", "beta1", "beta2", "grad_clip", "eval_interval",
+           "lr_decay_iters", "max_iters", "beta1", "beta2", "grad_accum", "grad_clip", "eval_interval",
            "eval_iters", "vocab_size")
 MODEL_FLAGS = ("n_layer", "n_head", "n_embd", "block_size", "dropout", "bias")
 # what makes the run what it is: kept on --resume (max_iters and the eval cadence may change)
 LM_RUN_FLAGS = (*MODEL_FLAGS, "vocab_size", "batch_size", "lr", "min_lr", "warmup_iters", "lr_decay_iters",
-                "weight_decay", "beta1", "beta2", "grad_clip", "seed", "precision")
+                "weight_decay", "beta1", "beta2", "grad_accum", "grad_clip", "seed", "precision")
 
 _COMMON = {"lr": 1e-3, "min_lr": 1e-4, "warmup_iters": 100, "weight_decay": 0.1, "beta1": 0.9,
-           "beta2": 0.99, "grad_clip": 1.0, "eval_interval": 250, "seed": 0, "bias": False}
+           "beta2": 0.99, "grad_accum": 1, "grad_clip": 1.0, "eval_interval": 250, "seed": 0, "bias": False}
 _CUDA = {"n_layer": 6, "n_head": 6, "n_embd": 384, "block_size": 256, "batch_size": 64,
          "dropout": 0.2, "max_iters": 5000, "eval_iters": 200, "precision": "bf16"}
 _CPU = {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 64, "batch_size": 12,
@@ -65,6 +65,8 @@ def resolve_lm(args):
         check_config(args.resume, state, "--resume")
         for name in (*LM_RUN_FLAGS, "max_iters", "eval_interval", "eval_iters"):
             given, kept = getattr(args, name), run.get(name)
+            if name == "grad_accum" and kept is None:
+                kept = 1        # (a run recorded before the flag existed)
             if name == "lr_decay_iters" and kept in (None, run.get("max_iters")):
                 kept = None     # the cosine followed --max-iters: a new total stretches it (as image runs do)
             elif name in LM_RUN_FLAGS and given is not None and given != kept:

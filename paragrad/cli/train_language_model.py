@@ -10,6 +10,7 @@ and read where the loop reads anyway (progress redraws, evaluations): see diverg
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from pathlib import Path
@@ -53,15 +54,24 @@ def lr_at(it, args):
 
 
 def make_step(model, opt, args, generator, scaler, watch):
-    """One iteration on windows of `tokens` (its argument, so that pg.jit captures on its device),
-    its loss recorded in `watch` (a LossWatch); returns the loss tensor. No host reads: the whole
-    step can be one CUDA graph."""
+    """One iteration on windows of `tokens` (its argument, so that pg.jit captures on its device):
+    --grad-accum micro-batches, each's loss divided by their count so that the gradients add up
+    to the mean's, averaged across ranks on the last one only (DistributedDataParallel.no_sync
+    on the others); the micro-batches' mean loss is recorded in `watch` (a LossWatch) and
+    returned. No host reads: the whole step can be one CUDA graph."""
+    micro = args.grad_accum
+
     def train_step(tokens):
-        x, y = random_windows(tokens, args.batch_size, args.block_size, generator)
-        with forward_autocast(args.precision, tokens.device):
-            _, loss = model(x, y)
         opt.zero_grad()
-        scaler.scale(loss).backward()
+        for i in range(micro):
+            x, y = random_windows(tokens, args.batch_size, args.block_size, generator)
+            last = i == micro - 1
+            with contextlib.nullcontext() if last or not hasattr(model, "no_sync") else model.no_sync():
+                with forward_autocast(args.precision, tokens.device):
+                    _, loss = model(x, y)
+                scaler.scale(loss / micro if micro > 1 else loss).backward()
+            total = loss.detach() if i == 0 else total + loss.detach()
+        loss = total / micro if micro > 1 else total
         if args.grad_clip > 0:
             scaler.unscale_(opt)
             clip_grad_norm_(model.parameters(), args.grad_clip)
@@ -193,6 +203,7 @@ def train_language_model(args, ranks=None):
     print(f"training GPT ({model.get_num_params():,} parameters, vocabulary {data.tokenizer.vocab_size}) "
           f"on {len(data.train):,} {args.dataset} tokens, device {args.device}, "
           f"{describe_precision(args.precision)}{', one CUDA graph per step (pg.jit)' if jitted else ''}"
+          f"{f', {args.grad_accum} micro-batches a step' if args.grad_accum > 1 else ''}"
           f"{ranks.describe(args)}")
     watch = LossWatch(args.device)
     step = make_step(train_model, opt, ranks.per_rank(args), generator, scaler, watch)
@@ -253,7 +264,7 @@ def train_language_model(args, ranks=None):
             done = it + 1 - start
             if bar.due(done):       # the loop's only host reads, a few per second at most
                 check_finite(counted_from)
-                bar.update(done, done * args.batch_size, loss=float(loss))    # (rank 0's loss)
+                bar.update(done, done * args.batch_size * args.grad_accum, loss=float(loss))    # (rank 0's loss)
             if (it + 1) % args.eval_interval == 0 or it + 1 == args.max_iters:
                 bar.close()
                 plotted = evaluate(it + 1)

@@ -2,7 +2,10 @@
 resumes where it stopped, and bad flags are refused before anything is written."""
 import math
 
+import numpy as np
 import pytest
+
+from paragrad.io.checkpoint import load_weights
 
 from paragrad.text import load_tokenizer
 from tests.cli.helpers import lm_records, refused, train_shakespeare, train_state
@@ -112,3 +115,27 @@ def test_resuming_with_more_iterations_stretches_the_cosine(tmp_path):
     lrs = {r["iter"]: r["lr"] for r in lm_records(out)}
     assert lrs[30] == pytest.approx(1e-4 + 0.5 * (1 + math.cos(math.pi * 25 / 35)) * 9e-4)
     assert lrs[30] > 1e-4 and lrs[40] == pytest.approx(1e-4)
+
+
+def test_gradient_accumulation_steps_as_one_batch_of_all_its_micro_batches(tmp_path, capsys):
+    """--batch-size 4 --grad-accum 2 draws the same 8 windows a step as --batch-size 8 (one
+    generator, drawn in turn) and averages their gradients: the same run, to rounding."""
+    whole, accumulated = tmp_path / "whole", tmp_path / "accumulated"
+    bars = []
+    for out, flags in ((whole, ("--batch-size", "8")), (accumulated, ("--grad-accum", "2"))):
+        assert train_shakespeare(out, "--max-iters", "20", *flags) == 0
+        bars.append(capsys.readouterr().err.splitlines()[-1])
+    # the step's loss is the mean over its micro-batches: the whole batch's
+    assert bars[0].split(" loss ")[1].split()[0] == bars[1].split(" loss ")[1].split()[0], bars
+    # (the evaluations draw --batch-size windows, 8 and 4: their losses differ; the weights don't)
+    (ones, _), (twos, _) = load_weights(whole / "ckpt.safetensors"), load_weights(accumulated / "ckpt.safetensors")
+    assert ones.keys() == twos.keys()
+    for name in ones:
+        np.testing.assert_allclose(twos[name].numpy(), ones[name].numpy(), rtol=1e-4, atol=1e-6, err_msg=name)
+    two = lm_records(accumulated)
+    assert [r["iter"] for r in two] == [0, 10, 20] and two[-1]["val_loss"] < two[0]["val_loss"]
+    assert train_state(accumulated / "ckpt.safetensors")["extra"]["run"]["grad_accum"] == 2
+    capsys.readouterr()
+    refused(capsys, "train", "shakespeare", "--resume", accumulated / "ckpt.safetensors", "--grad-accum", "4",
+            "--max-iters", "30", naming=["--grad-accum 4", "--grad-accum 2"])
+    refused(capsys, "train", "mnist", "--grad-accum", "2", naming=["--grad-accum is for language models"])

@@ -114,6 +114,18 @@ def test_a_language_model_trains_on_two_ranks(tmp_path):
     assert {"ckpt.safetensors", "best.safetensors", "tokenizer.json"} <= {p.name for p in out.iterdir()}
 
 
+def test_gradient_accumulation_on_two_ranks_trains(tmp_path):
+    """--grad-accum 2 under DistributedDataParallel: the first micro-batch's backward inside
+    no_sync (no all-reduce), the second's averages the accumulated gradients."""
+    out = tmp_path / "lm"
+    data = shared_data_file("tinyshakespeare/input.txt").parent.parent
+    ranks = train_on(2, "shakespeare", "--data-dir", data, "--out", out, *TINY_GPT, "--max-iters", "20",
+                     "--grad-accum", "2")
+    assert "2 micro-batches a step, 2 rank(s) of batch 2, DistributedDataParallel" in ranks.stdout, ranks
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in rows] == [0, 10, 20] and rows[-1]["val_loss"] < rows[0]["val_loss"]
+
+
 def test_a_batch_the_ranks_cannot_share_is_refused(tmp_path):
     ranks = run_ranks(2, "train_worker.py", "train", *mnist_flags(tmp_path / "o", "--batch-size", "51"),
                       limit=60)
