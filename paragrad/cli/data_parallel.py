@@ -51,6 +51,10 @@ def add_flags(t):
     g.add_argument("--sync-every", type=positive_int, default=None, metavar="N",
                    help="LocalSGD: each rank steps on its own, the parameters are averaged every N "
                         "steps (with --diloco: DiLoCo's H, default 50)")
+    g.add_argument("--zero", action="store_true", default=None,
+                   help="ZeRO-1 (with DistributedDataParallel): each rank keeps the optimizer state of "
+                        "its share of the parameters and updates that share (ZeroRedundancyOptimizer); "
+                        "the updates and checkpoints are the unsharded optimizer's")
     g.add_argument("--diloco", action="store_true", default=None,
                    help="DiLoCo: every --sync-every steps an outer SGD step (lr 0.7, Nesterov "
                         "momentum 0.9) on the ranks' averaged parameter change")
@@ -119,6 +123,11 @@ class Ranks:
                                  f"this is {self.world}; launch it with -n {trained_on} to continue it")
         if args.diloco and args.sync_every is None:
             args.sync_every = DILOCO_SYNC_EVERY
+        if args.zero and (args.sync_every or self.world == 1):
+            raise UsageError("--zero shards the optimizer state over the ranks of a DistributedDataParallel "
+                             "run: " + ("not with --sync-every or --diloco, whose ranks step on their own"
+                                        if args.sync_every else "launch several ranks (one process has "
+                                        "nothing to shard it over)"))
         if args.batch_size % self.world:
             raise UsageError(f"--batch-size {args.batch_size} is the global batch and must divide "
                              f"evenly over the {self.world} ranks (world size {self.world}): pass a "
@@ -134,7 +143,7 @@ class Ranks:
         if not self.grouped:
             return ""
         scheme = ("DiLoCo" if args.diloco else "LocalSGD") + f" every {args.sync_every} steps" \
-            if args.sync_every else "DistributedDataParallel"
+            if args.sync_every else "DistributedDataParallel" + (", ZeRO-1 optimizer state" if args.zero else "")
         return f", {self.world} rank(s) of batch {args.batch_size // self.world}, {scheme}"
 
     def per_rank(self, args):
@@ -168,6 +177,23 @@ class Ranks:
         """Before an evaluation or a checkpoint: every rank holds the common model."""
         if self.scheme is not None:
             self.scheme.synchronize()
+
+    def optimizer(self, opt, args):
+        """The optimizer the run steps: opt, or with --zero a ZeroRedundancyOptimizer of opt's
+        class, groups and settings."""
+        if not args.zero:
+            return opt
+        import inspect
+
+        from ..distributed.optim import ZeroRedundancyOptimizer
+        takes = inspect.signature(type(opt)).parameters     # (defaults may hold more: AdamW's decoupling)
+        return ZeroRedundancyOptimizer([dict(g) for g in opt.param_groups], type(opt),
+                                       **{k: v for k, v in opt.defaults.items() if k in takes})
+
+    def before_checkpoint(self, opt):
+        """On every rank, before rank 0 saves a checkpoint: a sharded optimizer's state gathered there."""
+        if hasattr(opt, "consolidate_state_dict"):
+            opt.consolidate_state_dict(to=0)
 
     def checkpointed(self, opt):
         """What the checkpoint saves and restores as 'the optimizer': DiLoCo's inner and outer

@@ -169,7 +169,7 @@ def _train_images(args, ranks):
     manual_seed(args.seed)
     train_ds, test_ds = load_splits(args.dataset, data_dir, args.limit, args.test_limit)
     model = build_model(config).to(args.device)
-    opt = build_optimizer(args.optimizer, model.parameters(), args.lr, args.weight_decay)
+    opt = ranks.optimizer(build_optimizer(args.optimizer, model.parameters(), args.lr, args.weight_decay), args)
     shuffle_gen = Generator().manual_seed(args.seed)
     generators, augment = [shuffle_gen], None
     if args.dataset == "cifar10":
@@ -250,6 +250,7 @@ def _train_images(args, ranks):
         print(f"epoch {epoch + 1}: train loss {rec['train_loss']:.4f}, test accuracy {100 * acc:.2f}%, "
               f"{rec['seconds']:.1f}s")
         ckpt = checkpoint_path(out, epoch + 1)
+        ranks.before_checkpoint(opt)
         if not ranks.main:
             continue
         checkpoint.save(ckpt, model, ranks.checkpointed(opt), sched, step=(epoch + 1) * len(loader),

@@ -175,7 +175,8 @@ def train_language_model(args, ranks=None):
     if not ranks.main:      # the same initial weights on every rank, its own dropout
         manual_seed(ranks.seed(args.seed))
     dev_type = model.lm_head.weight.device.type
-    opt = model.configure_optimizers(args.weight_decay, args.lr, (args.beta1, args.beta2), dev_type)
+    opt = ranks.optimizer(model.configure_optimizers(args.weight_decay, args.lr, (args.beta1, args.beta2), dev_type),
+                          args)
     scaler = grad_scaler(args.precision, args.device)
     generator = Generator(args.device).manual_seed(ranks.seed(args.seed))    # this rank's windows
     train_model = ranks.wrap(model, opt, args)
@@ -234,6 +235,7 @@ def train_language_model(args, ranks=None):
         if not weights_finite(model):
             raise Diverged(f"the weights became non-finite by iteration {it}; training stopped without "
                            f"saving them, {kept(saved)} (a lower --lr may help)")
+        ranks.before_checkpoint(opt)
         if not ranks.main:      # rank 0 evaluates, on the batches a single process would
             return True
         losses = estimator.estimate()

@@ -126,6 +126,39 @@ def test_gradient_accumulation_on_two_ranks_trains(tmp_path):
     assert [r["iter"] for r in rows] == [0, 10, 20] and rows[-1]["val_loss"] < rows[0]["val_loss"]
 
 
+def test_zero_shards_the_optimizer_state_and_trains_and_resumes_as_without_it(tmp_path, capsys):
+    """--zero: ZeroRedundancyOptimizer over the two ranks gives the unsharded AdamW's weights; its
+    checkpoints hold the whole optimizer state (gathered on rank 0), and a resume shards it again."""
+    data = shared_data_file("tinyshakespeare/input.txt").parent.parent
+    flags = ("shakespeare", "--data-dir", data, *TINY_GPT)
+    plain, zero = tmp_path / "plain", tmp_path / "zero"
+    train_on(2, *flags, "--out", plain, "--max-iters", "20")
+    ranks = train_on(2, *flags, "--out", zero, "--max-iters", "20", "--zero")
+    assert "DistributedDataParallel, ZeRO-1 optimizer state" in ranks.stdout, ranks
+    _same_weights(plain, zero)
+    saved = train_state(zero / "ckpt.safetensors")
+    assert saved["step"] == 20
+    train_on(2, *flags, "--out", plain, "--resume", plain / "ckpt.safetensors", "--max-iters", "30")
+    train_on(2, *flags, "--out", zero, "--resume", zero / "ckpt.safetensors", "--max-iters", "30", "--zero")
+    _same_weights(plain, zero)
+    refused(capsys, "train", *flags, "--zero", "--out", tmp_path / "x", naming=["--zero", "launch several ranks"])
+
+
+def test_zero_on_an_image_run_trains_as_without_it(ddp_run, tmp_path):
+    out, _ = ddp_run
+    ranks = train_on(2, *mnist_flags(tmp_path / "zero", "--epochs", "1", "--zero"))
+    assert "ZeRO-1 optimizer state" in ranks.stdout, ranks
+    assert without_time(records(tmp_path / "zero")) == without_time(records(out))
+
+
+def _same_weights(a, b):
+    from paragrad.io.checkpoint import load_weights
+    (wa, _), (wb, _) = load_weights(a / "ckpt.safetensors"), load_weights(b / "ckpt.safetensors")
+    assert wa.keys() == wb.keys()
+    for name in wa:
+        assert wa[name].numpy().tobytes() == wb[name].numpy().tobytes(), name
+
+
 def test_a_batch_the_ranks_cannot_share_is_refused(tmp_path):
     ranks = run_ranks(2, "train_worker.py", "train", *mnist_flags(tmp_path / "o", "--batch-size", "51"),
                       limit=60)

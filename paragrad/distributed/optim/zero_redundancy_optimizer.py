@@ -18,6 +18,7 @@ import pickle
 
 import numpy as np
 
+from ... import capture
 from ...ops.creation import tensor
 from ...optim.optimizer import Optimizer
 from ...tensor import Tensor
@@ -53,6 +54,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         self.optim = optimizer_class([self._deal(g) for g in self.param_groups], **defaults)
         self._sync(self.optim.param_groups, self.param_groups)     # (the class's own defaults too)
         self.state = self.optim.state
+        capture.track(self)     # (a pg.jit replay runs no step(): the lr reaches the device here)
 
     def add_param_group(self, param_group):
         """Add a group on every rank (call it on all of them): its parameters are dealt out
@@ -77,6 +79,12 @@ class ZeroRedundancyOptimizer(Optimizer):
     def _sync(source_groups, target_groups):
         for source, target in zip(source_groups, target_groups):
             target.update({k: v for k, v in source.items() if k != "params"})
+
+    def sync_device_state(self):
+        """Before a pg.jit capture or replay: the groups' settings (a scheduler's lr) handed to
+        the local optimizer, which writes its learning rates into their device buffers."""
+        self._sync(self.param_groups, self.optim.param_groups)
+        self.optim.sync_device_state()
 
     def step(self, closure=None):
         """The local optimizer's step on this rank's parameters, then every parameter
