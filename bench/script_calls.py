@@ -22,10 +22,9 @@ import cProfile
 import inspect
 import io
 import pstats
-import sys
 import time
 
-from script_steps import Enough, run_script
+from script_steps import step_window
 
 ELEMENTWISE = {"binary", "unary", "where", "cast", "fast_relu_backward", "fast_sigmoid_backward",
                "fast_tanh_backward"}
@@ -100,32 +99,21 @@ def main():
     else:
         from paragrad.backends.cpu import CPUBackend as cls
     counter = Counter(cls)
-    prof, seen, window = cProfile.Profile(), [0], {}
-    backward = torch.Tensor.backward
+    prof = cProfile.Profile()
     sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
 
-    def counted_backward(self, *args, **kwargs):
-        seen[0] += 1
-        if seen[0] == a.first:
-            sync()
-            window["start"] = time.perf_counter()
-            counter.on = True
-            if not a.host_time:
-                prof.enable()
-        if seen[0] == a.to:
-            if not a.host_time:
-                prof.disable()
-            counter.on = False
-            sync()
-            window["seconds"] = time.perf_counter() - window["start"]
-            raise Enough
-        return backward(self, *args, **kwargs)
+    def begin():
+        counter.on = True
+        if not a.host_time:
+            prof.enable()
 
-    torch.Tensor.backward = counted_backward
-    run_script(a.script, a.args)        # (the TO-th step stops it)
-    if "seconds" not in window:
-        sys.exit(f"script_calls: the script ran {seen[0]} steps, fewer than --to {a.to}")
-    report = render(a, counter, prof, window["seconds"])
+    def end():
+        if not a.host_time:
+            prof.disable()
+        counter.on = False
+
+    seconds = step_window(torch, a.script, a.args, a.first, a.to, begin, end, sync, "script_calls")
+    report = render(a, counter, prof, seconds)
     if a.out:
         with open(a.out, "w") as f:
             f.write(report)

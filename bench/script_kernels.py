@@ -19,9 +19,8 @@ import json
 import os
 import sys
 import tempfile
-import time
 
-from script_steps import Enough, run_script, stub_tensorboard
+from script_steps import step_window, stub_tensorboard
 
 GPU_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
 
@@ -79,29 +78,22 @@ def main():
     else:
         stub_tensorboard()
     import torch
-    seen, window, recording = [0], {}, []
-    backward = torch.Tensor.backward
+    recording = []
+    profiling = real.active if a.framework == "paragrad" else contextlib.nullcontext
 
-    def recorded_backward(self, *args, **kwargs):
-        seen[0] += 1
-        if seen[0] in (a.first, a.to):
-            torch.cuda.synchronize()
-            with real.active() if a.framework == "paragrad" else contextlib.nullcontext():
-                if seen[0] == a.first:
-                    recording.append(real.profile(activities=[real.activity]))
-                    recording[0].__enter__()
-                    window["start"] = time.perf_counter()
-                else:
-                    window["seconds"] = time.perf_counter() - window["start"]
-                    recording[0].__exit__(None, None, None)
-                    raise Enough
-        return backward(self, *args, **kwargs)
+    def begin():
+        with profiling():
+            recording.append(real.profile(activities=[real.activity]))
+            recording[0].__enter__()
 
-    torch.Tensor.backward = recorded_backward
-    run_script(a.script, a.args)        # (the TO-th step stops it)
-    if "seconds" not in window:
-        sys.exit(f"script_kernels: the script ran {seen[0]} steps, fewer than --to {a.to}")
-    print(render(a, recording[0], window["seconds"]))
+    def end():
+        torch.cuda.synchronize()        # (every kernel of the window done before the recording stops)
+        with profiling():
+            recording[0].__exit__(None, None, None)
+
+    seconds = step_window(torch, a.script, a.args, a.first, a.to, begin, end, torch.cuda.synchronize,
+                          "script_kernels")
+    print(render(a, recording[0], seconds))
 
 
 def render(a, prof, seconds):

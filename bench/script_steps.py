@@ -37,6 +37,33 @@ def run_script(script, args):
         pass
 
 
+def step_window(torch, script, args, first, to, begin, end, sync, tool):
+    """Run script (under `torch`, real or paragrad's) until its to-th backward call: sync()
+    then begin() at the first-th, end() then sync() at the to-th, where the script stops.
+    -> the seconds between, or exit naming `tool` if the script ran fewer steps."""
+    seen, window = [0], {}
+    backward = torch.Tensor.backward
+
+    def windowed_backward(self, *a, **kw):
+        seen[0] += 1
+        if seen[0] == first:
+            sync()
+            begin()
+            window["start"] = time.perf_counter()
+        if seen[0] == to:
+            end()
+            sync()
+            window["seconds"] = time.perf_counter() - window["start"]
+            raise Enough
+        return backward(self, *a, **kw)
+
+    torch.Tensor.backward = windowed_backward
+    run_script(script, args)
+    if "seconds" not in window:
+        sys.exit(f"{tool}: the script ran {seen[0]} steps, fewer than --to {to}")
+    return window["seconds"]
+
+
 def stub_tensorboard():
     """Real torch gets the do-nothing SummaryWriter that `paragrad run` gives: logging costs
     neither framework anything (and the tensorboard package need not be installed)."""
