@@ -45,7 +45,6 @@ class ZeroRedundancyOptimizer(Optimizer):
         if process_group is not None and process_group is not default_group():
             raise RuntimeError("ZeroRedundancyOptimizer: only the default process group is supported")
         self._rank, self._world = get_rank(), get_world_size()
-        self._optimizer_class = optimizer_class
         self.optim = None
         self._sizes = [0] * self._world         # elements dealt to each rank so far
         self._owner = {}                        # id(parameter) -> its rank

@@ -1,9 +1,10 @@
 """ZeroRedundancyOptimizer against the unsharded optimizer on every rank (`zero_worker.py`: mpi,
-CPU tensors; `zero_worker.py nccl`: CUDA tensors, one GPU a rank):
-the same averaged gradients, bit-for-bit equal parameters after each step (AdamW and SGD with
-momentum, two parameter groups, a scheduler's lr), each rank holding the state of its own
-parameters only, the consolidated state dict equal to the unsharded one, and a load of that
-dict continuing as the unsharded optimizer does. Prints "rank R: zero checks ok"."""
+CPU tensors; `zero_worker.py nccl`: CUDA tensors, one GPU a rank): the same averaged gradients,
+bit-for-bit equal parameters after each step (AdamW and SGD with momentum, two parameter groups,
+in one run the second added by add_param_group, a scheduler's lr), each rank holding the state of
+its own parameters only, the consolidated state dict equal to the unsharded one, a load of that
+dict continuing as the unsharded optimizer does, and the refused options. Prints "rank R: zero
+checks ok"."""
 import datetime
 import sys
 
@@ -45,10 +46,13 @@ def same(a, b, what):
     assert np.array_equal(a, b), f"rank {rank}: {what}: {a} != {b}"
 
 
-def check(optimizer_class, **hyper):
+def check(optimizer_class, added=False, **hyper):
+    """added: the sharded optimizer gets its second group from add_param_group."""
     ref_model, zero_model = model(), model()
     ref = optimizer_class(groups(ref_model), **hyper)
-    zero = ZeroRedundancyOptimizer(groups(zero_model), optimizer_class, **hyper)
+    zero = ZeroRedundancyOptimizer(groups(zero_model)[:1] if added else groups(zero_model), optimizer_class, **hyper)
+    if added:
+        zero.add_param_group(groups(zero_model)[1])
     scheds = [pg.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5) for o in (ref, zero)]
     for s in range(5):
         step(ref_model, ref, scheds[0], s)
@@ -99,5 +103,6 @@ for refused, words in (({"overlap_with_ddp": True}, "overlap_with_ddp=True"), ({
     except RuntimeError as e:
         assert words in str(e), e
 check(pg.optim.SGD, lr=0.05, momentum=0.9)
+check(pg.optim.AdamW, added=True, lr=0.01)
 print(f"rank {rank}: zero checks ok", flush=True)
 dist.destroy_process_group()
