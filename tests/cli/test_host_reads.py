@@ -56,8 +56,9 @@ def test_a_cifar10_resnet_step_with_augmentation_reads_nothing(counting_device):
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_a_language_model_step_reads_nothing(counting_device, precision):
-    """`paragrad train shakespeare`'s step (windows drawn on the device, GPT forward and loss,
-    gradient clipping) as train_language_model builds it; SGD stands in for the fused AdamW."""
+    """`paragrad train shakespeare`'s step (windows drawn on the device, GPT forward and loss over
+    two accumulated micro-batches, gradient clipping) as train_language_model builds it; SGD
+    stands in for the fused AdamW."""
     import numpy as np
 
     import paragrad as pg
@@ -66,7 +67,7 @@ def test_a_language_model_step_reads_nothing(counting_device, precision):
     from paragrad.cli.precision import grad_scaler
     from paragrad.cli.train_language_model import make_step
     from paragrad.random import Generator
-    args = SimpleNamespace(batch_size=4, block_size=8, precision=precision, grad_clip=1.0)
+    args = SimpleNamespace(batch_size=4, block_size=8, precision=precision, grad_clip=1.0, grad_accum=2)
     model = build_gpt({"vocab_size": 20, "n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 8,
                        "dropout": 0.1, "bias": False}).to("cuda")
     opt = pg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
