@@ -148,7 +148,8 @@ def test_zero_on_an_image_run_trains_as_without_it(ddp_run, tmp_path):
     out, _ = ddp_run
     ranks = train_on(2, *mnist_flags(tmp_path / "zero", "--epochs", "1", "--zero"))
     assert "ZeRO-1 optimizer state" in ranks.stdout, ranks
-    assert without_time(records(tmp_path / "zero")) == without_time(records(out))
+    # (its first epoch: another test may have resumed the fixture's run for a second)
+    assert without_time(records(tmp_path / "zero")) == without_time(records(out)[:1])
 
 
 def _same_weights(a, b):
