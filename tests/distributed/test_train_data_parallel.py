@@ -141,6 +141,10 @@ def test_zero_shards_the_optimizer_state_and_trains_and_resumes_as_without_it(tm
     train_on(2, *flags, "--out", plain, "--resume", plain / "ckpt.safetensors", "--max-iters", "30")
     train_on(2, *flags, "--out", zero, "--resume", zero / "ckpt.safetensors", "--max-iters", "30", "--zero")
     _same_weights(plain, zero)
+    # with --grad-accum: no_sync on the first micro-batch, then the sharded step
+    train_on(2, *flags, "--out", tmp_path / "plain2", "--max-iters", "10", "--grad-accum", "2")
+    train_on(2, *flags, "--out", tmp_path / "zero2", "--max-iters", "10", "--grad-accum", "2", "--zero")
+    _same_weights(tmp_path / "plain2", tmp_path / "zero2")
     refused(capsys, "train", *flags, "--zero", "--out", tmp_path / "x", naming=["--zero", "launch several ranks"])
 
 
