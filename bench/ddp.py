@@ -1,5 +1,6 @@
-"""Data-parallel MNIST-MLP training on the CPU: paragrad's DistributedDataParallel, LocalSGD and
-DiLoCo beside PyTorch's DistributedDataParallel (gloo), with 1 and 2 processes, in one run.
+"""Data-parallel MNIST-MLP training on the CPU: paragrad's DistributedDataParallel, LocalSGD,
+DiLoCo and DDP with ZeroRedundancyOptimizer (ZeRO-1) beside PyTorch's DistributedDataParallel
+(gloo), with and without its ZeroRedundancyOptimizer, with 1 and 2 processes, in one run.
 
     python bench/ddp.py [--steps 1000] [--batch 64] [--nprocs 1,2] [--rounds 3]
 
@@ -16,7 +17,10 @@ It reports, per scheme and process count:
                 multiple of 50 ends LocalSGD N=10 and DiLoCo H=50 on a synchronization);
   bytes/step    what one rank hands to collectives per step: paragrad's bytes_communicated()
                 over the run (construction excluded); for torch the gradient bytes of its one
-                all-reduce per step (the parameters' bytes: DDP reduces every gradient once).
+                all-reduce per step (the parameters' bytes: DDP reduces every gradient once),
+                with ZeRO-1 plus the bytes of rank 0's share, which it broadcasts;
+  state bytes   the optimizer state rank 0 holds (Adam's two moments and step counts): ZeRO-1
+                keeps its share's only.
 paragrad ranks start with paragrad launch's launcher (mpirun), torch ranks as processes of their
 own joined through a TCP rendezvous. Every process runs one BLAS/OpenMP thread, so that two
 processes on a two-core machine don't fight over cores; the speed-up from 1 to 2 processes
@@ -44,7 +48,7 @@ from mnist import build_mlp, init_weights  # noqa: E402  (the MLP and weights of
 
 SIZES = (784, 256, 128, 10)
 WARMUP = 50
-SCHEMES = {"ddp": "DDP", "localsgd": "LocalSGD N=10", "diloco": "DiLoCo H=50"}
+SCHEMES = {"ddp": "DDP", "localsgd": "LocalSGD N=10", "diloco": "DiLoCo H=50", "zero": "DDP + ZeRO-1"}
 ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -68,9 +72,13 @@ def paragrad_worker(scheme, steps, global_batch, data):
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
     model = build_mlp(pg, init_weights(SIZES), "relu", "cpu")
-    opt = pg.optim.Adam(model.parameters(), lr=1e-3)
+    if scheme == "zero":
+        from paragrad.distributed.optim import ZeroRedundancyOptimizer
+        opt = ZeroRedundancyOptimizer(model.parameters(), pg.optim.Adam, lr=1e-3)
+    else:
+        opt = pg.optim.Adam(model.parameters(), lr=1e-3)
     net, stepper = model, opt
-    if scheme == "ddp":
+    if scheme in ("ddp", "zero"):
         net = pg.nn.parallel.DistributedDataParallel(model)
     elif scheme == "localsgd":
         stepper = dist.LocalSGD(model, opt, sync_every=10)
@@ -92,20 +100,31 @@ def paragrad_worker(scheme, steps, global_batch, data):
     if rank == 0:
         with pg.no_grad():
             logits = model(pg.tensor(data["xtest"]))
-        result = {"seconds": seconds, "bytes_per_step": sent,
+        result = {"seconds": seconds, "bytes_per_step": sent, "state_bytes": state_bytes(opt.state),
                   "accuracy": float((logits.argmax(-1).numpy() == data["ytest"]).mean())}
     dist.destroy_process_group()
     return result
 
 
-def torch_worker(steps, global_batch, data, rank, world, port):
+def state_bytes(state):
+    """Bytes of the tensors in an optimizer's per-parameter state (either framework's)."""
+    return sum(v.numel() * v.element_size() for st in state.values() for v in st.values()
+               if hasattr(v, "element_size"))
+
+
+def torch_worker(scheme, steps, global_batch, data, rank, world, port):
     import torch
     import torch.distributed as tdist
     torch.set_num_threads(1)
     tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
     model = build_mlp(torch, init_weights(SIZES), "relu", "cpu")
     net = torch.nn.parallel.DistributedDataParallel(model)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    if scheme == "zero":
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam, lr=1e-3)
+        local = opt.optim
+    else:
+        opt = local = torch.optim.Adam(model.parameters(), lr=1e-3)
     X, Y = torch.from_numpy(data["xtrain"]), torch.from_numpy(data["ytrain"])
     idx = [torch.from_numpy(i) for i in batches(len(data["ytrain"]), global_batch, steps, rank, world)]
 
@@ -120,8 +139,10 @@ def torch_worker(steps, global_batch, data, rank, world, port):
     if rank == 0:
         with torch.no_grad():
             logits = model(torch.from_numpy(data["xtest"]))
+        shared = [p for g in local.param_groups for p in g["params"]] if scheme == "zero" else []
         result = {"seconds": seconds, "accuracy": float((logits.argmax(-1).numpy() == data["ytest"]).mean()),
-                  "bytes_per_step": sum(p.numel() * p.element_size() for p in model.parameters())}
+                  "bytes_per_step": sum(p.numel() * p.element_size() for p in [*model.parameters(), *shared]),
+                  "state_bytes": state_bytes(local.state)}
     tdist.destroy_process_group()
     return result
 
@@ -144,7 +165,7 @@ def worker(args):
     if args.framework == "paragrad":
         result = paragrad_worker(args.scheme, args.steps, args.batch, data)
     else:
-        result = torch_worker(args.steps, args.batch, data, args.rank, args.world, args.port)
+        result = torch_worker(args.scheme, args.steps, args.batch, data, args.rank, args.world, args.port)
     if result is not None:
         Path(args.result).write_text(json.dumps(result))
 
@@ -206,7 +227,8 @@ def main():
           f"other work on this machine slows every row alike only roughly)")
     print(f"run     : MLP {'-'.join(map(str, SIZES))}, Adam lr 1e-3, {args.steps} steps of global batch "
           f"{args.batch} ({args.steps * args.batch:,} samples), one thread per process\n")
-    runs = [("torch", "ddp"), ("paragrad", "ddp"), ("paragrad", "localsgd"), ("paragrad", "diloco")]
+    runs = [("torch", "ddp"), ("paragrad", "ddp"), ("paragrad", "localsgd"), ("paragrad", "diloco"),
+            ("torch", "zero"), ("paragrad", "zero")]
     rounds = {}
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.rounds):
@@ -229,19 +251,19 @@ def main():
 def print_table(results, nprocs):
     ddp_bytes = {n: results["paragrad", "ddp", n]["bytes_per_step"] for n in nprocs}
     print("| framework | scheme | processes | samples/s (median) | range | vs torch DDP | test accuracy | bytes/step | "
-          "fewer bytes than DDP |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "fewer bytes than DDP | state bytes (rank 0) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for n in nprocs:
         torch_rate = results["torch", "ddp", n]["samples_per_second"]
         for (framework, scheme, m), r in results.items():
             if m != n:
                 continue
-            fewer = f"{ddp_bytes[n] / r['bytes_per_step']:.0f}x" if r["bytes_per_step"] else "-"
+            fewer = f"{ddp_bytes[n] / r['bytes_per_step']:.2g}x" if r["bytes_per_step"] else "-"
             lo, hi = r["range"]
             print(f"| {framework} | {SCHEMES[scheme]} | {n} | {r['samples_per_second']:,.0f} | "
                   f"{lo / 1000:,.1f}k-{hi / 1000:,.1f}k | "
                   f"{r['samples_per_second'] / torch_rate:.2f}x | {100 * r['accuracy']:.2f}% | "
-                  f"{r['bytes_per_step']:,.0f} | {fewer} |")
+                  f"{r['bytes_per_step']:,.0f} | {fewer} | {r['state_bytes']:,} |")
     if 1 in nprocs and 2 in nprocs:
         print()
         for framework, scheme in [k[:2] for k in results if k[2] == 2]:
