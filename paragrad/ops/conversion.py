@@ -157,6 +157,11 @@ class PinMemoryBackward0(Node):
         return g
 
 
+def _cuda_usable():
+    from ..backends import is_available        # (pg.cuda.is_available's answer)
+    return is_available("cuda")[0]
+
+
 def pin_memory(x, device=None):
     """x's values in page-locked host memory, which the GPU reads by DMA, so that
     `.to("cuda", non_blocking=True)` of it needn't stage through a buffer of its own (x itself
@@ -165,8 +170,7 @@ def pin_memory(x, device=None):
     check_tensor(x, "pin_memory")
     if x._device.type != "cpu":
         raise RuntimeError(f"cannot pin '{x.type()}' only dense CPU tensors can be pinned")
-    from ..cuda import is_available
-    if not is_available():
+    if not _cuda_usable():
         raise RuntimeError("Cannot access accelerator device when none is available.")
     if is_pinned(x):
         return x
@@ -183,8 +187,7 @@ def is_pinned(x, device=None):
     check_tensor(x, "is_pinned")
     if x._device.type != "cpu":
         return False
-    from ..cuda import is_available
-    if not is_available():
+    if not _cuda_usable():
         return False
     from ..cuda.pinned import is_pinned as pinned
     return pinned(x._data)
