@@ -3,14 +3,18 @@ objects (an nn.Module comes back wrapped in an OptimizedModule whose state_dict 
 `_orig_mod.`, as nanoGPT's checkpoints expect; a function comes back as a new function), so an
 unmodified PyTorch script that calls torch.compile runs under `paragrad run`.
 
-What it does not do yet: compile. The returned callable runs the model eagerly, with the
-results eager code gives, on every device. Capturing a compiled module's forward and backward
-as CUDA graphs is the planned CUDA path; today a whole training step is captured by pg.jit.
+What it compiles: a module called with CUDA tensors runs its forward and backward as captured
+CUDA graphs, one pair per call signature (captured_module.py: the first call warms up, the
+second records, later calls replay; what capture can't take runs eagerly with a warning). On
+the CPU, with disable=True, mode="max-autotune-no-cudagraphs" or backend="eager"/"aot_eager"
+(which ask for no graphs), and for plain functions, the result runs eagerly: a function may
+read parameters that aren't its arguments, whose gradients a captured backward would miss.
 """
 from __future__ import annotations
 
 import functools
 
+from .captured_module import CapturedModule
 from .nn.module import Module
 
 # torch.compile's modes and the backend names a script may pass (torch._dynamo.list_backends())
@@ -24,9 +28,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     in a new function, or, with model None, a decorator that does so; disable=True returns
     model itself. mode must be one of torch's (MODES) and not given with options; backend one
     of BACKENDS, None meaning "inductor" (a callable backend, which torch hands an FX graph, is
-    refused). The result
-    runs model eagerly (see the module's docstring): fullgraph, dynamic and options change
-    nothing."""
+    refused). A module's calls on CUDA run as captured graphs (see the module's docstring);
+    fullgraph, dynamic and options change nothing."""
     if model is None:
         def decorate(model):
             return compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
@@ -46,7 +49,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     if disable:
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model)
+        graphs = mode != "max-autotune-no-cudagraphs" and backend not in ("eager", "aot_eager")
+        return OptimizedModule(model, graphs)
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):
@@ -57,15 +61,18 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
 class OptimizedModule(Module):
     """What compile returns for an nn.Module (torch's OptimizedModule): the original is its
     submodule `_orig_mod` (so state_dict keys start with `_orig_mod.`, parameters are the
-    original's, train()/eval() and to() reach it), calling it runs the original's forward,
-    and attributes it lacks are the original's (model.generate, model.config)."""
+    original's, train()/eval() and to() reach it), calling it runs the original (through
+    captured graphs where `graphs`), and attributes it lacks are the original's
+    (model.generate, model.config)."""
 
-    def __init__(self, mod):
+    def __init__(self, mod, graphs=True):
         super().__init__()
         self._orig_mod = mod
+        object.__setattr__(self, "_captured", CapturedModule(mod) if graphs else None)
 
     def forward(self, *args, **kwargs):
-        return self._orig_mod(*args, **kwargs)
+        captured = self.__dict__.get("_captured")
+        return (captured or self._orig_mod)(*args, **kwargs)
 
     def __getattr__(self, name):
         try:

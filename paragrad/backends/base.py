@@ -283,7 +283,8 @@ class Backend(ABC):
     def step_graph(self, device_index=0):
         """For pg.jit: an object that runs a function eagerly (warmup(fn)), records it into a
         replayable graph that starts by copying its inputs into the static buffers fn reads
-        (capture(fn, name, inputs), inputs: (static, source) buffer pairs), replays it on new
+        (capture(fn, name, inputs, pool), inputs: (static, source) buffer pairs, pool: another
+        graph's `.pool` to allocate from, or None for its own), replays it on new
         sources (replay(sources)) and counts its nodes (num_nodes()) — or None where the device
         has no graphs (pg.jit then runs eagerly)."""
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..backends import backend_for, is_available as _usable
 from .events import Event
+from .graphed_callables import make_graphed_callables
 
 
 def is_available() -> bool:

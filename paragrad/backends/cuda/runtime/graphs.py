@@ -50,12 +50,14 @@ class StepGraph:
     def warmup(self, fn):
         return self._on_side(fn)
 
-    def capture(self, fn, name, inputs=()):
+    def capture(self, fn, name, inputs=(), pool=None):
         """Record fn() into the graph (nothing runs), then run the graph once: -> fn's output.
         inputs: (static, source) buffer pairs; each run of the graph starts from the source
-        copied into the static buffer fn reads, and replay(sources) takes new sources."""
+        copied into the static buffer fn reads, and replay(sources) takes new sources. pool:
+        another graph's `.pool`, for a graph that reads what that one left in its memory (a
+        captured backward reading its forward's activations), else a new one."""
         def record():
-            self.pool = memory.graph_pool()
+            self.pool = pool or memory.graph_pool()
             with cupy.cuda.using_allocator(self.pool.malloc), capture.capturing(name) as kept:
                 self.stream.begin_capture()
                 try:
