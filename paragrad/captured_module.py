@@ -63,9 +63,9 @@ class CapturedModule:
         if sig is None:
             return self.fn(*args, **kwargs)
         if sig is False:
-            sig = self._new_signature(key, device, params)
+            sig, why = self._new_signature(key, device, params)
             if sig is None:
-                return self._eager(key, self._why_not, args, kwargs)
+                return self._eager(key, why, args, kwargs)
         try:
             return sig.call(args, kwargs, tensors)
         except _CantCapture as e:
@@ -84,9 +84,9 @@ class CapturedModule:
         tensors = []
         key, params = self._key(_signature((args, {}), tensors))
         device = _graph_device(tensors)
-        sig = self._new_signature(key, device, params)
+        sig, why = self._new_signature(key, device, params)
         if sig is None:
-            raise RuntimeError(f"{self.name}: {self._why_not}")
+            raise RuntimeError(f"{self.name}: {why}")
         wrt = [t for t in tensors if t.requires_grad] + [p for p in params if p.requires_grad]
         for _ in range(warmup_calls):
             out = sig.call(args, {}, tensors)
@@ -109,20 +109,17 @@ class CapturedModule:
         del out
 
     def _new_signature(self, key, device, params):
-        """A _Signature for key, or None with the reason in _why_not."""
+        """-> (a _Signature for key, None), or (None, why it can't have one)."""
         from .backends import backend_for
-        graph = None
         if len(self._signatures) >= MAX_SIGNATURES:
-            self._why_not = f"more than {MAX_SIGNATURES} argument signatures (shapes, dtypes, modes) were seen"
-        elif self.fn is self.module and any(m._has_hooks() for m in self.module.modules()):
-            self._why_not = "the module has forward or backward hooks, whose Python a replayed graph would skip"
-        else:
-            graph = backend_for(device).step_graph(device.index)
-            self._why_not = f"{device} has no graphs"
+            return None, f"more than {MAX_SIGNATURES} argument signatures (shapes, dtypes, modes) were seen"
+        if self.fn is self.module and any(m._has_hooks() for m in self.module.modules()):
+            return None, "the module has forward or backward hooks, whose Python a replayed graph would skip"
+        graph = backend_for(device).step_graph(device.index)
         if graph is None:
-            return None
+            return None, f"{device} has no graphs"
         sig = self._signatures[key] = _Signature(self, device, params, graph)
-        return sig
+        return sig, None
 
     def _eager(self, key, why, args, kwargs):
         """Run this call eagerly; with a key, every later call of that signature too."""
