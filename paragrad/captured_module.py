@@ -123,12 +123,22 @@ class CapturedModule:
 
     def _eager(self, key, why, args, kwargs):
         """Run this call eagerly; with a key, every later call of that signature too."""
+        self._say_eager(key, why)
+        return self.fn(*args, **kwargs)
+
+    def give_up(self, sig, why):
+        """sig's calls run eagerly from now on."""
+        for key in [k for k, v in self._signatures.items() if v is sig]:
+            self._say_eager(key, why)
+
+    def _say_eager(self, key, why):
+        """Mark key's signature eager (key None: only this call) and say why, once per reason."""
         if key is not None:
             self._signatures[key] = None
         if why not in self._warned:
             self._warned.add(why)
-            warnings.warn(f"{self.name} runs eagerly for this call signature: {why}", stacklevel=4)
-        return self.fn(*args, **kwargs)
+            # (stack: here, _eager, __call__, OptimizedModule.forward, Module.__call__, the caller)
+            warnings.warn(f"{self.name} runs eagerly for this call signature: {why}", stacklevel=6)
 
     def reset(self):
         """Drop every graph (and the memory it holds); each signature's next call warms up again."""
@@ -223,6 +233,10 @@ class _Signature:
         except capture.CaptureSyncError as e:
             raise _CantCapture(str(e).split(" reads a device value")[0] + " reads a device value on the host "
                                "(a host read or a data-dependent shape)") from None
+        except _CantCapture:
+            raise
+        except Exception as e:      # (nothing ran: the call runs eagerly and says why)
+            raise _CantCapture(f"recording its forward failed ({type(e).__name__}: {e})") from None
         if training:
             self.grad_outs = [o.zeros_for_grad(o.shape, o.dtype, o.device) for o in self.recorded]
 
@@ -239,12 +253,17 @@ class _Signature:
         if self.backward_graph is not None:
             self.backward_graph.replay()
         else:
-            from .backends import backend_for
             wrt = [s for s in self.statics if s.requires_grad] + [p for p in self.params if p.requires_grad]
-            graph = backend_for(self.device).step_graph(self.device.index)
-            self.grads = graph.capture(
-                lambda: autograd_grad(self.recorded, wrt, grad_outputs=self.grad_outs, allow_unused=True),
-                self.owner.name + " backward", pool=self.graph.pool)
+
+            def backward():     # (retain_graph: a failed capture leaves the graph for the eager fallback)
+                return autograd_grad(self.recorded, wrt, grad_outputs=self.grad_outs, allow_unused=True,
+                                     retain_graph=True)
+            graph = self.graph.sibling()        # (the warm-up's stream: its GEMM handles and plans)
+            try:
+                self.grads = graph.capture(backward, self.owner.name + " backward", pool=self.graph.pool)
+            except Exception as e:     # recording failed, nothing ran: this call's backward runs eagerly
+                self.owner.give_up(self, f"recording its backward failed ({e})")
+                return autograd_grad(self.recorded, wrt, grad_outputs=self.grad_outs, allow_unused=True)
             self.backward_graph = graph
             self.recorded = None        # (the Python graph is spent; the backward graph reads its buffers)
         # The next replay overwrites these buffers: a parameter whose .grad exists adds them into

@@ -28,6 +28,9 @@ class ReplayingGraph:
     def warmup(self, fn):
         return fn()
 
+    def sibling(self):
+        return ReplayingGraph()
+
     def capture(self, fn, name, inputs=(), pool=None):
         self.fn, self.inputs = fn, inputs
         for static, source in inputs:
@@ -57,14 +60,19 @@ def _forbidden_in_capture(read):
     return host_read
 
 
+def _stand_in(monkeypatch):
+    """CPU tensors captured into ReplayingGraphs."""
+    monkeypatch.setattr(CPUBackend, "step_graph", lambda self, index=0: ReplayingGraph(), raising=False)
+    monkeypatch.setattr(cm, "_graph_device", lambda tensors: tensors[0].device if tensors else None)
+    for name in ("_host", "_scalar"):      # host reads raise inside a capture, as a CUDA tensor's
+        monkeypatch.setattr(Tensor, name, _forbidden_in_capture(getattr(Tensor, name)))
+
+
 @pytest.fixture
 def graphs(device, monkeypatch):
     """Graph capture on `device`: CUDA's own, or the CPU stand-in."""
     if device == "cpu":
-        monkeypatch.setattr(CPUBackend, "step_graph", lambda self, index=0: ReplayingGraph(), raising=False)
-        monkeypatch.setattr(cm, "_graph_device", lambda tensors: tensors[0].device if tensors else None)
-        for name in ("_host", "_scalar"):      # host reads raise inside a capture, as a CUDA tensor's
-            monkeypatch.setattr(Tensor, name, _forbidden_in_capture(getattr(Tensor, name)))
+        _stand_in(monkeypatch)
     return device
 
 
@@ -324,3 +332,26 @@ def test_make_graphed_callables_argument_errors_name_what_is_wrong():
         pg.cuda.make_graphed_callables(lin, (pg.ones(1, 2),), pool=object())
     with pytest.raises(ValueError, match="2 callables but 1"):
         pg.cuda.make_graphed_callables((lin, lin), ((pg.ones(1, 2),),))
+
+
+@pytest.mark.parametrize("failing", ["backward", "forward"])
+def test_a_recording_that_fails_runs_that_call_and_later_ones_eagerly(monkeypatch, failing):
+    _stand_in(monkeypatch)          # (the failure is injected into the stand-in graph)
+    graphs = "cpu"
+    capture_ = ReplayingGraph.capture
+
+    def failing_capture(self, fn, name, inputs=(), pool=None):
+        if name.endswith("backward") == (failing == "backward"):
+            raise RuntimeError("injected: this API can't be recorded")
+        return capture_(self, fn, name, inputs, pool)
+    monkeypatch.setattr(ReplayingGraph, "capture", failing_capture)
+    eager, model = _twins(graphs)
+    compiled = pg.compile(model)
+    with pytest.warns(UserWarning, match=f"recording its {failing} failed .*injected"):
+        for step in range(4):
+            x, y = _batch(graphs, seed=step)
+            for m in (eager, compiled):
+                m(x, y)[1].backward()
+    for a, b in zip(eager.parameters(), model.parameters()):
+        _close(a.grad, b.grad)
+    assert list(compiled._captured._signatures.values()) == [None]

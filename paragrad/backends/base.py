@@ -284,7 +284,8 @@ class Backend(ABC):
         """For pg.jit: an object that runs a function eagerly (warmup(fn)), records it into a
         replayable graph that starts by copying its inputs into the static buffers fn reads
         (capture(fn, name, inputs, pool), inputs: (static, source) buffer pairs, pool: another
-        graph's `.pool` to allocate from, or None for its own), replays it on new
+        graph's `.pool` to allocate from, or None for its own), makes another graph on its
+        stream (sibling()), replays it on new
         sources (replay(sources)) and counts its nodes (num_nodes()) — or None where the device
         has no graphs (pg.jit then runs eagerly)."""
         return None

@@ -22,11 +22,13 @@ from . import memory
 
 
 class StepGraph:
-    def __init__(self, device_index, copy):
+    def __init__(self, device_index, copy, stream=None):
         self.device_index = device_index
         self.copy = copy        # the backend's copy_(dst, src): for inputs without a node
-        with cupy.cuda.Device(device_index):
-            self.stream = cupy.cuda.Stream(non_blocking=True)
+        if stream is None:
+            with cupy.cuda.Device(device_index):
+                stream = cupy.cuda.Stream(non_blocking=True)
+        self.stream = stream
         self.pool = None
         self.graph = None
         self.kept = None
@@ -49,6 +51,11 @@ class StepGraph:
 
     def warmup(self, fn):
         return self._on_side(fn)
+
+    def sibling(self):
+        """Another graph on this one's side stream, whose per-stream handles and plans this
+        one's warm-up made (a captured backward beside its captured forward)."""
+        return StepGraph(self.device_index, self.copy, self.stream)
 
     def capture(self, fn, name, inputs=(), pool=None):
         """Record fn() into the graph (nothing runs), then run the graph once: -> fn's output.
