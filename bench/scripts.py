@@ -26,7 +26,8 @@ The scripts (kept with their licences under bench/third_party/):
     steps). On the CPU a small model (4 layers, 4 heads, 128 wide, block 64, batch 12, no
     dropout, float32); on the GPU the config's own (6 x 6 x 384, block 256, batch 64, dropout
     0.2) in nanoGPT's bfloat16 autocast. On the GPU also "compile": the same with its default
-    `--compile=True` (torch: inductor; paragrad: the captured forward and backward graphs);
+    `--compile=True` (torch.compile's default mode: torch's inductor; paragrad runs it eagerly,
+    capturing graphs only for mode="reduce-overhead");
   - minGPT (karpathy/minGPT, MIT): projects/chargpt/chargpt.py, a character-level GPT on Tiny
     Shakespeare with minGPT's Trainer (a DataLoader over RandomSampler(replacement=True), AdamW,
     clipping), `--trainer.num_workers=0`; gpt-nano at batch 32 on the CPU, the script's gpt-mini
@@ -98,7 +99,7 @@ def configurations(device, steps, corpus, text):
                                "--compile=False", f"--max_iters={steps + 10}", f"--eval_interval={steps + 100}",
                                "--eval_iters=2", "--out_dir={work}/out", *(small if device == "cpu" else [])],
         prepare=partial(nanogpt_data, text))
-    if device == "cuda":        # its default, torch.compile (pg.compile's captured graphs; torch's inductor)
+    if device == "cuda":        # its default, torch.compile
         plain = out["nanogpt shakespeare_char"]
         out["nanogpt shakespeare_char compile"] = plain._replace(
             args=[a if a != "--compile=False" else "--compile=True" for a in plain.args])

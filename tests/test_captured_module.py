@@ -1,7 +1,8 @@
-"""pg.compile's captured forward and backward (paragrad/captured_module.py) against eager code
-over several training steps: values, gradients, optimizer state, accumulation over
-micro-batches, a new graph per shape, train/eval and no_grad, the eager fallbacks with their
-one warning, outputs that a later call doesn't overwrite, and parameter hooks.
+"""pg.compile(mode="reduce-overhead")'s captured forward and backward
+(paragrad/captured_module.py) and pg.cuda.make_graphed_callables against eager code over several
+training steps: values, gradients, optimizer state, accumulation over micro-batches, a new graph
+per shape, train/eval and no_grad, the eager fallbacks with their one warning, outputs that a
+later call doesn't overwrite, and parameter hooks.
 
 On cuda the graphs are CUDA graphs. On the CPU, which has none, a stand-in graph replays by
 running the recorded function again and copying its results into the recorded outputs (what a
@@ -107,7 +108,7 @@ def _close(a, b, tol=1e-5):
 
 def test_training_steps_equal_eager(graphs):
     eager, model = _twins(graphs)
-    compiled = pg.compile(model)
+    compiled = pg.compile(model, mode="reduce-overhead")
     opts = [pg.optim.AdamW(m.parameters(), lr=1e-2) for m in (eager, compiled)]
     kept = []       # each step's .grad, which no later step may write into
     for step in range(5):
@@ -134,7 +135,7 @@ def test_training_steps_equal_eager(graphs):
 
 def test_gradients_accumulate_over_micro_batches_as_eager(graphs):
     eager, model = _twins(graphs)
-    compiled = pg.compile(model)
+    compiled = pg.compile(model, mode="reduce-overhead")
     for m in (eager, compiled):
         for step in range(4):       # warm-up, record, two replays: none zeroes .grad
             x, y = _batch(graphs, seed=step)
@@ -145,7 +146,7 @@ def test_gradients_accumulate_over_micro_batches_as_eager(graphs):
 
 def test_an_input_that_requires_grad_gets_its_gradient(graphs):
     eager, model = _twins(graphs)
-    compiled = pg.compile(model)
+    compiled = pg.compile(model, mode="reduce-overhead")
     for step in range(3):
         x, _ = _batch(graphs, seed=step)
         xs = [x.clone().requires_grad_(), x.clone().requires_grad_()]
@@ -156,7 +157,7 @@ def test_an_input_that_requires_grad_gets_its_gradient(graphs):
 
 def test_a_new_shape_records_a_new_graph_and_outputs_stay_the_callers(graphs):
     eager, model = _twins(graphs)
-    compiled = pg.compile(model)
+    compiled = pg.compile(model, mode="reduce-overhead")
     kept = []
     for n in (8, 16, 8, 16, 8, 8):
         x, _ = _batch(graphs, n=n, seed=n)
@@ -173,7 +174,7 @@ def test_train_eval_and_no_grad_each_have_their_own_graph(graphs):
     eager, model = _twins(graphs)
     eager.fc1 = pg.nn.Sequential(eager.fc1, pg.nn.Dropout(0.5))
     model.fc1 = pg.nn.Sequential(model.fc1, pg.nn.Dropout(0.5))
-    compiled = pg.compile(model)
+    compiled = pg.compile(model, mode="reduce-overhead")
     x, y = _batch(graphs)
     for _ in range(3):
         compiled.train()
@@ -203,7 +204,7 @@ def test_a_host_read_in_forward_runs_eagerly_with_one_warning(graphs):
     eager = Branchy().to(graphs)
     model = Branchy().to(graphs)
     model.load_state_dict(eager.state_dict())
-    compiled = pg.compile(model)
+    compiled = pg.compile(model, mode="reduce-overhead")
     with pytest.warns(UserWarning, match="runs eagerly for this call signature: .*reads a device value"):
         for step in range(3):
             x, y = _batch(graphs, seed=step)
@@ -226,7 +227,7 @@ def test_a_closed_over_tensor_that_requires_grad_runs_eagerly(graphs):
             return super().forward(x)[0] * scale
 
     pg.manual_seed(0)
-    compiled = pg.compile(Scaled().to(graphs))
+    compiled = pg.compile(Scaled().to(graphs), mode="reduce-overhead")
     with pytest.warns(UserWarning, match="neither an argument nor a parameter"):
         for step in range(3):
             compiled(_batch(graphs, seed=step)[0]).sum().backward()
@@ -237,19 +238,19 @@ def test_a_module_with_hooks_runs_eagerly_and_parameter_hooks_run_every_step(gra
     eager, model = _twins(graphs)
     calls = []
     model.fc1.weight.register_post_accumulate_grad_hook(lambda p: calls.append(1))
-    compiled = pg.compile(model)
+    compiled = pg.compile(model, mode="reduce-overhead")
     for step in range(4):
         compiled(*_batch(graphs, seed=step))[1].backward()
     assert len(calls) == 4
     model.fc2.register_forward_hook(lambda mod, args, out: out * 0)
     with pytest.warns(UserWarning, match="hooks"):
-        logits = pg.compile(model)(_batch(graphs)[0])[0]
+        logits = pg.compile(model, mode="reduce-overhead")(_batch(graphs)[0])[0]
     assert float(logits.abs().sum()) == 0
 
 
 def test_a_second_call_before_the_first_ones_backward_runs_eagerly(graphs):
     eager, model = _twins(graphs)
-    compiled = pg.compile(model)
+    compiled = pg.compile(model, mode="reduce-overhead")
     for step in range(2):           # warm-up and record
         compiled(*_batch(graphs, seed=step))[1].backward()
         eager(*_batch(graphs, seed=step))[1].backward()
@@ -346,7 +347,7 @@ def test_a_recording_that_fails_runs_that_call_and_later_ones_eagerly(monkeypatc
         return capture_(self, fn, name, inputs, pool)
     monkeypatch.setattr(ReplayingGraph, "capture", failing_capture)
     eager, model = _twins(graphs)
-    compiled = pg.compile(model)
+    compiled = pg.compile(model, mode="reduce-overhead")
     with pytest.warns(UserWarning, match=f"recording its {failing} failed .*injected"):
         for step in range(4):
             x, y = _batch(graphs, seed=step)
@@ -355,3 +356,10 @@ def test_a_recording_that_fails_runs_that_call_and_later_ones_eagerly(monkeypatc
     for a, b in zip(eager.parameters(), model.parameters()):
         _close(a.grad, b.grad)
     assert list(compiled._captured._signatures.values()) == [None]
+
+
+def test_only_the_mode_that_asks_for_cuda_graphs_captures():
+    m = Net()
+    assert pg.compile(m)._captured is None and pg.compile(m, mode="max-autotune")._captured is None
+    assert pg.compile(m, mode="reduce-overhead", backend="eager")._captured is None
+    assert pg.compile(m, mode="reduce-overhead")._captured.module is m
