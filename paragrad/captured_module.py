@@ -87,7 +87,7 @@ class CapturedModule:
         sig, why = self._new_signature(key, device, params)
         if sig is None:
             raise RuntimeError(f"{self.name}: {why}")
-        wrt = [t for t in tensors if t.requires_grad] + [p for p in params if p.requires_grad]
+        wrt = sig.differentiated(tensors)
         for _ in range(warmup_calls):
             out = sig.call(args, {}, tensors)
             sig.calls = 0
@@ -172,31 +172,36 @@ class _Signature:
 
     def call(self, args, kwargs, tensors):
         self.calls += 1
-        training = is_grad_enabled()
+        grad_on = is_grad_enabled()     # (autograd records this call)
         if self.calls == 1:
-            return self._warm(args, kwargs, tensors, training)
+            return self._warm(args, kwargs, tensors, grad_on)
         if self.calls == 2:
-            self._record(args, kwargs, tensors, training)
+            self._record(args, kwargs, tensors, grad_on)
         elif self._in_use():        # its backward is still to come: the activations are taken
             return self.owner.fn(*args, **kwargs)
         else:
             self.graph.replay([t._data for t in tensors])
         self.generation += 1
         fresh = [o.detach().clone() if isinstance(o, Tensor) else o for o in self.outs]
-        if not training:
+        if not grad_on:
             return self.rebuild(fresh)
         generation = self.generation
         return self.rebuild(_link(self, lambda grads: self._backward(grads, generation), fresh,
                                   self.diff, tensors, track=True))
+
+    def differentiated(self, tensors):
+        """What a backward of the call differentiates: its tensors and the parameters that
+        require grad, in that order (the order of the gradients the backward returns)."""
+        return [t for t in tensors if t.requires_grad] + [p for p in self.params if p.requires_grad]
 
     def _in_use(self):
         node = self.pending() if self.pending is not None else None
         return node is not None and not node.done
 
     # ---- call 1: eager, on the graph's stream ---------------------------------------------
-    def _warm(self, args, kwargs, tensors, training):
+    def _warm(self, args, kwargs, tensors, grad_on):
         module = self.owner.fn
-        if not training:
+        if not grad_on:
             return self.graph.warmup(lambda: module(*args, **kwargs))
         inner = [t.detach().requires_grad_(t.requires_grad) for t in tensors]
         i_args, i_kwargs = _replace((args, kwargs), iter(inner))
@@ -205,7 +210,7 @@ class _Signature:
         leaves, rebuild = _flatten(out)
         diff = [isinstance(o, Tensor) and o.requires_grad for o in leaves]
         outs = [o for o, d in zip(leaves, diff) if d]
-        wrt = [t for t in inner if t.requires_grad] + [p for p in self.params if p.requires_grad]
+        wrt = self.differentiated(inner)
 
         def backward(grads):
             g = [x if x is not None else o.zeros_for_grad(o.shape, o.dtype, o.device) for o, x in zip(outs, grads)]
@@ -213,17 +218,17 @@ class _Signature:
         return rebuild(_link(self, backward, leaves, diff, tensors, track=False))
 
     # ---- call 2: record ---------------------------------------------------------------------
-    def _record(self, args, kwargs, tensors, training):
+    def _record(self, args, kwargs, tensors, grad_on):
         self.statics = [_static_copy(t) for t in tensors]
         s_args, s_kwargs = _replace((args, kwargs), iter(self.statics))
         module = self.owner.fn
 
         def forward():
-            with enable_grad() if training else no_grad():
+            with enable_grad() if grad_on else no_grad():
                 out = module(*s_args, **s_kwargs)
             leaves, rebuild = _flatten(out)
             self.diff = [isinstance(o, Tensor) and o.requires_grad for o in leaves]
-            if training:        # (raised here, the capture is dropped before anything runs)
+            if grad_on:        # (raised here, the capture is dropped before anything runs)
                 _check_closed(leaves, self.statics, self.params)
                 self.recorded = [o for o, d in zip(leaves, self.diff) if d]
             return [o.detach() if isinstance(o, Tensor) else o for o in leaves], rebuild
@@ -237,7 +242,7 @@ class _Signature:
             raise
         except Exception as e:      # (nothing ran: the call runs eagerly and says why)
             raise _CantCapture(f"recording its forward failed ({type(e).__name__}: {e})") from None
-        if training:
+        if grad_on:
             self.grad_outs = [o.zeros_for_grad(o.shape, o.dtype, o.device) for o in self.recorded]
 
     def _backward(self, grads, generation):
@@ -253,7 +258,7 @@ class _Signature:
         if self.backward_graph is not None:
             self.backward_graph.replay()
         else:
-            wrt = [s for s in self.statics if s.requires_grad] + [p for p in self.params if p.requires_grad]
+            wrt = self.differentiated(self.statics)
 
             def backward():     # (retain_graph: a failed capture leaves the graph for the eager fallback)
                 return autograd_grad(self.recorded, wrt, grad_outputs=self.grad_outs, allow_unused=True,
@@ -278,7 +283,7 @@ def _link(sig, backward, leaves, diff, tensors, track):
     """leaves with the differentiable ones (diff[i]) made outputs of one node whose backward is
     backward(their gradients) -> the gradients of the call's inputs and parameters that require
     grad. track: remember the node as the graph's latest call."""
-    inputs = [t for t in tensors if t.requires_grad] + [p for p in sig.params if p.requires_grad]
+    inputs = sig.differentiated(tensors)
     outs = [o.detach() for o, d in zip(leaves, diff) if d]
     if not outs or not inputs:
         return [o.detach() if isinstance(o, Tensor) else o for o in leaves]

@@ -41,9 +41,9 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
 
 def _check(c, args):
     if not isinstance(args, tuple) or not all(isinstance(a, Tensor) for a in args):
+        got = sorted({type(a).__name__ for a in args}) if isinstance(args, tuple) else [type(args).__name__]
         raise TypeError("make_graphed_callables: sample_args for each callable must be a tuple containing only "
-                        f"Tensors. Other types are not allowed; got {type(args).__name__}"
-                        + (f" holding {', '.join(sorted({type(a).__name__ for a in args}))}" if isinstance(args, tuple) else ""))
+                        f"Tensors. Other types are not allowed; got {', '.join(got)}")
     if not args or any(a.device.type != "cuda" for a in args):
         raise RuntimeError("make_graphed_callables: sample_args must be CUDA tensors (at least one), got "
                            f"devices {[str(a.device) for a in args]}")
