@@ -47,7 +47,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         self._rank, self._world = get_rank(), get_world_size()
         self.optim = None
         self._sizes = [0] * self._world         # elements dealt to each rank so far
-        self._owner = {}                        # id(parameter) -> its rank
+        self._shares = [[] for _ in range(self._world)]    # each rank's parameters
         self._consolidated = None               # the gathered state, on the rank consolidated to
         super().__init__(params, defaults)
         self.optim = optimizer_class([self._deal(g) for g in self.param_groups], **defaults)
@@ -69,7 +69,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         for p in sorted(group["params"], key=lambda t: t.numel(), reverse=True):
             rank = self._sizes.index(min(self._sizes))
             self._sizes[rank] += p.numel()
-            self._owner[id(p)] = rank
+            self._shares[rank].append(p)
             if rank == self._rank:
                 mine.append(p)
         return {**{k: v for k, v in group.items() if k != "params"}, "params": mine}
@@ -91,11 +91,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         self._sync(self.param_groups, self.optim.param_groups)
         loss = self.optim.step(closure)
         self._sync(self.optim.param_groups, self.param_groups)
-        by_rank = [[] for _ in range(self._world)]
-        for g in self.param_groups:
-            for p in g["params"]:
-                by_rank[self._owner[id(p)]].append(p)
-        for rank, params in enumerate(by_rank):
+        for rank, params in enumerate(self._shares):
             if params:
                 broadcast_coalesced(params, src=rank)
         return loss
