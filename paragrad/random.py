@@ -26,7 +26,10 @@ class Generator:
         if seed < 0:
             seed += 2**64
         self._seed = seed
-        self._state = backend_for(self.device).generator(seed, self.device.index)
+        # written into the existing state, not a new one: a captured CUDA graph keeps drawing
+        # from the buffer it was recorded with, and must see the reseeding too
+        b = backend_for(self.device)
+        self._state = b.set_rng_state(self._state, b.rng_state(b.generator(seed, self.device.index)))
         return self
 
     def seed(self):

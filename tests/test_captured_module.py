@@ -7,6 +7,7 @@ later call doesn't overwrite, and parameter hooks.
 On cuda the graphs are CUDA graphs. On the CPU, which has none, a stand-in graph replays by
 running the recorded function again and copying its results into the recorded outputs (what a
 graph replay does to its static buffers), so the same tests check the wrapping logic here."""
+import contextlib
 import warnings
 
 import numpy as np
@@ -191,6 +192,61 @@ def test_train_eval_and_no_grad_each_have_their_own_graph(graphs):
         del out
     assert not np.allclose(draws[1].cpu().numpy(), draws[2].cpu().numpy())    # dropout drew anew
     assert len(compiled._captured._signatures) == 3
+
+
+def test_dropout_draws_what_eager_draws_from_the_same_seed(graphs):
+    """The RNG stream: a captured call draws from the default generator as the eager call
+    would, advances it as far, and a reseeding between replays is seen by the graph."""
+    eager, model = _twins(graphs)
+    for m in (eager, model):
+        m.fc1 = pg.nn.Sequential(m.fc1, pg.nn.Dropout(0.5))
+    compiled = pg.compile(model, mode="reduce-overhead")
+    generator = pg.random.default_generator(graphs)
+    for step in range(4):           # warm-up, record, two replays
+        x, y = _batch(graphs, seed=step)
+        results = []
+        for m in (eager, compiled):
+            pg.manual_seed(100 + step)
+            logits, loss = m(x, y)
+            loss.backward()
+            results.append((logits, generator.get_state()))
+        _close(results[0][0], results[1][0], tol=0)
+        assert results[0][1] == results[1][1]
+        for a, b in zip(eager.parameters(), model.parameters()):
+            _close(a.grad, b.grad)
+
+
+@pytest.mark.parametrize("where", ["outside", "inside"])
+def test_autocast_outside_or_inside_the_call_as_eager(graphs, where):
+    """autocast around the compiled call is part of its signature (a new graph, outputs in
+    bfloat16); autocast entered by the module's own forward is recorded into its graph."""
+    class Mixed(Net):
+        def forward(self, x, targets=None):
+            with pg.autocast(device_type=x.device.type, dtype=pg.bfloat16):
+                return super().forward(x, targets)
+
+    pg.manual_seed(0)
+    kind = Mixed if where == "inside" else Net
+    eager, model = kind().to(graphs), kind().to(graphs)
+    model.load_state_dict(eager.state_dict())
+    compiled = pg.compile(model, mode="reduce-overhead")
+    around = (lambda: pg.autocast(device_type=graphs, dtype=pg.bfloat16)) if where == "outside" \
+        else contextlib.nullcontext
+    for step in range(3):
+        x, y = _batch(graphs, seed=step)
+        losses = []
+        for m in (eager, compiled):
+            with around():
+                logits, loss = m(x, y)
+            loss.backward()
+            losses.append(loss)
+            assert logits.dtype == pg.bfloat16
+        _close(losses[0].float(), losses[1].float(), tol=1e-2)
+    for a, b in zip(eager.parameters(), model.parameters()):
+        _close(a.grad, b.grad, tol=1e-2)
+    with pg.no_grad():      # the same call without autocast: another signature, float32 out
+        assert compiled(x)[0].dtype == (pg.float32 if where == "outside" else pg.bfloat16)
+    assert len(compiled._captured._signatures) == 2
 
 
 def test_a_host_read_in_forward_runs_eagerly_with_one_warning(graphs):
