@@ -28,6 +28,11 @@ The scripts (kept with their licences under bench/third_party/):
     0.2) in nanoGPT's bfloat16 autocast. On the GPU also "compile": the same with its default
     `--compile=True` (torch.compile's default mode: torch's inductor; paragrad runs it eagerly,
     capturing graphs only for mode="reduce-overhead");
+  - mnist and vae (pytorch/examples, BSD-3): mnist/main.py (a small CNN, Adadelta, StepLR) and
+    vae/main.py (a fully connected VAE, Adam), each on MNIST through torchvision's datasets
+    (paragrad.vision under paragrad run), `--epochs 1`; on the GPU their accelerator settings
+    (one loader worker, pinned memory, shuffled batches), on the CPU `--no-accel`. MNIST's files
+    are put unzipped in torchvision's layout, ../data/MNIST/raw from the run's folder;
   - minGPT (karpathy/minGPT, MIT): projects/chargpt/chargpt.py, a character-level GPT on Tiny
     Shakespeare with minGPT's Trainer (a DataLoader over RandomSampler(replacement=True), AdamW,
     clipping), `--trainer.num_workers=0`; gpt-nano at batch 32 on the CPU, the script's gpt-mini
@@ -47,6 +52,8 @@ own, all interleaved with torch's runs: an A/B measured on one machine in one ru
 from __future__ import annotations
 
 import argparse
+import gzip
+import importlib.util
 import json
 import os
 import statistics
@@ -77,8 +84,9 @@ class Config(NamedTuple):
     env: dict | None = None
 
 
-def configurations(device, steps, corpus, text):
-    """name -> Config; corpus: the word_language_model folder, text: Tiny Shakespeare's input.txt."""
+def configurations(device, steps, corpus, text, mnist=None):
+    """name -> Config; corpus: the word_language_model folder, text: Tiny Shakespeare's input.txt,
+    mnist: the folder of MNIST's four .gz files (without it, no MNIST scripts)."""
     out = {}
     for t in MAKEMORE_TYPES:
         out[f"makemore {t}"] = Config(THIRD / "makemore" / "makemore.py",
@@ -103,6 +111,10 @@ def configurations(device, steps, corpus, text):
         plain = out["nanogpt shakespeare_char"]
         out["nanogpt shakespeare_char compile"] = plain._replace(
             args=[a if a != "--compile=False" else "--compile=True" for a in plain.args])
+    if mnist is not None:
+        accel = [] if device == "cuda" else ["--no-accel"]
+        for name in ("mnist", "vae"):
+            out[name] = Config(THIRD / name / "main.py", ["--epochs", "1", *accel], prepare=partial(mnist_raw, mnist))
     mingpt = THIRD / "mingpt"
     # chargpt imports mingpt, which its README installs (pip install -e .): here, PYTHONPATH.
     # work_dir is relative (to the run's folder): merge_from_args literal_evals each value and
@@ -131,6 +143,18 @@ def nanogpt_data(text, work):
     shutil.copy(THIRD / "nanogpt" / "data" / "shakespeare_char" / "prepare.py", data)
     copy_text(text, "input.txt", data)
     subprocess.run([sys.executable, str(data / "prepare.py")], cwd=data, check=True, capture_output=True)
+
+
+def mnist_raw(src, work):
+    """pytorch/examples' MNIST scripts read torchvision's layout from their working folder,
+    ../data/MNIST/raw: the four IDX files unzipped there once (torchvision looks for those
+    names), and a results/ folder (vae/main.py saves its images into it)."""
+    raw = Path(work).parent / "data" / "MNIST" / "raw"
+    if not raw.is_dir():
+        raw.mkdir(parents=True)
+        for gz in Path(src).glob("*-ubyte.gz"):
+            (raw / gz.stem).write_bytes(gzip.decompress(gz.read_bytes()))
+    (Path(work) / "results").mkdir(exist_ok=True)
 
 
 def shakespeare_corpus(data_dir, folder):
@@ -194,7 +218,11 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         corpus = shakespeare_corpus(data_dir, Path(tmp) / "corpus")
-        configs = configurations(args.device, args.steps, corpus, data_dir / "tinyshakespeare" / "input.txt")
+        mnist = data_dir / "mnist"
+        if not mnist.is_dir() or importlib.util.find_spec("torchvision") is None:
+            print(f"(mnist, vae left out: {'torch has no torchvision here' if mnist.is_dir() else f'no {mnist}'})")
+            mnist = None
+        configs = configurations(args.device, args.steps, corpus, data_dir / "tinyshakespeare" / "input.txt", mnist)
         if args.only:
             configs = {k: v for k, v in configs.items() if any(k.startswith(o) for o in args.only)}
         print(f"{'script':32s} {'torch ms':>9s} " + "".join(f"{v + ' ms':>{_width(v)}s} {'ratio':>6s} " for v in variants)

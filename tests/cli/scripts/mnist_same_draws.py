@@ -1,14 +1,15 @@
-"""Run pytorch/examples' mnist/main.py (`python mnist_same_draws.py SCRIPT ARGS...`, or under
-`paragrad run`) so that torch and paragrad start from the same weights and compute the same
-steps: Conv2d's and Linear's initialization is drawn from NumPy (numpy_draws.py, which then runs
-the script) and dropout is off (the frameworks' random streams differ).
-The script loads its batches in order (no shuffling on the CPU), so the losses then differ by
+"""Run pytorch/examples' MNIST scripts, mnist/main.py and vae/main.py (`python
+mnist_same_draws.py SCRIPT ARGS...`, or under `paragrad run`), so that torch and paragrad start
+from the same weights and compute the same steps: Conv2d's and Linear's initialization, the
+shuffled batch order and a VAE's noise are drawn from NumPy (numpy_draws.py, which then runs the
+script) and dropout is off (the frameworks' random streams differ). The losses then differ by
 float32 rounding alone.
 
 Real torch has no torchvision here: under torch the script gets a stand-in written with torch and
 NumPy alone (the IDX files read by their fixed MNIST headers, ToTensor as
-`from_numpy(a).float().div(255).unsqueeze(0)`, Normalize as `(x - mean) / std`), the reference
-for paragrad.vision. Under paragrad run, `import torchvision` is answered by paragrad.vision."""
+`from_numpy(a).float().div(255).unsqueeze(0)`, Normalize as `(x - mean) / std`, save_image
+writing nothing), the reference for paragrad.vision. Under paragrad run, `import torchvision` is
+answered by paragrad.vision."""
 import gzip
 import runpy
 import sys
@@ -51,12 +52,15 @@ def _torchvision_for_torch():
     vision = types.ModuleType("torchvision")
     vision.datasets = types.SimpleNamespace(MNIST=MNIST)
     vision.transforms = types.SimpleNamespace(Compose=compose, ToTensor=to_tensor, Normalize=normalize)
+    vision.utils = types.ModuleType("torchvision.utils")
+    vision.utils.save_image = lambda tensor, fp, **kwargs: None
     return vision
 
 
 torch.nn.Dropout.forward = lambda self, x: x
 if "paragrad run" not in repr(torch):        # real torch: no torchvision installed
     sys.modules["torchvision"] = _torchvision_for_torch()
+    sys.modules["torchvision.utils"] = sys.modules["torchvision"].utils
 
 # the weights drawn from NumPy, and the script run, by numpy_draws.py
 draws = str(Path(__file__).with_name("numpy_draws.py"))

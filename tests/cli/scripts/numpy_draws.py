@@ -1,8 +1,9 @@
 """Run a GPT training script (`python numpy_draws.py SCRIPT ARGS...`, or under `paragrad run`)
 with the random numbers that decide its weights and batches drawn from NumPy (RandomState(0))
 instead of from the framework's generator: torch.nn.init.normal_ (nanoGPT's and minGPT's
-weights), torch.randint (nanoGPT's batch offsets) and torch.utils.data.RandomSampler with
-replacement (minGPT's batches). torch and paragrad have different random streams, so this is
+weights), torch.randint (nanoGPT's batch offsets), torch.randn_like (a VAE's noise) and
+torch.utils.data.RandomSampler, with replacement (minGPT's batches) or without (a DataLoader's
+shuffle=True). torch and paragrad have different random streams, so this is
 how both runs of an unmodified script start from the same weights and see the same batches:
 with dropout off, their losses then differ by float32 rounding alone. Linear's and LSTMCell's
 own initialization, and Conv2d's (uniform(-k, k), torch's bounds), is drawn from it too
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.utils.data.dataloader
 
 _rng = np.random.RandomState(0)
 
@@ -29,16 +31,25 @@ def randint(low, high=None, size=None, *, device=None, **_):
     return torch.from_numpy(_rng.randint(low, high, size=tuple(size)).astype(np.int64)).to(device or "cpu")
 
 
+def randn_like(input, *, dtype=None, device=None, **_):
+    draws = torch.from_numpy(_rng.standard_normal(tuple(input.shape)).astype(np.float32))
+    return draws.to(device=device or input.device, dtype=dtype or input.dtype)
+
+
 class RandomSampler(torch.utils.data.Sampler):
-    """Indices drawn with replacement, one at a time as the loader asks (minGPT asks for 1e10)."""
+    """Indices drawn with replacement one at a time as the loader asks (minGPT asks for 1e10),
+    or without: a permutation drawn per epoch."""
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
-        assert replacement, "only the with-replacement sampler is replaced"
-        self.n, self.num_samples = len(data_source), num_samples or len(data_source)
+        self.n, self.replacement = len(data_source), replacement
+        self.num_samples = num_samples or len(data_source)
 
     def __len__(self):
         return self.num_samples
 
     def __iter__(self):
+        if not self.replacement:
+            yield from (int(i) for i in _rng.permutation(self.n)[:self.num_samples])
+            return
         for _ in range(self.num_samples):
             yield int(_rng.randint(self.n))
 
@@ -56,7 +67,9 @@ torch.nn.Conv2d.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.weig
 torch.nn.LSTMCell.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.hidden_size))
 torch.nn.init.normal_ = normal_
 torch.randint = randint
+torch.randn_like = randn_like
 torch.utils.data.RandomSampler = RandomSampler
+torch.utils.data.dataloader.RandomSampler = RandomSampler      # (DataLoader(shuffle=True) makes one)
 
 script = sys.argv[1]
 sys.argv = sys.argv[1:]
