@@ -26,8 +26,8 @@ The scripts (kept with their licences under bench/third_party/):
     steps). On the CPU a small model (4 layers, 4 heads, 128 wide, block 64, batch 12, no
     dropout, float32); on the GPU the config's own (6 x 6 x 384, block 256, batch 64, dropout
     0.2) in nanoGPT's bfloat16 autocast. On the GPU also "compile": the same with its default
-    `--compile=True` (torch.compile's default mode: torch's inductor; paragrad runs it eagerly,
-    capturing graphs only for mode="reduce-overhead");
+    `--compile=True` (torch.compile's default mode: torch's inductor; paragrad's forward and
+    backward as captured CUDA graphs);
   - mnist and vae (pytorch/examples, BSD-3): mnist/main.py (a small CNN, Adadelta, StepLR) and
     vae/main.py (a fully connected VAE, Adam), each on MNIST through torchvision's datasets
     (paragrad.vision under paragrad run), `--epochs 1`; on the GPU their accelerator settings

@@ -3,13 +3,14 @@ objects (an nn.Module comes back wrapped in an OptimizedModule whose state_dict 
 `_orig_mod.`, as nanoGPT's checkpoints expect; a function comes back as a new function), so an
 unmodified PyTorch script that calls torch.compile runs under `paragrad run`.
 
-What it compiles: with mode="reduce-overhead" (torch's CUDA-graph mode), a module called with
-CUDA tensors runs its forward and backward as captured CUDA graphs, one pair per call signature
-(captured_module.py: the first call warms up, the second records, later calls replay; what
-capture can't take runs eagerly with a warning). The other modes, the CPU, disable=True and
-plain functions (which may read parameters that aren't their arguments, whose gradients a
-captured backward would miss) run eagerly. The capture is CPU-tested through a stand-in graph
-and has not yet run on a GPU: until it has, only the mode that asks for CUDA graphs gets it.
+What it compiles: a module called with CUDA tensors runs its forward and backward as captured
+CUDA graphs, one pair per call signature (captured_module.py: the first call warms up, the
+second records, later calls replay; what capture can't take runs eagerly with a warning). That
+is paragrad's compiler for every mode but "max-autotune-no-cudagraphs" and the "eager" and
+"aot_eager" backends (what torch's inductor gains by fusing kernels, paragrad gains by
+launching the whole forward or backward at once). Those, the CPU, disable=True and plain
+functions (which may read parameters that aren't their arguments, whose gradients a captured
+backward would miss) run eagerly.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from .nn.module import Module
 # torch.compile's modes and the backend names a script may pass (torch._dynamo.list_backends())
 MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
+# the modes and backends that ask for no CUDA graphs: they run eagerly
+_WITHOUT_GRAPHS = ("max-autotune-no-cudagraphs", "eager", "aot_eager")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,  # noqa: A001
@@ -29,8 +32,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     in a new function, or, with model None, a decorator that does so; disable=True returns
     model itself. mode must be one of torch's (MODES) and not given with options; backend one
     of BACKENDS, None meaning "inductor" (a callable backend, which torch hands an FX graph, is
-    refused). With mode="reduce-overhead" a module's calls on CUDA run as captured graphs (see
-    the module's docstring); fullgraph, dynamic and options change nothing."""
+    refused). A module's calls on CUDA run as captured graphs (see the module's docstring) but
+    with mode="max-autotune-no-cudagraphs" or backend "eager" / "aot_eager"; fullgraph, dynamic
+    and options change nothing."""
     if model is None:
         def decorate(model):
             return compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
@@ -50,7 +54,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     if disable:
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model, graphs=mode == "reduce-overhead" and backend not in ("eager", "aot_eager"))
+        return OptimizedModule(model, graphs=mode not in _WITHOUT_GRAPHS and backend not in _WITHOUT_GRAPHS)
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):

@@ -414,8 +414,11 @@ def test_a_recording_that_fails_runs_that_call_and_later_ones_eagerly(monkeypatc
     assert list(compiled._captured._signatures.values()) == [None]
 
 
-def test_only_the_mode_that_asks_for_cuda_graphs_captures():
+def test_every_mode_captures_but_those_that_ask_for_no_cuda_graphs():
     m = Net()
-    assert pg.compile(m)._captured is None and pg.compile(m, mode="max-autotune")._captured is None
-    assert pg.compile(m, mode="reduce-overhead", backend="eager")._captured is None
-    assert pg.compile(m, mode="reduce-overhead")._captured.module is m
+    for mode in (None, "default", "reduce-overhead", "max-autotune"):
+        assert pg.compile(m, mode=mode)._captured.module is m
+    assert pg.compile(m, mode="max-autotune-no-cudagraphs")._captured is None
+    for backend in ("eager", "aot_eager"):
+        assert pg.compile(m, mode="reduce-overhead", backend=backend)._captured is None
+    assert pg.compile(m, backend="cudagraphs")._captured.module is m
