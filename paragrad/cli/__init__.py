@@ -34,16 +34,19 @@ def build_parser():
     # models): from the dataset and model, or from the
     # checkpoint being resumed, so that a flag given explicitly can be told from a default
     t = sub.add_parser("train", help="train a model")
-    t.add_argument("dataset", choices=["mnist", "cifar10", "shakespeare", "tinystories"])
-    t.add_argument("--model", default=None, choices=["mlp", "cnn", "resnet18"],
-                   help="mnist: mlp (default) or cnn; cifar10: resnet18 (default, CIFAR stem)")
+    t.add_argument("dataset", choices=["mnist", "cifar10", "shakespeare", "tinystories", "random-tokens"],
+                   help="random-tokens: uniformly random token ids, for throughput runs only")
+    t.add_argument("--model", default=None, choices=["mlp", "cnn", "resnet18", "gpt2"],
+                   help="mnist: mlp (default) or cnn; cifar10: resnet18 (default, CIFAR stem); "
+                        "language models: gpt2 (GPT-2 124M as nanoGPT's config/train_gpt2.py: its "
+                        "values for every flag left out) or none (nanoGPT's shakespeare_char config)")
     t.add_argument("--hidden", type=layer_sizes, default=None,
                    help="mlp hidden layer sizes, comma separated (default 256,128)")
     t.add_argument("--epochs", type=positive_int, default=None,
                    help="total epochs of the run, counting those a --resume checkpoint has done "
                         "(default: 5 for the mnist cnn, else 3; with --resume, the run's own)")
     t.add_argument("--batch-size", type=positive_int, default=None,
-                   help="default 64 (language models on the cpu: 12)")
+                   help="default 64 (language models on the cpu: 12; --model gpt2: 12 a rank)")
     t.add_argument("--optimizer", default=None, choices=["adam", "adamw", "sgd"],
                    help="default: adam for mnist, sgd (momentum 0.9) for cifar10")
     t.add_argument("--lr", type=positive_float, default=None,

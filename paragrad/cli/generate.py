@@ -2,7 +2,8 @@
 
 The prompt is written first, then each token as it is sampled (flushed, so a terminal or a pipe
 sees the text grow). Sampling draws from a generator seeded with --seed: the same checkpoint,
-flags and seed give the same text.
+flags and seed give the same text. A vocabulary padded past the tokenizer's (--model gpt2's
+50304 rows) is sampled over the tokenizer's ids only (load_language_model cuts the rest).
 """
 from __future__ import annotations
 

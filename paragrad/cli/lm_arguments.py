@@ -1,6 +1,7 @@
-"""The command-line flags of language models: `train shakespeare|tinystories`'s model and schedule
-flags, and `paragrad generate`. Defaults of None are filled in by lm_config.resolve_lm (from the
-device's nanoGPT config, or the run being resumed), so a flag given can be told from a default."""
+"""The command-line flags of language models: `train shakespeare|tinystories|random-tokens`'s model
+and schedule flags, and `paragrad generate`. Defaults of None are filled in by lm_config.resolve_lm
+(from the device's nanoGPT config, the --model gpt2 preset, or the run being resumed), so a flag
+given can be told from a default."""
 from __future__ import annotations
 
 import argparse
@@ -11,11 +12,14 @@ from .arguments import (below_one, nonnegative_float, nonnegative_int, positive_
 
 def add_train_flags(t):
     g = t.add_argument_group(
-        "language models (shakespeare, tinystories)",
+        "language models (shakespeare, tinystories, random-tokens)",
         "defaults: nanoGPT's shakespeare_char config on cuda (6 layers, 6 heads, 384 wide, block 256, "
         "batch 64, dropout 0.2, 5000 iterations, bf16), its CPU config on the cpu (4 layers, 4 heads, "
-        "128 wide, block 64, batch 12, dropout 0, 2000 iterations, fp32); --batch-size, --lr, "
-        "--weight-decay, --precision, --seed, --device, --out, --data-dir, --resume apply too")
+        "128 wide, block 64, batch 12, dropout 0, 2000 iterations, fp32); with --model gpt2 nanoGPT's "
+        "config/train_gpt2.py (12 layers, 12 heads, 768 wide, block 1024, vocabulary padded to 50304, "
+        "batch 12 a rank, 40 micro-batches a step over all ranks, lr 6e-4 to 6e-5, 2000 warm-up and "
+        "600000 iterations, betas 0.9/0.95, evaluation every 1000 over 200 batches); --batch-size, "
+        "--lr, --weight-decay, --precision, --seed, --device, --out, --data-dir, --resume apply too")
     g.add_argument("--n-layer", type=positive_int, default=None, help="transformer blocks")
     g.add_argument("--n-head", type=positive_int, default=None, help="attention heads")
     g.add_argument("--n-embd", type=positive_int, default=None,
@@ -35,8 +39,9 @@ def add_train_flags(t):
     g.add_argument("--beta2", type=below_one, default=None, help="AdamW beta2 (default 0.99)")
     g.add_argument("--grad-accum", type=positive_int, default=None,
                    help="micro-batches of --batch-size whose gradients make one step (nanoGPT's "
-                        "gradient_accumulation_steps; default 1); with several ranks the gradients are "
-                        "averaged across them once a step, on the last micro-batch")
+                        "gradient_accumulation_steps; default 1, --model gpt2: 40 / the ranks); each "
+                        "rank runs N micro-batches of its share of --batch-size, and the gradients are "
+                        "averaged across the ranks once a step, on the last micro-batch")
     g.add_argument("--grad-clip", type=nonnegative_float, default=None,
                    help="clip the gradient norm to this (default 1.0; 0: no clipping)")
     g.add_argument("--eval-interval", type=positive_int, default=None,
@@ -44,13 +49,15 @@ def add_train_flags(t):
     g.add_argument("--eval-iters", type=positive_int, default=None,
                    help="batches averaged for each train and val loss (default 200 on cuda, 20 on cpu)")
     g.add_argument("--vocab-size", type=positive_int, default=None,
-                   help="tinystories: tokens of the BPE vocabulary trained on it (default 4096)")
+                   help="tinystories: tokens of the BPE vocabulary trained on it (default 4096); "
+                        "random-tokens: ids are drawn from [0, N) (default 50304)")
 
 
 def add_generate_command(sub):
     g = sub.add_parser("generate", help="sample text from a language-model checkpoint",
                        description="Sample text from a checkpoint of `paragrad train shakespeare|"
-                                   "tinystories`, with the tokenizer.json of its folder; the prompt, "
+                                   "tinystories` (random-tokens runs have no text), with the "
+                                   "tokenizer.json of its folder; the prompt, "
                                    "then each sampled token, is written to stdout as it comes.")
     g.add_argument("checkpoint")
     g.add_argument("--prompt", default=None,

@@ -1,9 +1,9 @@
-"""What a language-model run is (`paragrad train shakespeare|tinystories`): nanoGPT's defaults,
-the flags a resumed run keeps, and the GPT config its checkpoints record.
+"""What a language-model run is (`paragrad train shakespeare|tinystories|random-tokens`):
+nanoGPT's defaults, the flags a resumed run keeps, and the GPT config its checkpoints record.
 
-The defaults are nanoGPT's configs: shakespeare_char on CUDA, its CPU variant on the CPU. As for
-the image runs, flags left out take the resumed run's values and a flag that contradicts the
-checkpoint is refused.
+The defaults are nanoGPT's configs: shakespeare_char on CUDA, its CPU variant on the CPU, or with
+--model gpt2 its config/train_gpt2.py (lm_preset.py). As for the image runs, flags left out take
+the resumed run's values and a flag that contradicts the checkpoint is refused.
 """
 from __future__ import annotations
 
@@ -13,11 +13,18 @@ from ..backends import device
 from ..io import checkpoint
 from ..io.safetensors import SafetensorsError, read_header
 from .arguments import UsageError
+from .lm_preset import GPT2_VOCAB_SIZE, check_model_flag, keep_resumed_preset, model_vocab_size, preset_defaults
 from .run_config import contradiction, flag, read_train_state, recorded_run
 
-LM_DATASETS = {"shakespeare": "char", "tinystories": "bpe"}     # dataset -> tokenizer kind
-# flags only image runs take, and flags only language-model runs take (each refused by the other)
-IMAGE_ONLY = ("model", "hidden", "epochs", "optimizer", "schedule", "limit", "test_limit")
+RANDOM_TOKENS = "random-tokens"
+# dataset -> tokenizer kind (random tokens: none, their ids stand for no text)
+LM_DATASETS = {"shakespeare": "char", "tinystories": "bpe", RANDOM_TOKENS: None}
+# --vocab-size left out: tinystories' BPE as before; random ids as GPT-2's padded vocabulary
+# (random-tokens stands in for a GPT-2-tokenized corpus, nanoGPT's openwebtext)
+DEFAULT_VOCAB_SIZE = {"tinystories": 4096, RANDOM_TOKENS: GPT2_VOCAB_SIZE}
+# flags only image runs take, and flags only language-model runs take (each refused by the
+# other); --model is both's, with other values (lm_preset.check_model_flag, run_config.resolve)
+IMAGE_ONLY = ("hidden", "epochs", "optimizer", "schedule", "limit", "test_limit")
 LM_ONLY = ("n_layer", "n_head", "n_embd", "block_size", "dropout", "bias", "min_lr", "warmup_iters",
            "lr_decay_iters", "max_iters", "beta1", "beta2", "grad_accum", "grad_clip", "eval_interval",
            "eval_iters", "vocab_size")
@@ -44,17 +51,22 @@ def refuse_foreign_flags(args, language_model):
     for name in foreign:
         if getattr(args, name, None) is not None:
             kind = "image datasets (mnist, cifar10)" if language_model else "language models " \
-                   "(shakespeare, tinystories)"
+                   "(shakespeare, tinystories, random-tokens)"
             raise UsageError(f"{flag(name)} is for {kind}, not {args.dataset}")
     if args.dataset == "shakespeare" and args.vocab_size is not None:
-        raise UsageError("--vocab-size is for tinystories (BPE); shakespeare's vocabulary is its "
-                         "characters")
+        raise UsageError("--vocab-size is for tinystories (BPE) and random-tokens; shakespeare's "
+                         "vocabulary is its characters")
+    if args.dataset == RANDOM_TOKENS and args.data_dir is not None:
+        raise UsageError(f"--data-dir is for the corpora; {RANDOM_TOKENS} reads no data (its ids are "
+                         f"drawn from --seed)")
 
 
-def resolve_lm(args):
-    """Fill the flags left out from the resumed run, else the defaults; refuse contradictions
-    and configs GPT can't build. Returns the checkpoint's training state, or None."""
+def resolve_lm(args, world=1):
+    """Fill the flags left out from the resumed run, else the --model preset's (for a run on
+    `world` ranks), else the defaults; refuse contradictions and configs GPT can't build.
+    Returns the checkpoint's training state, or None."""
     refuse_foreign_flags(args, True)
+    check_model_flag(args)
     state = None
     if args.resume:
         state = read_train_state(args.resume, "--resume")
@@ -63,6 +75,7 @@ def resolve_lm(args):
         if dataset != args.dataset:
             raise UsageError(f"--resume {args.resume}: a {dataset} checkpoint, not {args.dataset}")
         check_config(args.resume, state, "--resume")
+        keep_resumed_preset(args, run)
         for name in (*LM_RUN_FLAGS, "max_iters", "eval_interval", "eval_iters"):
             given, kept = getattr(args, name), run.get(name)
             if name == "grad_accum" and kept is None:
@@ -73,11 +86,11 @@ def resolve_lm(args):
                 raise contradiction(name, given, kept, args.resume)
             if given is None:
                 setattr(args, name, kept)
-    for name, value in defaults(args.device).items():
+    for name, value in {**defaults(args.device), **preset_defaults(args, world)}.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-    if args.dataset == "tinystories" and args.vocab_size is None:
-        args.vocab_size = 4096
+    if args.vocab_size is None:
+        args.vocab_size = DEFAULT_VOCAB_SIZE.get(args.dataset)
     if args.lr_decay_iters is None:
         args.lr_decay_iters = args.max_iters
     if args.n_embd % args.n_head:
@@ -122,14 +135,16 @@ def check_config(path, state, source):
 
 
 def gpt_config(args, vocab_size):
-    """What build_gpt needs, saved in every checkpoint (vocab_size: the tokenizer's, which for
-    BPE is --vocab-size, and for characters the corpus's count)."""
-    return {"model": "gpt", "dataset": args.dataset, "vocab_size": vocab_size,
+    """What build_gpt needs, saved in every checkpoint. vocab_size: the tokenizer's (for BPE and
+    random tokens --vocab-size, for characters the corpus's count); the model's is that, or with
+    --model gpt2 at least 50304 (lm_preset.model_vocab_size)."""
+    return {"model": "gpt", "dataset": args.dataset, "vocab_size": model_vocab_size(args.model, vocab_size),
             **{name: getattr(args, name) for name in MODEL_FLAGS}}
 
 
 def lm_run_record(args, data_dir):
-    return {**{name: getattr(args, name) for name in LM_RUN_FLAGS},
+    # ("preset", not "model": recorded_run lays the config, whose model is "gpt", over the run)
+    return {**{name: getattr(args, name) for name in LM_RUN_FLAGS}, "preset": args.model,
             "max_iters": args.max_iters, "eval_interval": args.eval_interval,
             "eval_iters": args.eval_iters, "data_dir": str(data_dir)}
 

@@ -72,7 +72,7 @@ def evaluate_lm_checkpoint(args, state):
     if args.limit is not None:
         raise UsageError(f"--limit is for image checkpoints; {args.checkpoint} is a language model "
                          f"(--eval-iters sets how many batches its val loss averages)")
-    model, tokenizer, _ = load_language_model(args.checkpoint, args.device)
+    model, tokenizer, _ = load_language_model(args.checkpoint, args.device, padded_rows=True)
     run = recorded_run(state)
     data_dir = data_folder(args.data_dir, run.get("data_dir"))
     # token files cached in the run's folder (tokens/) if there are intact ones, else the user's

@@ -19,7 +19,7 @@ from .precision import default_precision
 # which models each dataset can train; the first is the default
 MODELS = {"mnist": ("mlp", "cnn"), "cifar10": ("resnet18",)}
 DATASET_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
-KNOWN_DATASETS = (*MODELS, "shakespeare", "tinystories")
+KNOWN_DATASETS = (*MODELS, "shakespeare", "tinystories", "random-tokens")
 # flags that make a run what it is; a resumed run keeps them (None for limits means "all")
 RUN_FLAGS = ("model", "hidden", "optimizer", "lr", "weight_decay", "schedule", "batch_size", "seed",
              "limit", "test_limit", "precision")
@@ -109,8 +109,10 @@ def resolve(args):
     if args.model is None:
         args.model = MODELS[args.dataset][0]
     if args.model not in MODELS[args.dataset]:
+        preset = " (gpt2 is the language models' preset: shakespeare, tinystories, random-tokens)" \
+            if args.model == "gpt2" else ""
         raise UsageError(f"--model {args.model} does not train on {args.dataset}; {args.dataset} "
-                         f"models: {', '.join(MODELS[args.dataset])}")
+                         f"models: {', '.join(MODELS[args.dataset])}{preset}")
     if args.hidden is not None and args.model != "mlp":
         raise UsageError(f"--hidden sets the layers of --model mlp, not {args.model}")
     defaults = _model_defaults(args.dataset, args.model)

@@ -1,10 +1,11 @@
-"""`paragrad train shakespeare|tinystories`: train a GPT as nanoGPT's train.py does.
+"""`paragrad train shakespeare|tinystories|random-tokens`: train a GPT as nanoGPT's train.py does.
 
 Each iteration draws random windows on the device, runs forward and loss under the run's
 precision, clips the gradient norm and takes an AdamW step, as one CUDA graph (pg.jit) on CUDA.
 Every --eval-interval iterations and at the end: train and val loss, metrics.jsonl, curves.png
-and ckpt.safetensors (the latest state, for --resume; tokenizer.json beside it), and, when the val
-loss is the lowest so far, best.safetensors (as nanoGPT keeps its best: these models overfit late).
+and ckpt.safetensors (the latest state, for --resume; tokenizer.json beside it, except for
+random tokens, which have none), and, when the val loss is the lowest so far, best.safetensors
+(as nanoGPT keeps its best: these models overfit late).
 A loss that becomes NaN or inf stops the run (exit 1) naming the iteration, checked on the device
 and read where the loop reads anyway (progress redraws, evaluations): see divergence.py.
 """
@@ -15,6 +16,7 @@ import math
 import time
 from pathlib import Path
 
+from ..data.random_tokens import random_token_data, said_plainly
 from ..data.text_corpora import language_model_data
 from ..data.token_dataset import random_windows
 from ..io import checkpoint
@@ -27,7 +29,7 @@ from . import out_folder
 from .arguments import UsageError
 from .data_parallel import Ranks
 from .divergence import Diverged, LossWatch, kept, weights_finite
-from .lm_config import LM_DATASETS, build_gpt, gpt_config, lm_run_record, resolve_lm
+from .lm_config import LM_DATASETS, RANDOM_TOKENS, build_gpt, gpt_config, lm_run_record, resolve_lm
 from .lm_checkpoint import run_tokenizer
 from .lm_evaluate import LossEstimator
 from .plot import plot_lm_curves
@@ -116,8 +118,9 @@ def _saved_at(path):
 
 
 def _tokenizer(args, state):
-    """The resumed run's tokenizer (its ids are what the weights know), else the dataset's kind."""
-    if state is None:
+    """The resumed run's tokenizer (its ids are what the weights know), else the dataset's kind
+    (None: random tokens have none)."""
+    if state is None or LM_DATASETS[args.dataset] is None:
         return LM_DATASETS[args.dataset]
     return run_tokenizer(args.resume, state, "--resume")
 
@@ -141,9 +144,13 @@ def _best_kept(out):
 
 
 def _load_data(args, data_dir, tokenizer, ranks):
-    """The corpus tokenized (rank 0 first: the others then read the token files it cached)."""
+    """The corpus tokenized (rank 0 first: the others then read the token files it cached), or
+    the random ids (drawn from the run's seed: the same on every rank)."""
+    if args.dataset == RANDOM_TOKENS:
+        return random_token_data(args.vocab_size, args.seed)
+
     def load():
-        return language_model_data(args.dataset, data_dir, tokenizer, args.vocab_size or 4096)
+        return language_model_data(args.dataset, data_dir, tokenizer, args.vocab_size)
     data = load() if ranks.main else None
     ranks.barrier()
     return data if ranks.main else load()
@@ -152,7 +159,7 @@ def _load_data(args, data_dir, tokenizer, ranks):
 def train_language_model(args, ranks=None):
     # every check that can refuse the command comes before anything is written
     ranks = ranks or Ranks()    # data parallel: see data_parallel.py
-    state = resolve_lm(args)
+    state = resolve_lm(args, ranks.world)
     ranks.resolve(args, state)
     data_dir = data_folder(args.data_dir, state and recorded_run(state).get("data_dir"))
     start = state["step"] if state else 0
@@ -169,8 +176,11 @@ def train_language_model(args, ranks=None):
         raise UsageError(f"--block-size {args.block_size}: the {args.dataset} splits have "
                          f"{len(data.train):,} and {len(data.val):,} tokens; a window needs "
                          f"block_size + 1 of them, so --block-size must be below {shortest}")
+    if data.tokenizer is None:      # random tokens: said before anything else is done
+        print(said_plainly(data))
     manual_seed(args.seed)
-    config = gpt_config(args, data.tokenizer.vocab_size)
+    tokenizer_vocab = args.vocab_size if data.tokenizer is None else data.tokenizer.vocab_size
+    config = gpt_config(args, tokenizer_vocab)
     model = build_gpt(config).to(args.device)
     if not ranks.main:      # the same initial weights on every rank, its own dropout
         manual_seed(ranks.seed(args.seed))
@@ -195,14 +205,18 @@ def train_language_model(args, ranks=None):
         out_folder.lock(Path(args.out))
         out, stale = _check_out(args, start)     # again, under the lock: another run may have written
         out_folder.remove(stale)
-        data.tokenizer.save(out / "tokenizer.json")
+        if data.tokenizer is not None:
+            data.tokenizer.save(out / "tokenizer.json")
     out = Path(args.out)
     run = ranks.record(lm_run_record(args, data_dir), args)
-    tokenizer_sha256 = fingerprint(data.tokenizer)      # recorded at each save, checked at each load
+    # recorded at each save, checked at each load
+    tokenizer_sha256 = None if data.tokenizer is None else fingerprint(data.tokenizer)
     tokens = {"train": data.train.tokens_on_device(args.device), "val": data.val.tokens_on_device(args.device)}
     jitted = args.jit and dev_type != "cpu"
-    print(f"training GPT ({model.get_num_params():,} parameters, vocabulary {data.tokenizer.vocab_size}) "
-          f"on {len(data.train):,} {args.dataset} tokens, device {args.device}, "
+    padded = f", the tokenizer's {tokenizer_vocab} padded" if config["vocab_size"] > tokenizer_vocab else ""
+    print(f"training GPT ({'--model gpt2, ' if args.model else ''}{model.get_num_params():,} parameters, "
+          f"vocabulary {config['vocab_size']}{padded}) on {len(data.train):,} "
+          f"{'random' if data.tokenizer is None else args.dataset} tokens, device {args.device}, "
           f"{describe_precision(args.precision)}{', one CUDA graph per step (pg.jit)' if jitted else ''}"
           f"{f', {args.grad_accum} micro-batches a step' if args.grad_accum > 1 else ''}"
           f"{ranks.describe(args)}")

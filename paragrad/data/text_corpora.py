@@ -42,8 +42,8 @@ CORPORA = {
 
 
 class LanguageModelData(NamedTuple):
-    tokenizer: object       # a CharTokenizer or BPETokenizer
-    train: TokenDataset
+    tokenizer: object       # a CharTokenizer or BPETokenizer (None for random_tokens' ids of no text)
+    train: TokenDataset     # (or random_tokens.RandomTokens: len() and tokens_on_device alike)
     val: TokenDataset
 
 
