@@ -14,36 +14,25 @@ from ..runtime.compile import kernel
 from .chunk_list import chunk_list
 from .rows import BLOCK, NULL, ticket
 
-_address_tables = {}     # the tensors' buffer addresses -> their device array
-_chunk_tables = {}       # (the tensors' sizes, device) -> (sizes, chunk tensor, chunk start, chunk count)
-_MAX_TABLES = 64
+_tables = {}
 _SLOTS = 6             # must equal SLOTS in optimizer.cu: (w, g, m, v, vmax, step)
 
 
 def _table(bufs_per_tensor):
-    """Device arrays (ptrs, sizes, chunk_tensor, chunk_start) and the chunk count for these
-    tensors. The sizes and the chunk list depend on the sizes alone, made once per set of them;
-    the addresses, which in eager code change every step (a new .grad each backward), are one
-    upload of a small array, cached too (they are stable under pg.jit). A table a captured
-    graph reads lives as long as the graph."""
-    addresses = tuple(tuple(int(b.data.ptr) if b is not None else 0 for b in bufs) for bufs in bufs_per_tensor)
-    ptrs = _address_tables.get(addresses)
-    if ptrs is None:
-        ptrs = _cached(_address_tables, addresses, memory.upload(np.array(addresses, dtype=np.uint64).reshape(-1)))
-    sizes = (tuple(bufs[0].size for bufs in bufs_per_tensor), cupy.cuda.runtime.getDevice())
-    chunks = _chunk_tables.get(sizes)
-    if chunks is None:
-        ct, cs = chunk_list(sizes[0])
-        chunks = _cached(_chunk_tables, sizes, (memory.upload(np.array(sizes[0], dtype=np.int64)),
-                                                memory.upload(ct), memory.upload(cs), len(ct)))
-    return capture.keep((ptrs, *chunks))
-
-
-def _cached(tables, key, value):
-    if len(tables) >= _MAX_TABLES:
-        tables.clear()
-    tables[key] = value
-    return value
+    """Device arrays (ptrs, sizes, chunk_tensor, chunk_start) for these tensors, cached by the
+    addresses (stable across steps once gradients are reused, as under pg.jit); a table a
+    captured graph reads lives as long as the graph."""
+    key = tuple(tuple(int(b.data.ptr) if b is not None else 0 for b in bufs) for bufs in bufs_per_tensor)
+    t = _tables.get(key)
+    if t is None:
+        ptrs = np.array(key, dtype=np.uint64).reshape(-1)
+        sizes = np.array([bufs[0].size for bufs in bufs_per_tensor], dtype=np.int64)
+        ct, cs = chunk_list(sizes)
+        t = (memory.upload(ptrs), memory.upload(sizes), memory.upload(ct), memory.upload(cs), len(ct))
+        if len(_tables) > 64:
+            _tables.clear()
+        _tables[key] = t
+    return capture.keep(t)
 
 
 def _fusable(*lists):
