@@ -2,7 +2,7 @@
 with its gradient all-reduces captured in the graph) beside PyTorch's DistributedDataParallel
 (NCCL, eager, optionally torch.compile), on 1, 2, 4 and 8 GPUs, in one run.
 
-    python bench/ddp_gpu.py [--gpus 1,2,4,8] [--models resnet,gpt] [--torch-compile] [--json PATH]
+    python bench/ddp_gpu.py [--gpus 1,2,4,8] [--models resnet,gpt,gpt2] [--torch-compile] [--json PATH]
     python bench/ddp_gpu.py --models gpt --frameworks torch.compile     # paragrad and torch.compile only
     python bench/ddp_gpu.py --device cpu          # CPU smoke test: mpi / gloo, tiny models
 
@@ -12,7 +12,15 @@ Models (per GPU, the single-GPU benches' builders and settings, bench/resnet.py 
           momentum 0.9, weight decay 5e-4), cudnn.benchmark on: images/s;
   gpt     nanoGPT's shakespeare-char GPT (6 layers, 6 heads, 384 wide, block 256, vocab 65,
           dropout 0.2), batch 64 per GPU, bf16 autocast, AdamW as nanoGPT (fused), gradient
-          clipping at 1.0, random tokens: tokens/s.
+          clipping at 1.0, random tokens: tokens/s;
+  gpt2    GPT-2 124M (nanoGPT's config/train_gpt2.py model: 12 layers, 12 heads, 768 wide, block
+          1024, vocabulary 50304, no biases, dropout 0), batch 16 per GPU, bf16 autocast, AdamW
+          (lr 6e-4, betas (0.9, 0.95), fused), clipping at 1.0, random tokens: tokens/s and MFU
+          (bench/gpt2.py runs it beside PyTorch DDP eager and torch.compile).
+MFU (GPT models): model FLOPs a token as nanoGPT's estimate_mfu counts them (6 N + 12 L C T, N
+the parameters without the position embedding, reported by paragrad's rank 0) times tokens/s,
+over the GPUs' dense bf16 peak (989.4 TFLOP/s each for an H100 SXM or H200; no figure for other
+cards).
 Both frameworks start from the same weights (paragrad's model built with seed 0, copied into the
 PyTorch one) and train on the same random batches already on the device (rank r: NumPy seed r,
 4 batches cycled). DDP: bucket 25 MB in both, buffers broadcast before each forward (both
@@ -53,28 +61,52 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from ddp import ONE_THREAD, free_port  # noqa: E402 - the CPU bench's launch helpers
 
-UNITS = {"resnet": "images/s", "gpt": "tokens/s"}
-WARMUP = {"resnet": 5, "gpt": 10}
+UNITS = {"resnet": "images/s", "gpt": "tokens/s", "gpt2": "tokens/s"}
+WARMUP = {"resnet": 5, "gpt": 10, "gpt2": 10}
 SCHEMES = (("localsgd", "LocalSGD N=10", 10), ("diloco", "DiLoCo H=50", 50))
 N_BATCHES = 4
 # (per-GPU batch, model settings) on the GPU and in the CPU smoke test
 RESNET = {"cuda": dict(batch=256, size=32, classes=10), "cpu": dict(batch=2, size=32, classes=10)}
-GPT = {"cuda": dict(batch=64, n_layer=6, n_head=6, n_embd=384, block_size=256),
-       "cpu": dict(batch=2, n_layer=1, n_head=2, n_embd=32, block_size=16)}
-GPT_VOCAB, GPT_DROPOUT = 65, 0.2
+GPTS = {   # model -> per device (batch, shape), and the rest of its config
+    "gpt": ({"cuda": dict(batch=64, n_layer=6, n_head=6, n_embd=384, block_size=256),
+             "cpu": dict(batch=2, n_layer=1, n_head=2, n_embd=32, block_size=16)},
+            dict(vocab_size=65, dropout=0.2, bias=True)),
+    "gpt2": ({"cuda": dict(batch=16, n_layer=12, n_head=12, n_embd=768, block_size=1024),
+              "cpu": dict(batch=2, n_layer=1, n_head=2, n_embd=32, block_size=16)},
+             dict(vocab_size=50304, dropout=0.0, bias=False)),
+}
+# AdamW as each model's nanoGPT config: (weight decay, lr, betas)
+GPT_ADAMW = {"gpt": (0.1, 1e-3, (0.9, 0.99)), "gpt2": (0.1, 6e-4, (0.9, 0.95))}
+BF16_PEAK = {"H100": 989.4e12, "H200": 989.4e12}     # dense bf16 FLOP/s of the SXM cards
 
 
-def gpt_config(device):
-    c = GPT[device]
+def gpt_shape(model, device):
+    return GPTS[model][0][device]
+
+
+def gpt_config(model, device):
+    c = gpt_shape(model, device)
     return dict(n_layer=c["n_layer"], n_head=c["n_head"], n_embd=c["n_embd"], block_size=c["block_size"],
-                vocab_size=GPT_VOCAB, dropout=GPT_DROPOUT, bias=True)
+                **GPTS[model][1])
 
 
 def units_per_step(model, device, world):
-    """Global samples (resnet: images, gpt: tokens) of one step on `world` ranks."""
+    """Global samples (resnet: images, the GPTs: tokens) of one step on `world` ranks."""
     if model == "resnet":
         return RESNET[device]["batch"] * world
-    return GPT[device]["batch"] * GPT[device]["block_size"] * world
+    c = gpt_shape(model, device)
+    return c["batch"] * c["block_size"] * world
+
+
+def mfu(model, device, params, rate, gpus, device_name):
+    """Model FLOPs utilization of `rate` tokens/s on `gpus` GPUs (nanoGPT's estimate_mfu count),
+    or None where the card's peak isn't known."""
+    peak = next((v for k, v in BF16_PEAK.items() if k in device_name and "PCIe" not in device_name), None)
+    if peak is None or not params or not rate:
+        return None
+    c = gpt_shape(model, device)
+    flops_per_token = 6 * params + 12 * c["n_layer"] * c["n_embd"] * c["block_size"]
+    return flops_per_token * rate / (gpus * peak)
 
 
 def random_data(model, device, rank):
@@ -83,8 +115,9 @@ def random_data(model, device, rank):
         from resnet import random_batches
         c = RESNET[device]
         return random_batches(c["size"], c["batch"], c["classes"], k=N_BATCHES, seed=rank)
-    c, rng = GPT[device], np.random.default_rng(rank)
-    tokens = [rng.integers(0, GPT_VOCAB, (c["batch"], c["block_size"] + 1)) for _ in range(N_BATCHES)]
+    c, rng = gpt_shape(model, device), np.random.default_rng(rank)
+    vocab = GPTS[model][1]["vocab_size"]
+    tokens = [rng.integers(0, vocab, (c["batch"], c["block_size"] + 1)) for _ in range(N_BATCHES)]
     return [(t[:, :-1].astype(np.int64), t[:, 1:].astype(np.int64)) for t in tokens]
 
 
@@ -102,8 +135,8 @@ def paragrad_parts(model_name, device, bf16):
         opt = pg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
         return model, opt, lambda net, x, y: F.cross_entropy(net(x), y), lambda m: None
     from gpt import paragrad_gpt
-    model = paragrad_gpt(gpt_config("cuda" if device.startswith("cuda") else "cpu"), device)
-    opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), device.split(":")[0])
+    model = paragrad_gpt(gpt_config(model_name, "cuda" if device.startswith("cuda") else "cpu"), device)
+    opt = model.configure_optimizers(*GPT_ADAMW[model_name], device.split(":")[0])
     return model, opt, lambda net, x, y: net(x, y)[1], lambda m: clip_grad_norm_(m.parameters(), 1.0)
 
 
@@ -147,7 +180,8 @@ def paragrad_worker(a):
     rate = per_second(lambda i: train_step(*data[i % len(data)]), sync, units_per_step(a.model, a.device, world),
                       a.steps, WARMUP[a.model], a.windows)
     result = {"rate": rate, "first_loss": first_loss, "bytes_per_step": {"DDP": ddp.bytes_per_step},
-              "graph_nodes": train_step.graph_nodes() if cuda else None}
+              "graph_nodes": train_step.graph_nodes() if cuda else None,
+              "params": model.get_num_params() if a.model in GPTS else None}
     del ddp, model, opt, train_step
     if world > 1:
         for key, label, every in SCHEMES:
@@ -179,9 +213,9 @@ def scheme_bytes(key, every, model_name, device, bf16, data):
 def torch_model(model_name, device):
     """The PyTorch model holding paragrad_parts' initial weights."""
     import torch
-    if model_name == "gpt":
+    if model_name in GPTS:
         from gpt import load_paragrad_weights, torch_gpt
-        cfg = gpt_config("cuda" if device.startswith("cuda") else "cpu")
+        cfg = gpt_config(model_name, "cuda" if device.startswith("cuda") else "cpu")
         return load_paragrad_weights(torch_gpt(cfg), cfg, device)
     from resnet import torch_resnet18
     model = torch_resnet18(RESNET["cpu"]["classes"], "imagenet")
@@ -222,7 +256,7 @@ def torch_worker(a):
     if a.model == "resnet":
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     else:
-        opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), a.device)
+        opt = model.configure_optimizers(*GPT_ADAMW[a.model], a.device)
     model.eval()    # as paragrad_worker: the loss before training, from the same weights and batch
     with torch.no_grad(), torch.autocast(a.device, dtype=torch.bfloat16, enabled=bf16):
         x, y = data[0]
@@ -238,7 +272,7 @@ def torch_worker(a):
             loss = F.cross_entropy(net(x), y) if a.model == "resnet" else net(x, y)[1]
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        if a.model == "gpt":
+        if a.model in GPTS:
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
 
@@ -339,6 +373,19 @@ def print_model_table(rows, model, counts, frameworks):
             f"{n} GPU(s): " + ", ".join(f"{lab} {b[lab]:,.0f}" for lab in labels if lab in b) for n, b in nbytes))
 
 
+def print_mfu(rows, model, counts, frameworks, device, device_name):
+    params = next((r["params"] for (m, f, n), r in rows.items() if m == model and r.get("params")), None)
+    cells = []
+    for f in frameworks:
+        for n in counts:
+            u = mfu(model, device, params, rows.get((model, f, n), {}).get("rate"), n, device_name)
+            cells.append(f"{f} {n}: {pct(u)}")
+    peak = next((k for k in BF16_PEAK if k in device_name and "PCIe" not in device_name), None)
+    print(f"  MFU ({params or 0:,} parameters without the position embedding; "
+          f"{'peak ' + peak + ' bf16 dense, ' if peak else 'no known peak for ' + device_name + ': '}"
+          f"per GPU): " + "; ".join(cells))
+
+
 def print_targets(rows, models, counts, frameworks):
     """The two targets in the docstring, met or not (a failed row counts as missed)."""
     top = max(counts)
@@ -379,7 +426,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--gpus", default="1,2,4,8", help="rank counts (one GPU each), those above the "
                    "machine's GPU count are left out")
-    p.add_argument("--models", default="resnet,gpt", help="comma separated, of resnet, gpt")
+    p.add_argument("--models", default="resnet,gpt", help="comma separated, of resnet, gpt, gpt2")
     p.add_argument("--torch-compile", action="store_true", help="also PyTorch DDP with torch.compile")
     p.add_argument("--frameworks", default="paragrad,torch",
                    help="the rows beside paragrad's, of torch (eager), torch.compile; paragrad always runs")
@@ -426,8 +473,10 @@ def main():
               f"torch NCCL {nccl_version(torch)}; NCCL_NVLS_ENABLE=0")
     print(f"run     : {a.windows} window(s) of {a.steps} steps after the warm-up "
           f"({', '.join(f'{m} {WARMUP[m]}' for m in models)} steps; torch.compile 3x), median window; "
-          f"per GPU: resnet batch {RESNET[a.device]['batch']}, gpt batch {GPT[a.device]['batch']} x "
-          f"{GPT[a.device]['block_size']} tokens; {'float32' if cpu else 'bf16 autocast'}")
+          f"per GPU: " + ", ".join(f"{m} batch {RESNET[a.device]['batch']}" if m == "resnet" else
+                                   f"{m} batch {gpt_shape(m, a.device)['batch']} x "
+                                   f"{gpt_shape(m, a.device)['block_size']} tokens" for m in models)
+          + f"; {'float32' if cpu else 'bf16 autocast'}")
     rows = {}
     with tempfile.TemporaryDirectory(prefix="paragrad-ddp-gpu-") as tmp:
         for model in models:
@@ -440,8 +489,11 @@ def main():
                     print(f"  {model:6s} {f:13s} {n} rank(s): {shown} ({time.monotonic() - t0:.0f} s wall)",
                           flush=True)
                     save(a, rows, counts)
+    device_name = "cpu" if cpu else torch.cuda.get_device_name(0)
     for model in models:
         print_model_table(rows, model, counts, frameworks)
+        if model in GPTS:
+            print_mfu(rows, model, counts, frameworks, a.device, device_name)
     print()
     print_targets(rows, models, counts, frameworks)
     check_same_start(rows, cpu)

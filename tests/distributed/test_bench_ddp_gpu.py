@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.distributed.launch_ranks import REPO
 
 
@@ -23,3 +25,38 @@ def test_ddp_gpu_bench_cpu_smoke(tmp_path):
     two = next(r for r in rows if r["framework"] == "paragrad" and r["gpus"] == 2)["bytes_per_step"]
     # LocalSGD N=10 and DiLoCo H=50 send about DDP's bytes once per 10 and 50 steps
     assert 8 < two["DDP"] / two["LocalSGD N=10"] < 12 and 40 < two["DDP"] / two["DiLoCo H=50"] < 60, two
+
+
+def test_gpt2_bench_cpu_smoke(tmp_path):
+    """bench/gpt2.py: GPT-2's shape of model (vocabulary 50304, no biases) through ddp_gpu.py's
+    machinery, its MFU line (no peak known for a CPU)."""
+    out = tmp_path / "gpt2.json"
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "gpt2.py"), "--device", "cpu", "--frameworks", "torch",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "failed" not in proc.stdout and "WARNING" not in proc.stdout, proc.stdout
+    assert "MFU (1,622,112 parameters without the position embedding; no known peak for cpu" in proc.stdout, \
+        proc.stdout
+    rows = json.loads(out.read_text())["rows"]
+    assert {(r["model"], r["framework"], r["gpus"]) for r in rows} == {("gpt2", f, n) for f in ("paragrad", "torch")
+                                                                       for n in (1, 2)}
+    losses = {round(r["first_loss"], 5) for r in rows}
+    assert len(losses) == 1 and abs(losses.pop() - 10.826) < 0.1, rows     # ln 50304 from random weights
+
+
+def test_mfu_counts_flops_as_nanogpt():
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import ddp_gpu
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    # nanoGPT's estimate_mfu for GPT-2 124M (85.0M + 38.6M embedding = 123.6M parameters
+    # without wpe): 6 N + 12 L C T FLOPs a token
+    params = 123_587_328
+    per_token = 6 * params + 12 * 12 * 768 * 1024
+    rate = 400_000
+    assert ddp_gpu.mfu("gpt2", "cuda", params, rate, 1, "NVIDIA H100 80GB HBM3") == pytest.approx(
+        per_token * rate / 989.4e12)
+    assert ddp_gpu.mfu("gpt2", "cuda", params, 2 * rate, 2, "NVIDIA H200") == pytest.approx(per_token * rate / 989.4e12)
+    assert ddp_gpu.mfu("gpt2", "cuda", params, rate, 1, "NVIDIA H100 PCIe") is None
+    assert ddp_gpu.mfu("gpt2", "cuda", params, None, 1, "NVIDIA H100 80GB HBM3") is None
