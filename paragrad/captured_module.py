@@ -15,6 +15,11 @@ autograd node per call, and the engine accumulates them as eagerly (hooks, accum
 micro-batches, zero_grad(set_to_none)). Dropout draws anew on each replay (the generator state
 lives on the device) and in-place parameter updates by any optimizer are seen by the next replay.
 
+A graph reads the buffers the module's parameters and buffers held when it was recorded: where
+one was replaced since (`p.data = ...`, `module.to(...)`, a new Parameter or buffer), the
+signature's graphs are dropped and recorded anew, as torch's cudagraph trees re-record when a
+static input's address changes (a replay would otherwise read memory the module no longer uses).
+
 What capture can't take runs eagerly, for that signature only, with one warning naming why: a
 host read or a data-dependent shape inside forward (CaptureSyncError), a tensor that requires
 grad reached through a closure instead of an argument or parameter (its gradient would be
@@ -62,8 +67,12 @@ class CapturedModule:
         sig = self._signatures.get(key, False)
         if sig is None:
             return self.fn(*args, **kwargs)
+        storage = self._storage(params)
+        if sig is not False and not sig.reads(storage):
+            del self._signatures[key]           # (its graphs read replaced buffers: record anew)
+            sig = False
         if sig is False:
-            sig, why = self._new_signature(key, device, params)
+            sig, why = self._new_signature(key, device, params, storage)
             if sig is None:
                 return self._eager(key, why, args, kwargs)
         try:
@@ -77,6 +86,12 @@ class CapturedModule:
         return (arguments, getattr(self.module, "training", None), is_grad_enabled(), _autocast_key(),
                 tuple(p.requires_grad for p in params)), params
 
+    def _storage(self, params):
+        """The buffers the module's parameters and buffers hold now (what a graph recorded now reads)."""
+        if self.module is None:
+            return ()
+        return tuple(p._data for p in params) + tuple(b._data for b in self.module.buffers())
+
     def prime(self, args, warmup_calls, allow_unused_input):
         """make_graphed_callables' order: warmup_calls eager forward+backward calls on args
         (their gradients discarded, nothing accumulated), then the forward and backward graphs
@@ -84,7 +99,7 @@ class CapturedModule:
         tensors = []
         key, params = self._key(_signature((args, {}), tensors))
         device = _graph_device(tensors)
-        sig, why = self._new_signature(key, device, params)
+        sig, why = self._new_signature(key, device, params, self._storage(params))
         if sig is None:
             raise RuntimeError(f"{self.name}: {why}")
         wrt = sig.differentiated(tensors)
@@ -108,7 +123,7 @@ class CapturedModule:
                                    "desired behavior.")
         del out
 
-    def _new_signature(self, key, device, params):
+    def _new_signature(self, key, device, params, storage):
         """-> (a _Signature for key, None), or (None, why it can't have one)."""
         from .backends import backend_for
         if len(self._signatures) >= MAX_SIGNATURES:
@@ -118,7 +133,7 @@ class CapturedModule:
         graph = backend_for(device).step_graph(device.index)
         if graph is None:
             return None, f"{device} has no graphs"
-        sig = self._signatures[key] = _Signature(self, device, params, graph)
+        sig = self._signatures[key] = _Signature(self, device, params, graph, storage)
         return sig, None
 
     def _eager(self, key, why, args, kwargs):
@@ -156,8 +171,9 @@ def _autocast_key():
 
 
 class _Signature:
-    def __init__(self, owner, device, params, graph):
+    def __init__(self, owner, device, params, graph, storage):
         self.owner, self.device, self.params, self.graph = owner, device, params, graph
+        self.storage = storage      # the module's buffers its graphs read (kept alive with them)
         self.backward_graph = None
         self.calls = 0
         self.statics = None         # the static input tensors the forward graph reads
@@ -188,6 +204,10 @@ class _Signature:
         generation = self.generation
         return self.rebuild(_link(self, lambda grads: self._backward(grads, generation), fresh,
                                   self.diff, tensors, track=True))
+
+    def reads(self, storage):
+        """Whether the module's parameters and buffers still hold the buffers recorded."""
+        return len(storage) == len(self.storage) and all(a is b for a, b in zip(storage, self.storage))
 
     def differentiated(self, tensors):
         """What a backward of the call differentiates: its tensors and the parameters that

@@ -249,6 +249,41 @@ def test_autocast_outside_or_inside_the_call_as_eager(graphs, where):
     assert len(compiled._captured._signatures) == 2
 
 
+def test_replaced_parameters_and_buffers_are_recorded_anew(graphs):
+    """A graph reads the buffers it was recorded with: after `p.data = ...` or a new buffer the
+    signature records again (on CUDA a replay would read the memory the module let go)."""
+    class Shifted(Net):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("shift", pg.zeros(4))
+
+        def forward(self, x, targets=None):
+            return super().forward(x, targets)[0] + self.shift
+
+    pg.manual_seed(0)
+    eager, model = Shifted().to(graphs), Shifted().to(graphs)
+    model.load_state_dict(eager.state_dict())
+    compiled = pg.compile(model)
+    x, _ = _batch(graphs)
+
+    def same_and_signature():
+        with pg.no_grad():
+            _close(compiled(x), eager(x))
+        (sig,) = compiled._captured._signatures.values()
+        return sig
+    for _ in range(3):              # warm-up, record, replay
+        recorded = same_and_signature()
+    for m in (eager, model):
+        m.fc1.weight.data = m.fc1.weight.detach() * 2
+    assert same_and_signature() is not recorded
+    for _ in range(2):
+        recorded = same_and_signature()
+    for m in (eager, model):
+        m.shift = pg.full((4,), 3.0, device=graphs)
+    assert same_and_signature() is not recorded
+    assert same_and_signature().calls == 2      # (warmed up, then recorded on the new buffer)
+
+
 def test_a_host_read_in_forward_runs_eagerly_with_one_warning(graphs):
     class Branchy(Net):
         def forward(self, x, targets=None):
