@@ -113,3 +113,39 @@ def test_script_kernels_counts_a_steps_gpu_launches_for_both_frameworks(tmp_path
         assert proc.returncode == 0, proc.stdout + proc.stderr
         line = next(x for x in proc.stdout.splitlines() if x.startswith("steps 3..5"))
         assert float(line.split(", ")[1].split()[0]) > 3, line      # launches a step (a GEMM, a loss, its backward...)
+
+
+def test_nanogpt_bench_trains_both_frameworks_and_samples(tmp_path):
+    """bench/nanogpt.py on a tiny model: a row per framework with its best val loss and median
+    iteration time (the same weights' loss at the start: both near ln 65), the ratio, and
+    sample.py's text from paragrad's checkpoint."""
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "nanogpt.py"), "--device", "cpu", "--compile", "False",
+                           "--max-iters", "12", "--", "--eval_interval=6", "--eval_iters=2", "--block_size=16",
+                           "--batch_size=4", "--n_layer=1", "--n_head=2", "--n_embd=16", "--log_interval=1",
+                           "--dropout=0.0", "--dtype=float32", "--warmup_iters=0"], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines()
+            if line.split()[:2] in (["torch", "False"], ["paragrad", "False"])}
+    assert set(rows) == {"torch", "paragrad"}, proc.stdout
+    for fields in rows.values():
+        assert 3.0 < float(fields[2]) < 4.5 and float(fields[3]) > 0, proc.stdout     # ln 65 = 4.17
+    assert float(rows["paragrad"][4]) > 0, proc.stdout
+    assert "sample.py on paragrad's checkpoint (--compile=False):" in proc.stdout, proc.stdout
+    assert "Loading meta from data/shakespeare_char/meta.pkl" in proc.stdout, proc.stdout
+
+
+def test_nanogpt_bench_leaves_evaluation_iterations_out_of_the_time():
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_nanogpt", REPO / "bench" / "nanogpt.py")
+        nanogpt = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(nanogpt)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    out = "\n".join(["step 0: train loss 4.2000, val loss 4.1900", "iter 0: loss 4.2, time 900.00ms, mfu -100.00%",
+                     "iter 10: loss 3.1, time 8.00ms, mfu 1.00%", "iter 20: loss 2.9, time 300.00ms, mfu 1.00%",
+                     "step 20: train loss 2.8000, val loss 2.8500", "iter 30: loss 2.7, time 9.00ms, mfu 1.00%",
+                     "iter 40: loss 2.6, time 500.00ms, mfu 1.00%", "iter 50: loss 2.6, time 10.00ms, mfu 1.00%"])
+    assert nanogpt.summary(out, 20) == (2.85, 9.0)
+    assert nanogpt.eval_interval(["--eval_interval=7", "--x=1"]) == 7 and nanogpt.eval_interval([]) == 250
