@@ -3,13 +3,14 @@
 stops Python from starting fails that column alone, naming it), and the JSON rows; and
 bench/script_calls.py's count of a step's backend calls and their host time; bench/op_overhead.py's
 --rounds; on the GPU, bench/script_kernels.py's count of a step's kernels."""
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.bench_modules import load_bench
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -64,9 +65,7 @@ def test_script_calls_counts_a_steps_backend_calls(tmp_path):
 
 
 def test_op_overhead_rounds_keep_each_frameworks_fastest_alternating():
-    spec = importlib.util.spec_from_file_location("op_overhead", REPO / "bench" / "op_overhead.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("op_overhead")
     calls = []
     a_times, b_times = iter([5.0, 3.0, 4.0]), iter([2.0, 9.0, 1.0])
 
@@ -136,13 +135,7 @@ def test_nanogpt_bench_trains_both_frameworks_and_samples(tmp_path):
 
 
 def test_nanogpt_bench_leaves_evaluation_iterations_out_of_the_time():
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_nanogpt", REPO / "bench" / "nanogpt.py")
-        nanogpt = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(nanogpt)
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    nanogpt = load_bench("nanogpt")
     out = "\n".join(["step 0: train loss 4.2000, val loss 4.1900", "iter 0: loss 4.2, time 900.00ms, mfu -100.00%",
                      "iter 10: loss 3.1, time 8.00ms, mfu 1.00%", "iter 20: loss 2.9, time 300.00ms, mfu 1.00%",
                      "step 20: train loss 2.8000, val loss 2.8500", "iter 30: loss 2.7, time 9.00ms, mfu 1.00%",

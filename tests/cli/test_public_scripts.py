@@ -5,7 +5,6 @@ tests/cli/scripts/numpy_draws.py, which draws the weights and the batches from N
 frameworks' random streams differ), and dropout is off: the printed losses then agree to their
 printed digits, iteration by iteration. nanoGPT's sample.py then samples the checkpoint that
 paragrad's run wrote, and bench/scripts.py times both scripts for a few steps."""
-import importlib.util
 import json
 import math
 import os
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench_modules import load_bench
 from tests.data_paths import shared_data_file
 
 from . import script_runs
@@ -26,15 +26,8 @@ THIRD = REPO / "bench" / "third_party"
 
 @pytest.fixture(scope="module")
 def bench_scripts():
-    """bench/scripts.py as a module (it imports its sibling common.py, so bench/ goes on sys.path)."""
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_scripts", REPO / "bench" / "scripts.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(REPO / "bench"))
-    return module
+    """bench/scripts.py as a module."""
+    return load_bench("scripts")
 
 
 NUMPY_DRAWS = Path(__file__).parent / "scripts" / "numpy_draws.py"

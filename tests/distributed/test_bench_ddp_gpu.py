@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tests.bench_modules import load_bench
 from tests.distributed.launch_ranks import REPO
 
 
@@ -45,11 +46,7 @@ def test_gpt2_bench_cpu_smoke(tmp_path):
 
 
 def test_mfu_counts_flops_as_nanogpt():
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        import ddp_gpu
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    ddp_gpu = load_bench("ddp_gpu")
     # nanoGPT's estimate_mfu for GPT-2 124M (85.0M + 38.6M embedding = 123.6M parameters
     # without wpe): 6 N + 12 L C T FLOPs a token
     params = 123_587_328
