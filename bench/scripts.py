@@ -33,6 +33,11 @@ The scripts (kept with their licences under bench/third_party/):
     (paragrad.vision under paragrad run), `--epochs 1`; on the GPU their accelerator settings
     (one loader worker, pinned memory, shuffled batches), on the CPU `--no-accel`. MNIST's files
     are put unzipped in torchvision's layout, ../data/MNIST/raw from the run's folder;
+  - mnist_rnn, mnist_forward_forward and siamese_network (pytorch/examples, BSD-3), on MNIST as
+    above: an LSTM over the rows of each digit (Adadelta); Hinton's forward-forward training of
+    two 500-unit layers, full batch (each layer's --epochs are its steps: the bench's steps plus
+    ten; on the CPU 5,000 training and 1,000 test digits); a siamese ResNet-18
+    (torchvision.models.resnet18) scoring pairs of digits with Python's random picking them;
   - minGPT (karpathy/minGPT, MIT): projects/chargpt/chargpt.py, a character-level GPT on Tiny
     Shakespeare with minGPT's Trainer (a DataLoader over RandomSampler(replacement=True), AdamW,
     clipping), `--trainer.num_workers=0`; gpt-nano at batch 32 on the CPU, the script's gpt-mini
@@ -112,9 +117,16 @@ def configurations(device, steps, corpus, text, mnist=None):
         out["nanogpt shakespeare_char compile"] = plain._replace(
             args=[a if a != "--compile=False" else "--compile=True" for a in plain.args])
     if mnist is not None:
-        accel = [] if device == "cuda" else ["--no-accel"]
-        for name in ("mnist", "vae"):
+        cuda = device == "cuda"
+        accel = [] if cuda else ["--no-accel"]
+        for name in ("mnist", "vae", "siamese_network"):
             out[name] = Config(THIRD / name / "main.py", ["--epochs", "1", *accel], prepare=partial(mnist_raw, mnist))
+        out["mnist_rnn"] = Config(THIRD / "mnist_rnn" / "main.py", ["--epochs", "1", *(["--accel"] if cuda else [])],
+                                  prepare=partial(mnist_raw, mnist))
+        out["mnist_forward_forward"] = Config(      # (full-batch steps: the CPU's a tenth of the GPU's)
+            THIRD / "mnist_forward_forward" / "main.py",
+            ["--epochs", str(steps + 10), *([] if cuda else ["--no_accel", "--train_size", "5000", "--test_size", "1000"])],
+            prepare=partial(mnist_raw, mnist, root="data"))
     mingpt = THIRD / "mingpt"
     # chargpt imports mingpt, which its README installs (pip install -e .): here, PYTHONPATH.
     # work_dir is relative (to the run's folder): merge_from_args literal_evals each value and
@@ -145,11 +157,12 @@ def nanogpt_data(text, work):
     subprocess.run([sys.executable, str(data / "prepare.py")], cwd=data, check=True, capture_output=True)
 
 
-def mnist_raw(src, work):
+def mnist_raw(src, work, root="../data"):
     """pytorch/examples' MNIST scripts read torchvision's layout from their working folder,
-    ../data/MNIST/raw: the four IDX files unzipped there once (torchvision looks for those
-    names), and a results/ folder (vae/main.py saves its images into it)."""
-    raw = Path(work).parent / "data" / "MNIST" / "raw"
+    ROOT/MNIST/raw (../data, or data for mnist_forward_forward): the four IDX files unzipped
+    there once (torchvision looks for those names), and a results/ folder (vae/main.py saves
+    its images into it)."""
+    raw = Path(work) / root / "MNIST" / "raw"
     if not raw.is_dir():
         raw.mkdir(parents=True)
         for gz in Path(src).glob("*-ubyte.gz"):
@@ -220,7 +233,7 @@ def main():
         corpus = shakespeare_corpus(data_dir, Path(tmp) / "corpus")
         mnist = data_dir / "mnist"
         if not mnist.is_dir() or importlib.util.find_spec("torchvision") is None:
-            print(f"(mnist, vae left out: {'torch has no torchvision here' if mnist.is_dir() else f'no {mnist}'})")
+            print(f"(the MNIST scripts left out: {'torch has no torchvision here' if mnist.is_dir() else f'no {mnist}'})")
             mnist = None
         configs = configurations(args.device, args.steps, corpus, data_dir / "tinyshakespeare" / "input.txt", mnist)
         if args.only:

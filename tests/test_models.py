@@ -30,12 +30,11 @@ class TorchResNet18(tnn.Module):
         super().__init__()
         if stem == "imagenet":
             self.conv1 = tnn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.maxpool = tnn.MaxPool2d(3, 2, 1)
         else:
             self.conv1 = tnn.Conv2d(3, 64, 3, 1, 1, bias=False)
-            self.maxpool = tnn.Identity()
         self.bn1 = tnn.BatchNorm2d(64)
         self.relu = tnn.ReLU()
+        self.maxpool = tnn.MaxPool2d(3, 2, 1) if stem == "imagenet" else tnn.Identity()
         self.inplanes = 64
         self.layer1 = self._make_layer(64, 1)
         self.layer2 = self._make_layer(128, 2)
@@ -98,6 +97,12 @@ def test_resnet18_state_dict_keys_and_parameter_count(stem):
     assert sum(p.numel() for p in pm.parameters()) == sum(p.numel() for p in tm.parameters())
     assert "layer2.0.downsample.0.weight" in pm.state_dict() and "layer1.0.downsample.0.weight" \
         not in pm.state_dict()
+    # torchvision's order: scripts rebuild the network as Sequential(*list(model.children())[:-1])
+    assert [n for n, _ in pm.named_children()] == [n for n, _ in tm.named_children()] == [
+        "conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4", "avgpool", "fc"]
+    x = pg.randn(2, 3, 32, 32)
+    trunk = pg.nn.Sequential(*list(pm.children())[:-1])
+    np.testing.assert_allclose(pm.fc(trunk(x).flatten(1)).detach().numpy(), pm(x).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_resnet18_unknown_stem():

@@ -1,5 +1,5 @@
-"""ResNet-18 with torchvision's layout and attribute names, so state_dict keys match
-torchvision.models.resnet18 (and its weights load directly)."""
+"""ResNet-18 and -34 with torchvision's layout and attribute names, so state_dict keys and
+children() match torchvision.models.resnet18/34 (and its weights load directly)."""
 from __future__ import annotations
 
 from .. import nn
@@ -42,19 +42,20 @@ class ResNet(nn.Module):
     224x224 inputs); stem="cifar": 3x3/1 conv and no pool (for 32x32 inputs; `maxpool` is then an
     Identity, which holds no state, so the keys stay torchvision's)."""
 
-    def __init__(self, layers=(2, 2, 2, 2), num_classes=1000, stem="imagenet", in_channels=3):
+    def __init__(self, layers=(2, 2, 2, 2), num_classes=1000, stem="imagenet", in_channels=3,
+                 zero_init_residual=False):
         super().__init__()
         if stem not in _STEMS:
             raise ValueError(f"ResNet: unknown stem {stem!r}; expected one of {list(_STEMS)}")
         self.inplanes = 64
+        # (children in torchvision's order: scripts rebuild the network from list(children()))
         if stem == "imagenet":
             self.conv1 = nn.Conv2d(in_channels, 64, 7, stride=2, padding=3, bias=False)
-            self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
         else:
             self.conv1 = nn.Conv2d(in_channels, 64, 3, stride=1, padding=1, bias=False)
-            self.maxpool = nn.Identity()
         self.bn1 = nn.BatchNorm2d(64)
         self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2d(3, stride=2, padding=1) if stem == "imagenet" else nn.Identity()
         self.layer1 = self._make_layer(64, layers[0])
         self.layer2 = self._make_layer(128, layers[1], stride=2)
         self.layer3 = self._make_layer(256, layers[2], stride=2)
@@ -65,6 +66,10 @@ class ResNet(nn.Module):
         for m in self.modules():
             if isinstance(m, nn.Conv2d):
                 nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+        if zero_init_residual:      # each block starts as the identity (torchvision's option)
+            for m in self.modules():
+                if isinstance(m, BasicBlock):
+                    nn.init.zeros_(m.bn2.weight)
 
     def _make_layer(self, planes, blocks, stride=1):
         downsample = None
@@ -86,6 +91,11 @@ class ResNet(nn.Module):
         return self.fc(x)                                       # (B, num_classes)
 
 
-def resnet18(num_classes=1000, stem="imagenet", in_channels=3):
+def resnet18(num_classes=1000, stem="imagenet", in_channels=3, zero_init_residual=False):
     """ResNet-18 (BasicBlock, [2, 2, 2, 2]); stem "imagenet" or "cifar" (see ResNet)."""
-    return ResNet((2, 2, 2, 2), num_classes=num_classes, stem=stem, in_channels=in_channels)
+    return ResNet((2, 2, 2, 2), num_classes, stem, in_channels, zero_init_residual)
+
+
+def resnet34(num_classes=1000, stem="imagenet", in_channels=3, zero_init_residual=False):
+    """ResNet-34 (BasicBlock, [3, 4, 6, 3]); stem "imagenet" or "cifar" (see ResNet)."""
+    return ResNet((3, 4, 6, 3), num_classes, stem, in_channels, zero_init_residual)

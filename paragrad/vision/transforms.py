@@ -1,4 +1,4 @@
-"""torchvision.transforms' Compose, ToTensor and Normalize: one image at a time, as torchvision's
+"""torchvision.transforms' Compose, ToTensor, Normalize and Lambda: one image at a time, as torchvision's
 (paragrad.data.transforms holds paragrad's batched augmentations, a different thing)."""
 from __future__ import annotations
 
@@ -82,3 +82,18 @@ def normalize(x, mean, std, inplace=False):
     if inplace:
         return x.sub_(m).div_(s)
     return (x - m) / s
+
+
+class Lambda:
+    """A user function as a transform: Lambda(lambda x: x.flatten())."""
+
+    def __init__(self, lambd):
+        if not callable(lambd):
+            raise TypeError(f"Argument lambd should be callable, got {type(lambd).__name__!r}")
+        self.lambd = lambd
+
+    def __call__(self, img):
+        return self.lambd(img)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"

@@ -79,9 +79,9 @@ def test_mnist_example_help(tmp_path):
 def test_torchvision_names_paragrad_lacks_fail_naming_them(tmp_path):
     script = tmp_path / "models.py"
     script.write_text("import torchvision\nfrom torchvision import datasets, transforms\n"
-                      "print(repr(torchvision), transforms.ToTensor())\nfrom torchvision import models\n")
+                      "print(repr(torchvision), transforms.ToTensor())\nfrom torchvision import ops\n")
     proc = subprocess.run([sys.executable, "-m", "paragrad", "run", script], capture_output=True, text=True,
                           timeout=60)
     assert proc.stdout == "<module 'torchvision' (paragrad run: paragrad.vision)> ToTensor()\n", proc.stdout
     assert proc.returncode == 1
-    assert "ModuleNotFoundError: paragrad has no torchvision.models (paragrad run maps torch" in proc.stderr
+    assert "ModuleNotFoundError: paragrad has no torchvision.ops (paragrad run maps torch" in proc.stderr

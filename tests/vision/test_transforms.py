@@ -72,3 +72,11 @@ def test_compose_applies_in_order_with_torchvisions_repr():
     a = _RNG.integers(0, 256, (28, 28), dtype=np.uint8)
     want = (torch.from_numpy(a).float().div(255).unsqueeze(0) - 0.1307) / 0.3081
     np.testing.assert_allclose(t(a).numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_lambda_applies_the_function_and_refuses_what_is_not_callable():
+    t = T.Compose([T.ToTensor(), T.Lambda(lambda x: x.flatten())])
+    assert tuple(t(np.zeros((28, 28), np.uint8)).shape) == (784,)
+    assert repr(T.Lambda(abs)) == "Lambda()"
+    with pytest.raises(TypeError, match="Argument lambd should be callable, got 'int'"):
+        T.Lambda(3)

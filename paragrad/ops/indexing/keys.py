@@ -1,7 +1,8 @@
 """Keys: what x[key] receives, put in the forms the indexing code plans with. A key of ints
 and slices becomes one strided slice (`basic_plan`); slice bounds given as 0-d tensors are read
 as ints first, as torch reads them; a general key becomes a list of items with the ellipsis
-expanded and lists turned into index tensors (`normalize_key`)."""
+expanded and sequences (lists, ranges, tuples inside the key, arrays) turned into index tensors
+(`normalize_key`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,14 +12,14 @@ from ...tensor import Tensor
 
 
 def normalize_key(x, key):
-    """-> list of items with Ellipsis expanded, lists/arrays turned into tensors."""
+    """-> list of items with Ellipsis expanded, sequences turned into index tensors."""
     from ..creation import tensor
     if not isinstance(key, tuple):
         key = (key,)
     items = []
     for k in key:
-        if isinstance(k, (list, np.ndarray)):
-            k = tensor(k, device=x.device)
+        if isinstance(k, (list, np.ndarray, range, tuple)):   # (a sequence inside the key: an index, as torch)
+            k = tensor(k if isinstance(k, (list, np.ndarray)) else list(k), device=x.device)
             if k.dtype.is_floating_point and k.numel() == 0:
                 k = k.long()
         if isinstance(k, Tensor):

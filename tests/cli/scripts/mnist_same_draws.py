@@ -1,4 +1,4 @@
-"""Run pytorch/examples' MNIST scripts, mnist/main.py and vae/main.py (`python
+"""Run pytorch/examples' MNIST scripts (mnist, vae, mnist_forward_forward, ...: `python
 mnist_same_draws.py SCRIPT ARGS...`, or under `paragrad run`), so that torch and paragrad start
 from the same weights and compute the same steps: Conv2d's and Linear's initialization, the
 shuffled batch order and a VAE's noise are drawn from NumPy (numpy_draws.py, which then runs the
@@ -7,10 +7,11 @@ float32 rounding alone.
 
 Real torch has no torchvision here: under torch the script gets a stand-in written with torch and
 NumPy alone (the IDX files read by their fixed MNIST headers, ToTensor as
-`from_numpy(a).float().div(255).unsqueeze(0)`, Normalize as `(x - mean) / std`, save_image
-writing nothing), the reference for paragrad.vision. Under paragrad run, `import torchvision` is
+`from_numpy(a).float().div(255).unsqueeze(0)`, Normalize as `(x - mean) / std`, Lambda(f) as
+f, models.resnet18 as torchvision builds it, save_image writing nothing), the reference for paragrad.vision. Under paragrad run, `import torchvision` is
 answered by paragrad.vision."""
 import gzip
+import random
 import runpy
 import sys
 import types
@@ -28,6 +29,7 @@ def _torchvision_for_torch():
             raw, split = Path(root) / "MNIST" / "raw", "train" if train else "t10k"
             self.images = idx(raw / f"{split}-images-idx3-ubyte.gz", 16).reshape(-1, 28, 28)
             self.labels = idx(raw / f"{split}-labels-idx1-ubyte.gz", 8)
+            self.data, self.targets = torch.from_numpy(self.images.copy()), torch.from_numpy(self.labels.astype(np.int64))
             self.transform = transform
 
         def __len__(self):
@@ -49,18 +51,64 @@ def _torchvision_for_torch():
     def normalize(mean, std):
         return lambda x: (x - torch.tensor(mean).view(-1, 1, 1)) / torch.tensor(std).view(-1, 1, 1)
 
-    vision = types.ModuleType("torchvision")
-    vision.datasets = types.SimpleNamespace(MNIST=MNIST)
-    vision.transforms = types.SimpleNamespace(Compose=compose, ToTensor=to_tensor, Normalize=normalize)
-    vision.utils = types.ModuleType("torchvision.utils")
-    vision.utils.save_image = lambda tensor, fp, **kwargs: None
-    return vision
+    nn = torch.nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self, inplanes, planes, stride=1):
+            super().__init__()
+            down = (nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+                    if stride != 1 or inplanes != planes else None)
+            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.downsample = down
+
+        def forward(self, x):
+            identity = x if self.downsample is None else self.downsample(x)
+            return self.relu(self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x))))) + identity)
+
+    class ResNet18(nn.Module):
+        def __init__(self, num_classes=1000):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.relu = nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            widths = (64, 64, 128, 256, 512)
+            for i in range(1, 5):
+                stride = 1 if i == 1 else 2
+                setattr(self, f"layer{i}", nn.Sequential(BasicBlock(widths[i - 1], widths[i], stride),
+                                                         BasicBlock(widths[i], widths[i])))
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(512, num_classes)
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(self.avgpool(x).flatten(1))
+
+    def module(name, **names):      # (registered, so `from torchvision.datasets import MNIST` works)
+        m = sys.modules[name] = types.ModuleType(name)
+        m.__dict__.update(names)
+        return m
+
+    return module("torchvision",
+                  datasets=module("torchvision.datasets", MNIST=MNIST),
+                  models=module("torchvision.models", resnet18=lambda weights=None: ResNet18()),
+                  transforms=module("torchvision.transforms", Compose=compose, ToTensor=to_tensor,
+                                    Normalize=normalize, Lambda=lambda f: f),
+                  utils=module("torchvision.utils", save_image=lambda tensor, fp, **kwargs: None))
 
 
-torch.nn.Dropout.forward = lambda self, x: x
+torch.nn.Dropout.forward = torch.nn.Dropout2d.forward = lambda self, x: x
+random.seed(0)      # (the siamese network's pairs are drawn with Python's random, unseeded)
 if "paragrad run" not in repr(torch):        # real torch: no torchvision installed
-    sys.modules["torchvision"] = _torchvision_for_torch()
-    sys.modules["torchvision.utils"] = sys.modules["torchvision"].utils
+    _torchvision_for_torch()
 
 # the weights drawn from NumPy, and the script run, by numpy_draws.py
 draws = str(Path(__file__).with_name("numpy_draws.py"))

@@ -1,13 +1,13 @@
 """Run a GPT training script (`python numpy_draws.py SCRIPT ARGS...`, or under `paragrad run`)
 with the random numbers that decide its weights and batches drawn from NumPy (RandomState(0))
 instead of from the framework's generator: torch.nn.init.normal_ (nanoGPT's and minGPT's
-weights), torch.randint (nanoGPT's batch offsets), torch.randn_like (a VAE's noise) and
+weights), kaiming_normal_ (ResNet's convolutions) and xavier_uniform_, torch.randint (nanoGPT's batch offsets), torch.randn_like (a VAE's noise) and
 torch.utils.data.RandomSampler, with replacement (minGPT's batches) or without (a DataLoader's
 shuffle=True). torch and paragrad have different random streams, so this is
 how both runs of an unmodified script start from the same weights and see the same batches:
 with dropout off, their losses then differ by float32 rounding alone. Linear's and LSTMCell's
-own initialization, and Conv2d's (uniform(-k, k), torch's bounds), is drawn from it too
-(time_sequence_prediction and pytorch/examples' mnist keep those weights). The script runs as `python SCRIPT ARGS...` would run it."""
+own initialization, and Conv2d's and LSTM's (uniform(-k, k), torch's bounds), is drawn from it too
+(time_sequence_prediction and pytorch/examples' MNIST scripts keep those weights). The script runs as `python SCRIPT ARGS...` would run it."""
 import math
 import runpy
 import sys
@@ -23,6 +23,24 @@ _rng = np.random.RandomState(0)
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     with torch.no_grad():
         return tensor.copy_(torch.from_numpy(_rng.normal(mean, std, tuple(tensor.shape)).astype(np.float32)))
+
+
+def _fans(tensor):
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    if nonlinearity not in ("relu", "leaky_relu"):
+        raise NotImplementedError(f"numpy_draws: kaiming_normal_ for {nonlinearity}")
+    fan_in, fan_out = _fans(tensor)
+    return normal_(tensor, 0.0, math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(fan_in if mode == "fan_in" else fan_out))
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    bound = gain * math.sqrt(6.0 / sum(_fans(tensor)))
+    with torch.no_grad():
+        return tensor.copy_(torch.from_numpy(_rng.uniform(-bound, bound, tuple(tensor.shape)).astype(np.float32)))
 
 
 def randint(low, high=None, size=None, *, device=None, **_):
@@ -65,7 +83,10 @@ def _uniform_reset(bound):
 torch.nn.Linear.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.in_features))
 torch.nn.Conv2d.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.weight[0].numel()))    # (fan_in)
 torch.nn.LSTMCell.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.hidden_size))
+torch.nn.LSTM.reset_parameters = _uniform_reset(lambda m: 1 / math.sqrt(m.hidden_size))
 torch.nn.init.normal_ = normal_
+torch.nn.init.kaiming_normal_ = kaiming_normal_
+torch.nn.init.xavier_uniform_ = xavier_uniform_
 torch.randint = randint
 torch.randn_like = randn_like
 torch.utils.data.RandomSampler = RandomSampler

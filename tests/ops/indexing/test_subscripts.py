@@ -48,6 +48,10 @@ GETITEM = [
     ("tensor_idx_0d", lambda x: x[T(x, 1)], [(3, 4)]),
     ("col_idx", lambda x: x[:, T(x, [3, 0, 3])], [(3, 4)]),
     ("col_list", lambda x: x[:, [1, 1]], [(3, 4)]),
+    ("range", lambda x: x[range(2, 0, -1)], [(3, 4)]),
+    ("range_and_list", lambda x: x[range(3), [0, 3, 1]], [(3, 4)]),     # one element per row
+    ("range_empty", lambda x: x[range(0)], [(3, 4)]),
+    ("tuple_in_key", lambda x: x[(0, 2), 1:], [(3, 4)]),               # an inner tuple is an index
     ("idx_slice_none", lambda x: x[T(x, [1, 0]), :, None], [(3, 4)]),
     ("two_adv_front", lambda x: x[[0, 1, 1], [1, 2, 2]], [(3, 4)]),
     ("two_adv_adjacent_mid", lambda x: x[:, [0, 1], [1, 2]], [(2, 3, 4)]),
@@ -157,6 +161,7 @@ SETITEM = [
     ("index_list", _set(lambda x: [2, 0], lambda x: 1)),
     ("index_and_int", _set(lambda x: (T(x, [0, 2]), 1), lambda x: 8)),
     ("two_adv", _set(lambda x: ([0, 1], [3, 0]), lambda x: 6)),
+    ("range_and_tensor", _set(lambda x: (range(3), T(x, [1, 0, 3])), lambda x: 9)),     # x_[range(n), y] = v
     ("broadcast_row", _set(lambda x: (slice(None), slice(1, 3)), lambda x: T(x, [1.0, 2.0]))),
     ("broadcast_col", _set(lambda x: slice(None), lambda x: T(x, [[1], [2], [3]], dtype=x.dtype))),
     ("value_int_dtype", _set(lambda x: 1, lambda x: lib(x).arange(4, device=x.device))),
