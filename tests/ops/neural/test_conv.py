@@ -1,11 +1,15 @@
 """conv2d against torch.nn.functional.conv2d (forward, input/weight/bias gradients), through the
-backend fast path and through the composition of primitives; finite differences in float64;
-double backward; argument errors."""
+backend fast path (on the CPU with its im2col columns one row per output pixel and channel-major,
+whatever the channel count: `path`) and through the composition of primitives; finite
+differences in float64; double backward; argument errors."""
+import contextlib
+
 import numpy as np
 import pytest
 import torch
 
 import paragrad as pg
+from paragrad.backends import cpu_conv
 from paragrad.backends.base import FAST_PATHS, fast_paths
 from tests.helpers import _np, check_op, fd_check, make_input
 
@@ -36,6 +40,21 @@ IDS = [f"{i}-x{list(xs)}-w{list(ws)}-{'b' if b else 'nob'}-" + ",".join(f"{k}={v
        for i, (xs, ws, b, kw) in enumerate(CASES)]
 
 
+PATHS = ["by-pixel", "by-channel", "composite"]
+
+
+@contextlib.contextmanager
+def _path(path):
+    """The fast path with the CPU's columns by pixel or by channel, or the composition."""
+    old = cpu_conv.BY_PIXEL
+    cpu_conv.BY_PIXEL = path == "by-pixel"
+    try:
+        with fast_paths(path != "composite"):
+            yield
+    finally:
+        cpu_conv.BY_PIXEL = old
+
+
 def _conv(kw):
     def fn(x, w, b=None):
         lib = torch.nn.functional if isinstance(x, torch.Tensor) else pg.nn.functional
@@ -47,28 +66,28 @@ def _shapes(xs, ws, bias):
     return [xs, ws] + ([(ws[0],)] if bias else [])
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("xs,ws,bias,kw", CASES, ids=IDS)
-def test_conv2d_matches_torch(xs, ws, bias, kw, dtype, fast, device):
-    with fast_paths(fast):
+def test_conv2d_matches_torch(xs, ws, bias, kw, dtype, path, device):
+    with _path(path):
         check_op(_conv(kw), _shapes(xs, ws, bias), dtype=dtype, device=device)
 
 
 @pytest.mark.parametrize("xs,ws,bias,kw", [CASES[2], CASES[4], CASES[8], CASES[10], CASES[13]],
                          ids=[IDS[2], IDS[4], IDS[8], IDS[10], IDS[13]])
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
-def test_conv2d_finite_differences(xs, ws, bias, kw, fast, device):
-    with fast_paths(fast):
+@pytest.mark.parametrize("path", PATHS)
+def test_conv2d_finite_differences(xs, ws, bias, kw, path, device):
+    with _path(path):
         fd_check(_conv(kw), _shapes(xs, ws, bias), device=device)
 
 
-def _run(xs, ws, kw, fast, device, dtype=pg.float32):
+def _run(xs, ws, kw, path, device, dtype=pg.float32):
     rng = np.random.default_rng(1)
     x = pg.tensor(make_input(xs, "float64", rng=rng), dtype=dtype, device=device, requires_grad=True)
     w = pg.tensor(make_input(ws, "float64", rng=rng), dtype=dtype, device=device, requires_grad=True)
     b = pg.tensor(make_input((ws[0],), "float64", rng=rng), dtype=dtype, device=device, requires_grad=True)
-    with fast_paths(fast):
+    with _path(path):
         y = pg.conv2d(x, w, b, **kw)
         g = pg.tensor(make_input(tuple(y.shape), "float64", rng=rng), dtype=dtype, device=device)
         (y * g).sum().backward()
@@ -81,9 +100,10 @@ def _run(xs, ws, kw, fast, device, dtype=pg.float32):
                                       ((5, 6, 9), (4, 5, 2, 2), {"padding": "same"})])
 def test_fast_path_agrees_with_composite(xs, ws, kw, device):
     assert {"conv2d", "conv2d_backward"} <= set(FAST_PATHS)
-    fast, comp = _run(xs, ws, kw, True, device), _run(xs, ws, kw, False, device)
-    for what, a, c in zip(("output", "dx", "dw", "db"), fast, comp):
-        np.testing.assert_allclose(a, c, rtol=1e-4, atol=1e-4, err_msg=what)
+    comp = _run(xs, ws, kw, "composite", device)
+    for path in ("by-pixel", "by-channel"):
+        for what, a, c in zip(("output", "dx", "dw", "db"), _run(xs, ws, kw, path, device), comp):
+            np.testing.assert_allclose(a, c, rtol=1e-4, atol=1e-4, err_msg=f"{path}: {what}")
 
 
 def test_cpu_backend_has_the_fast_paths():
@@ -93,8 +113,8 @@ def test_cpu_backend_has_the_fast_paths():
         assert b.fast("conv2d") is None
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
-def test_partial_gradients_and_sum_cotangent(fast, device):
+@pytest.mark.parametrize("path", PATHS)
+def test_partial_gradients_and_sum_cotangent(path, device):
     """Only some inputs need grad (the node skips the others); a broadcast cotangent (sum)."""
     rng = np.random.default_rng(0)
     xa, wa = make_input((2, 3, 6, 6), rng=rng), make_input((4, 3, 3, 3), rng=rng)
@@ -102,7 +122,7 @@ def test_partial_gradients_and_sum_cotangent(fast, device):
         x = pg.tensor(xa, device=device, requires_grad=need_x)
         w = pg.tensor(wa, device=device, requires_grad=not need_x)
         xt, wt = torch.tensor(xa, requires_grad=need_x), torch.tensor(wa, requires_grad=not need_x)
-        with fast_paths(fast):
+        with _path(path):
             pg.conv2d(x, w, stride=2, padding=1).sum().backward()
         torch.nn.functional.conv2d(xt, wt, stride=2, padding=1).sum().backward()
         p, t = (x, xt) if need_x else (w, wt)
@@ -110,16 +130,16 @@ def test_partial_gradients_and_sum_cotangent(fast, device):
         assert (w if need_x else x).grad is None
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
-def test_non_contiguous_input(fast, device):
-    with fast_paths(fast):
+@pytest.mark.parametrize("path", PATHS)
+def test_non_contiguous_input(path, device):
+    with _path(path):
         check_op(lambda x, w: _conv({"padding": 1})(x.transpose(2, 3), w), [(2, 3, 5, 6), (4, 3, 3, 3)],
                  device=device)
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
-def test_empty_batch(fast, device):
-    with fast_paths(fast):
+@pytest.mark.parametrize("path", PATHS)
+def test_empty_batch(path, device):
+    with _path(path):
         x = pg.zeros(0, 3, 6, 6, device=device, requires_grad=True)
         w = pg.ones(4, 3, 3, 3, device=device, requires_grad=True)
         y = pg.conv2d(x, w, pg.ones(4, device=device), padding=1)
@@ -128,20 +148,45 @@ def test_empty_batch(fast, device):
     assert tuple(x.grad.shape) == (0, 3, 6, 6) and not _np(w.grad).any()
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", ["int64", "int32"])
-def test_integer_forward(dtype, fast, device):
-    with fast_paths(fast):
+def test_integer_forward(dtype, path, device):
+    with _path(path):
         check_op(_conv({"padding": 1, "stride": 2}), [(2, 3, 6, 6), (4, 3, 3, 3), (4,)], dtype=dtype,
                  device=device, low=-5, high=5)
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_half_precision(dtype, fast, device):
-    with fast_paths(fast):
-        check_op(_conv({"padding": 1, "groups": 2}), [(2, 4, 5, 5), (4, 2, 3, 3), (4,)], dtype=dtype,
+@pytest.mark.parametrize("kw,ws", [({"padding": 1, "groups": 2}, (4, 2, 3, 3)), ({"padding": 1, "stride": 2}, (4, 4, 3, 3))],
+                         ids=["groups", "strided"])
+def test_half_precision(dtype, path, kw, ws, device):
+    with _path(path):
+        check_op(_conv(kw), [(2, 4, 5, 5), ws, (4,)], dtype=dtype,
                  device=device, low=-1, high=1, atol=5e-2, rtol=5e-2)
+
+
+@pytest.mark.parametrize("path", ["by-pixel", "by-channel"])
+@pytest.mark.parametrize("x_cl,w_cl", [(True, False), (False, True), (True, True), (False, False)])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_layouts_follow_torch(path, x_cl, w_cl, stride, device):
+    """Output and input gradient channels-last when the input or the weight is, the weight
+    gradient laid out as the weight: values and strides as torch's."""
+    from tests.test_channels_last import _pg_like, _same
+    torch.manual_seed(0)
+    xt, wt = torch.randn(2, 6, 7, 5), torch.randn(4, 6, 3, 3)
+    xt = (xt.to(memory_format=torch.channels_last) if x_cl else xt).requires_grad_()
+    wt = (wt.to(memory_format=torch.channels_last) if w_cl else wt).requires_grad_()
+    xp, wp = _pg_like(xt, True, device), _pg_like(wt, True, device)
+    yt = torch.nn.functional.conv2d(xt, wt, stride=stride, padding=1)
+    with _path(path):
+        yp = pg.conv2d(xp, wp, stride=stride, padding=1)
+        g = torch.randn(yt.shape)
+        yp.backward(_pg_like(g, device=device))
+    yt.backward(g)
+    _same(yp, yt, "output")
+    _same(xp.grad, xt.grad, "input gradient")
+    _same(wp.grad, wt.grad, "weight gradient")
 
 
 @pytest.mark.parametrize("kw", [{"stride": (2, 1), "padding": 1, "dilation": (1, 2), "groups": 2},
