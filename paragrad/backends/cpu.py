@@ -3,9 +3,9 @@
 In order below: the ufunc tables; helpers the fast paths share (float32 for half dtypes, erf);
 CPUBackend, in base.py's order (transfer and creation, random, elementwise, reduce, linear
 algebra, movement, indexing, then the fast paths). Beside it: the primitives NumPy and CuPy
-share (array.py), row sums and maxima (cpu_reductions.py), the layer_norm and convolution
-fast paths' bodies (cpu_layer_norm.py, cpu_conv.py), scatter-add (cpu_scatter.py) and the
-malloc tuning (cpu_malloc.py).
+share (array.py), row sums and maxima (cpu_reductions.py), the layer_norm, batch_norm,
+convolution and max-pooling (forward) fast paths' bodies (cpu_layer_norm.py, cpu_batch_norm.py,
+cpu_conv.py, cpu_pool.py), scatter-add (cpu_scatter.py) and the malloc tuning (cpu_malloc.py).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 
-from . import cpu_conv, cpu_layer_norm, cpu_malloc, cpu_scatter
+from . import cpu_batch_norm, cpu_conv, cpu_layer_norm, cpu_malloc, cpu_pool, cpu_scatter
 from .array import ArrayBackend, int_pow, plain_basic_key
 from .cpu_reductions import ROW_SUM_DTYPES, max_along, ones_for, sum_along
 from .quiet_numpy import ERRSTATE, IGNORE, quiet
@@ -504,6 +504,30 @@ class CPUBackend(ArrayBackend):
         """One (M, N) temporary (g * w, none without a weight): xhat is computed in dx's
         buffer and turned into dx in place."""
         return cpu_layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db, acc)
+
+    @quiet
+    def fast_relu_backward(self, g, y):
+        """g's bits ANDed with 0 where y <= 0, all ones elsewhere: +0 there even for a NaN g,
+        as the composition's masked fill, in a quarter of np.where's time (which branches on
+        every element)."""
+        ints = np.dtype(f"i{g.dtype.itemsize}")
+        keep = (y <= 0).view(np.uint8).astype(ints) - 1         # 0 where y <= 0, else -1
+        return (g.view(ints) & keep).view(g.dtype)
+
+    @quiet
+    def fast_max_pool2d(self, x, k, s, p, d, ho, wo):
+        """The running maximum over strided tap views, arithmetic only (cpu_pool.py)."""
+        return cpu_pool.max_pool2d(x, k, s, p, d, ho, wo)
+
+    @quiet
+    def fast_batch_norm(self, x, w, b, rm, rv, training, momentum, eps, residual=None, relu=False):
+        """Per-channel sums as BLAS products with ones, each term applied in place (cpu_batch_norm.py)."""
+        return cpu_batch_norm.batch_norm(x, w, b, rm, rv, training, momentum, eps, residual, relu)
+
+    @quiet
+    def fast_batch_norm_backward(self, g, x, w, mean, rstd, training, need_dx, need_dw, need_db):
+        """xhat recomputed once, into the buffer that becomes dx (cpu_batch_norm.py)."""
+        return cpu_batch_norm.batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db)
 
     @quiet
     def fast_conv2d(self, x, w, b, stride, padding, dilation, groups):

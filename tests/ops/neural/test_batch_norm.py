@@ -1,11 +1,13 @@
 """batch_norm against PyTorch: forward and the gradients of input, weight and bias in training
-and eval mode over (N, C), (N, C, L) and (N, C, H, W); running-statistic updates over several
+and eval mode over (N, C), (N, C, L) and (N, C, H, W), through the backend's fast path and the
+composition; running-statistic updates over several
 steps; float64 finite differences; double backward; float16; and the errors."""
 import numpy as np
 import pytest
 import torch
 
 import paragrad as pg
+from paragrad.backends.base import fast_paths
 from tests.helpers import assert_close, check_op, fd_check, make_input
 
 SHAPES = [(6, 3), (4, 3, 5), (2, 3, 4, 5)]
@@ -30,12 +32,14 @@ def shapes_for(shape, affine):
     return [shape] + [(3,)] * {"both": 2, "weight": 1, "bias": 1, "none": 0}[affine]
 
 
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
 @pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_batch_norm(device, dtype, training, shape, affine):
-    check_op(bn(training, affine), shapes_for(shape, affine), dtype=dtype, device=device)
+def test_batch_norm(device, dtype, training, shape, affine, fast):
+    with fast_paths(fast):
+        check_op(bn(training, affine), shapes_for(shape, affine), dtype=dtype, device=device)
 
 
 @pytest.mark.parametrize("eps", [1e-3, 1.0])
