@@ -535,6 +535,11 @@ class CPUBackend(ArrayBackend):
         return cpu_conv.conv2d(x, w, b, stride, padding, dilation, groups)
 
     @quiet
+    def fast_conv_transpose2d(self, x, w, stride, padding, dilation, groups, out_hw):
+        """conv2d's input gradient, columns added back into place (cpu_conv.py)."""
+        return cpu_conv.conv_transpose2d(x, w, stride, padding, dilation, groups, out_hw)
+
+    @quiet
     def fast_conv2d_backward(self, g, x, w, stride, padding, dilation, groups, need_dx, need_dw,
                              need_db):
         """GEMMs with the recomputed columns, a convolution for stride 1's dX (cpu_conv.py)."""

@@ -29,7 +29,7 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
     n, cout, ho, wo = _conv_out_shape(x.shape, w.shape, stride, padding, dilation)
     ct = _conv_ct(x.dtype)
     cl = _wants_channels_last(x, w)
-    if _by_pixel(x, groups):
+    if _by_pixel(x.shape, groups):
         rows = _conv_rows(x, w.shape, stride, padding, dilation, ct)         # (N*L, K)
         y = np.matmul(rows, _weight_rows(w, ct).T)                           # (N*L, Cout)
         if b is not None:
@@ -50,7 +50,7 @@ def _wants_channels_last(x, w):
 BY_PIXEL = None     # True / False: every ungrouped conv by pixel / channel-major (the tests' switch)
 
 
-def _by_pixel(x, groups):
+def _by_pixel(shape, groups):
     """Whether the columns go one row per output pixel (_conv_rows), whose windows copy in
     runs of whole pixels' channels, rather than channel-major, which copies runs of Wo. Chosen
     where it measured faster (forward + backward, batch 64, 2-core CPU): an ungrouped conv over
@@ -62,7 +62,7 @@ def _by_pixel(x, groups):
         return False
     if BY_PIXEL is not None:
         return BY_PIXEL
-    return x.shape[1] >= 16 and 1 < x.shape[2] * x.shape[3] <= 256
+    return shape[1] >= 16 and 1 < shape[2] * shape[3] <= 256
 
 
 def _from_pixel_major(y, dtype, channels_last):
@@ -87,24 +87,17 @@ def _from_channel_major(y, dtype, channels_last):
 
 def conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw,
                     need_db):
-    """dW: one GEMM per group of the output gradient with the recomputed columns. dX for
-    stride 1: a convolution of the output gradient with the flipped, transposed weights;
-    for larger strides the column gradient (one GEMM per group, into the scratch buffer)
-    is added back tap by tap through strided views of the padded input gradient."""
-    n, cout, ho, wo = g.shape
+    """dW: one GEMM per group of the output gradient with the recomputed columns; dX:
+    input_grad."""
+    cout = g.shape[1]
     c, kh, kw = x.shape[1], w.shape[2], w.shape[3]
     ct = _conv_ct(x.dtype)
-    cl = _wants_channels_last(x, w)
-    if runs_channels_last(g) and g.dtype == ct:     # (Cout, N*L) as a view of (N, H, W, C)
-        g2 = g.transpose(0, 2, 3, 1).reshape(-1, groups, cout // groups).transpose(1, 2, 0)
-    else:
-        g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3), dtype=ct).reshape(groups, cout // groups, -1)
+    g2 = _grad_rows(g, groups, ct)
     dx = dw = db = None
-    by_pixel = _by_pixel(x, groups)
     if need_db:     # float64 sums: the same rounded result from either layout's order
         acc = np.float64 if ct == np.float32 else ct
         db = g2.sum(axis=2, dtype=acc).reshape(cout).astype(x.dtype)
-    if need_dw and by_pixel:    # (Cout, N*L) @ (N*L, K): (Cout, kH, kW, C), w channels-last
+    if need_dw and _by_pixel(x.shape, groups):  # (Cout, N*L) @ (N*L, K): (Cout, kH, kW, C), w channels-last
         rows = _conv_rows(x, w.shape, stride, padding, dilation, ct)
         dw = np.matmul(g2[0], rows).reshape(cout, kh, kw, c).astype(x.dtype, copy=False).transpose(0, 3, 1, 2)
         if not runs_channels_last(w):   # a leaf's gradient lies as the leaf (torch's rule)
@@ -114,27 +107,54 @@ def conv2d_backward(g, x, w, stride, padding, dilation, groups, need_dx, need_dw
         dw = np.matmul(g2, cols.transpose(0, 2, 1)).reshape(w.shape).astype(x.dtype, copy=False)
         if runs_channels_last(w):
             dw = np.ascontiguousarray(dw.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-    # the convolution form reads an im2col of g: worth it unless g has many more
-    # channels x pixels than the input (a first layer's C_in = 1, 3)
-    if need_dx and stride == (1, 1) and cout * x.shape[2] * x.shape[3] <= 2 * c * ho * wo:
-        dx = _conv2d_input_grad_stride1(g, w, padding, dilation, groups, cl)
-    elif need_dx and by_pixel:
-        dx = _input_grad_by_pixel(g2[0], w, x.shape, stride, padding, dilation, ct, x.dtype, cl)
-    elif need_dx:
-        wt = w.reshape(groups, cout // groups, -1).astype(ct, copy=False).transpose(0, 2, 1)
-        dcols = _scratch("cols", (groups, wt.shape[1], g2.shape[2]), ct)
-        np.matmul(wt, g2, out=dcols)
-        dcols = dcols.reshape(c, kh, kw, n, ho, wo)
-        (pt, pb), (pl, pr) = padding
-        h, wd = x.shape[2], x.shape[3]
-        dxp = np.zeros((c, n, h + pt + pb, wd + pl + pr), ct)       # channel-major, as dcols
-        (sh, sw), (dh, dw_) = stride, dilation
-        for i in range(kh):
-            for j in range(kw):
-                dxp[:, :, i * dh:i * dh + (ho - 1) * sh + 1:sh,
-                    j * dw_:j * dw_ + (wo - 1) * sw + 1:sw] += dcols[:, i, j]
-        dx = _from_channel_major(dxp[:, :, pt:pt + h, pl:pl + wd], x.dtype, cl)
+    if need_dx:
+        dx = input_grad(g, w, x.shape, x.dtype, stride, padding, dilation, groups, _wants_channels_last(x, w), g2)
     return dx, dw, db
+
+
+def conv_transpose2d(x, w, stride, padding, dilation, groups, out_hw):
+    """conv_transpose2d of x (N, C_in, H, W) with w (C_in, C_out/groups, kH, kW): conv2d's
+    input gradient for output gradient x, to an input of size out_hw (no zero insertion)."""
+    shape = (x.shape[0], w.shape[1] * groups) + tuple(out_hw)
+    return input_grad(x, w, shape, x.dtype, stride, padding, dilation, groups, _wants_channels_last(x, w))
+
+
+def input_grad(g, w, xshape, dtype, stride, padding, dilation, groups, channels_last, g2=None):
+    """dX of a conv2d of an input of shape xshape (and dtype) with weight w, from the output
+    gradient g (N, Cout, Ho, Wo); g2 (G, Cout/G, N*Ho*Wo), _grad_rows', if the caller has it.
+    Stride 1: a convolution of g with the flipped, transposed weights (unless g has many
+    more channels x pixels than the input: a first layer's C_in = 1, 3); otherwise the column
+    gradient (one GEMM per group, into the scratch buffer) added back tap by tap through
+    strided views of the padded input gradient."""
+    n, cout, ho, wo = g.shape
+    c, kh, kw = xshape[1], w.shape[2], w.shape[3]
+    ct = _conv_ct(dtype)
+    if stride == (1, 1) and cout * xshape[2] * xshape[3] <= 2 * c * ho * wo:
+        return _conv2d_input_grad_stride1(g, w, padding, dilation, groups, channels_last)
+    g2 = _grad_rows(g, groups, ct) if g2 is None else g2
+    if _by_pixel(xshape, groups):
+        return _input_grad_by_pixel(g2[0], w, xshape, stride, padding, dilation, ct, dtype, channels_last)
+    wt = w.reshape(groups, cout // groups, -1).astype(ct, copy=False).transpose(0, 2, 1)
+    dcols = _scratch("cols", (groups, wt.shape[1], g2.shape[2]), ct)
+    np.matmul(wt, g2, out=dcols)
+    dcols = dcols.reshape(c, kh, kw, n, ho, wo)
+    (pt, pb), (pl, pr) = padding
+    h, wd = xshape[2], xshape[3]
+    dxp = np.zeros((c, n, h + pt + pb, wd + pl + pr), ct)       # channel-major, as dcols
+    (sh, sw), (dh, dw) = stride, dilation
+    for i in range(kh):
+        for j in range(kw):
+            dxp[:, :, i * dh:i * dh + (ho - 1) * sh + 1:sh, j * dw:j * dw + (wo - 1) * sw + 1:sw] += dcols[:, i, j]
+    return _from_channel_major(dxp[:, :, pt:pt + h, pl:pl + wd], dtype, channels_last)
+
+
+def _grad_rows(g, groups, ct):
+    """The output gradient (N, Cout, Ho, Wo) as (G, Cout/G, N*Ho*Wo): a view of a channels-last
+    g of the compute dtype, else one copy."""
+    n, cout = g.shape[:2]
+    if runs_channels_last(g) and g.dtype == ct:
+        return g.transpose(0, 2, 3, 1).reshape(-1, groups, cout // groups).transpose(1, 2, 0)
+    return np.ascontiguousarray(g.transpose(1, 0, 2, 3), dtype=ct).reshape(groups, cout // groups, -1)
 
 
 def _input_grad_by_pixel(g2, w, xshape, stride, padding, dilation, ct, dtype, channels_last):

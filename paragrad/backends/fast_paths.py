@@ -19,7 +19,7 @@ FAST_PATHS = (
     "layer_norm", "layer_norm_backward", "linear_bias", "linear_act", "linear_act_backward", "mlp", "mlp_backward",
     "relu_backward", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
     "dropout", "dropout_backward", "residual_dropout",
-    "conv2d", "conv2d_backward", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
+    "conv2d", "conv2d_backward", "conv_transpose2d", "max_pool2d", "max_pool2d_backward", "batch_norm", "batch_norm_backward",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_backward", "adam_step", "sgd_step", "unscale_grads",
     "sum_of_squares",
@@ -209,6 +209,13 @@ class FastPaths:
         """-> (dx, dw, db): x's, w's and (C_out,) shapes in x's dtype, each None unless needed,
         or None to decline; g (N, C_out, Ho, Wo); g, x and w as the forward's x and w. It may exist without the
         forward and the forward without it."""
+
+    def fast_conv_transpose2d(self, x, w, stride, padding, dilation, groups, out_hw):
+        """-> y (N, C_out, Ho, Wo) or None: conv_transpose2d of x (N, C_in, H, W) with w (C_in,
+        C_out/groups, kH, kW), which is conv2d's input gradient for the output gradient x and
+        weight w, to an input of size out_hw = (Ho, Wo) (output_padding included); stride,
+        padding ((top, bottom), (left, right)) and dilation as conv2d's. No bias (the op adds
+        it). The backward takes conv2d and conv2d_backward's weight gradient."""
 
     def fast_max_pool2d(self, x, k, s, p, d, ho, wo):
         """-> (y, idx) (N, C, Ho, Wo), idx int64 flat in H*W (the first maximum of the window's

@@ -173,6 +173,8 @@ ROWS = {
     "dropout": _op(lambda x: _seeded_dropout(x, 0.3), (40, 50)),
     "residual_dropout": _op(lambda r, y: _seeded_residual_dropout(r, y, 0.3), (40, 50), (40, 50)),
     "conv2d": _op(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), (2, 3, 7, 7), (4, 3, 3, 3), (4,)),
+    "conv_transpose2d": _op(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+                            (2, 4, 5, 5), (4, 3, 3, 3), (3,)),
     "max_pool2d": _op(lambda x: F.max_pool2d(x, 3, stride=2, padding=1), (2, 3, 7, 7)),
     "batch_norm": _batch_norm,
     "scaled_dot_product_attention": _op(

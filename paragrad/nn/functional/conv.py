@@ -6,17 +6,21 @@ differentiable paragrad ops so every backend runs them and autograd gives the gr
   padded by dilation*(k-1) - padding on each side (negative amounts crop; output_padding adds
   rows/columns at the bottom/right), then convolved at stride 1 with the spatially flipped
   kernel whose in/out channel axes are swapped per group. Routing through conv2d keeps its
-  fast (cuDNN) path on CUDA.
+  fast (cuDNN) path on CUDA. A backend with the conv_transpose2d fast path (the CPU) computes
+  it as conv2d's input gradient instead, without the inserted zeros (at stride 2 they are
+  three quarters of the composition's products); its backward is a conv2d and conv2d's weight
+  gradient, and under create_graph the composition's, recomputed.
 - unfold gathers one strided slice view per kernel tap; fold is its adjoint: each tap's block
   is zero-inserted by the stride, padded into place and summed."""
 from __future__ import annotations
 
-from ...autograd import rename
+from ... import autograd
+from ...autograd import Node, enable_grad, node_class, record, rename
 from ...ops import conv2d, pad, stack
-from ...ops._common import as_int
+from ...ops._common import as_int, kernel_layout
 from ...ops.neural.conv import conv1d
 from ...ops.movement.views import slice_op
-from ...tensor import Tensor
+from ...tensor import Tensor, _wrap
 from ...ops.autocast_policy import policy
 from ...ops.neural.pool import keeps_channels_last
 
@@ -107,18 +111,81 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if ho <= 0 or wo <= 0:
         raise RuntimeError(f"{op}: Given input size per channel: ({h} x {w}). Calculated output size "
                            f"per channel: ({ho} x {wo}). Output size is too small")
+    geom = (s, p, op_, d, g)
+    y = _by_input_grad(x, weight, bias, geom, (ho, wo))
+    if y is not None:
+        return y if batched else y.squeeze(0)
+    y = _transposed_composite(x, weight, bias, geom)
+    # torch's is one convolution node; unbatched, it ends in the squeeze of its batch dim
+    return rename(y if batched else y.squeeze(0), "ConvolutionBackward0" if batched else "SqueezeBackward1",
+                  input, weight, bias)
+
+
+def _transposed_composite(x, weight, bias, geom):
+    """conv_transpose2d of a 4-D x by zero insertion and a stride-1 conv2d (module docstring)."""
+    s, p, op_, d, g = geom
+    cin, cog, kh, kw = weight.shape
     # the equivalent stride-1 convolution's weight: per group swap in/out, flip kH and kW
-    wt = weight.reshape(g, cin // g, cog, kh, kw).transpose(1, 2).reshape(cout, cin // g, kh, kw)
+    wt = weight.reshape(g, cin // g, cog, kh, kw).transpose(1, 2).reshape(cog * g, cin // g, kh, kw)
     wt = wt.flip((2, 3))
     xu = _zero_insert(_zero_insert(x, s[1], -1), s[0], -2)    # (N, C_in, (H-1)*sH+1, (W-1)*sW+1)
     eh, ew = d[0] * (kh - 1) - p[0], d[1] * (kw - 1) - p[1]   # per-side padding (may crop)
     if eh >= 0 and ew >= 0 and op_ == (0, 0):
-        y = conv2d(xu, wt, bias, 1, (eh, ew), d, g)            # symmetric: conv2d pads itself
-    else:
-        y = conv2d(pad(xu, (ew, ew + op_[1], eh, eh + op_[0])), wt, bias, 1, 0, d, g)
-    # torch's is one convolution node; unbatched, it ends in the squeeze of its batch dim
-    return rename(y if batched else y.squeeze(0), "ConvolutionBackward0" if batched else "SqueezeBackward1",
-                  input, weight, bias)
+        return conv2d(xu, wt, bias, 1, (eh, ew), d, g)         # symmetric: conv2d pads itself
+    return conv2d(pad(xu, (ew, ew + op_[1], eh, eh + op_[0])), wt, bias, 1, 0, d, g)
+
+
+def _by_input_grad(x, weight, bias, geom, out_hw):
+    """conv_transpose2d of a 4-D x through the backend's conv_transpose2d fast path, or None
+    (no fast path; mixed dtypes or devices, which the composition's conv2d refuses by name)."""
+    b = x._backend
+    fast = b.fast("conv_transpose2d")
+    if fast is None or any(t is not None and (t.dtype is not x.dtype or t.device != x.device) for t in (weight, bias)):
+        return None
+    s, p, _, d, g = geom
+    pads = ((p[0], p[0]), (p[1], p[1]))
+    y = fast(kernel_layout(b, x._data), kernel_layout(b, weight._data), s, pads, d, g, out_hw)
+    if y is None:
+        return None
+    if bias is not None:
+        y = b.binary("add", y, b.reshape(bias._data, (1, -1, 1, 1)), out=y)
+    out = _wrap(y, x.dtype, x._device)
+    if autograd.needs_grad(x, weight, bias):
+        node = _TransposedConvolution()
+        node.geom, node.pads, node.saved = geom, pads, (x, weight)
+        record(node, (x, weight, bias), out)
+    return out
+
+
+class _TransposedBackward(Node):
+    """conv_transpose2d's gradients when the forward took the fast path: dx = conv2d(gy, w)
+    and dw = conv2d's weight gradient with x as the output gradient, through the backend's
+    conv2d fast paths; under create_graph (or where one declines) the composition's, recomputed
+    from the saved input and weight."""
+
+    def backward(self, gy):
+        x, w = self.saved
+        s, _, _, d, g = self.geom
+        need = tuple(e is not None for e in self.next_edges)
+        db = gy.sum((0, 2, 3)) if need[2] else None
+        if not autograd.is_grad_enabled():
+            b = gy._backend
+            gd, wd = kernel_layout(b, gy._data), kernel_layout(b, w._data)
+            dx = b.fast("conv2d")(gd, wd, None, s, self.pads, d, g) if need[0] else None
+            r = b.fast("conv2d_backward")(kernel_layout(b, x._data), gd, wd, s, self.pads, d, g, False, True,
+                                          False) if need[1] else None
+            dw = r[1] if r is not None else None
+            if (dx is not None or not need[0]) and (dw is not None or not need[1]):
+                wrap = lambda t, like: None if t is None else _wrap(t, like.dtype, like._device)  # noqa: E731
+                return wrap(dx, x), wrap(dw, w), db
+        wrt = [t for t, n in zip((x, w), need) if n]
+        with enable_grad():
+            y = _transposed_composite(x, w, None, self.geom)
+        grads = iter(autograd.grad(y, wrt, gy, create_graph=autograd.is_grad_enabled()))
+        return (next(grads) if need[0] else None), (next(grads) if need[1] else None), db
+
+
+_TransposedConvolution = node_class(_TransposedBackward, "ConvolutionBackward0")
 
 
 @policy("conv_transpose1d")

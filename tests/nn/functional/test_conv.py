@@ -1,12 +1,14 @@
-"""F's convolutions against PyTorch: conv1d, the transposed convolutions, unfold / fold (values,
-gradients, finite differences, integer dtypes), the argument errors of these and of the
-shuffles, and the top-level aliases (pg.conv_transpose2d, pg.pixel_shuffle, ...)."""
+"""F's convolutions against PyTorch: conv1d, the transposed convolutions (through the backend's
+conv_transpose2d fast path where it has one, and through the composition), unfold / fold (values,
+gradients, finite differences, double backward, integer dtypes), the argument errors of these
+and of the shuffles, and the top-level aliases (pg.conv_transpose2d, pg.pixel_shuffle, ...)."""
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
 
 import paragrad as pg
+from paragrad.backends.base import fast_paths
 from tests.helpers import check_op, fd_check
 
 
@@ -37,9 +39,12 @@ def test_conv1d_finite_differences(device):
                                     "dilation": (2, 1)}),
     ([(4, 5, 6), (4, 3, 3, 3)], {"padding": 4, "dilation": 3}),
     ([(1, 3, 4, 4), (3, 2, 2, 2), (2,)], {}),
-], ids=["strided-grouped", "mixed", "unbatched-crop", "plain"])
-def test_conv_transpose2d_matches_torch(shapes, kw, device):
-    check_op(lambda x, w, b=None: lib_of(x).conv_transpose2d(x, w, b, **kw), shapes, device=device)
+    ([(2, 16, 4, 4), (16, 8, 4, 4)], {"stride": 2, "padding": 1}),        # a DCGAN's upsampling
+], ids=["strided-grouped", "mixed", "unbatched-crop", "plain", "dcgan"])
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
+def test_conv_transpose2d_matches_torch(shapes, kw, fast, device):
+    with fast_paths(fast):
+        check_op(lambda x, w, b=None: lib_of(x).conv_transpose2d(x, w, b, **kw), shapes, device=device)
 
 
 @pytest.mark.parametrize("shapes,kw", [
@@ -50,9 +55,28 @@ def test_conv_transpose1d_matches_torch(shapes, kw, device):
     check_op(lambda x, w, b=None: lib_of(x).conv_transpose1d(x, w, b, **kw), shapes, device=device)
 
 
-def test_conv_transpose_finite_differences(device):
-    fd_check(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
-             [(1, 2, 3, 3), (2, 2, 2, 2), (2,)], device=device)
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "composite"])
+def test_conv_transpose_finite_differences(fast, device):
+    with fast_paths(fast):
+        fd_check(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+                 [(1, 2, 3, 3), (2, 2, 2, 2), (2,)], device=device)
+
+
+def test_conv_transpose2d_double_backward_as_torch(device):
+    """create_graph through conv_transpose2d (a gradient penalty on a generator's input)."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in [(2, 4, 3, 3), (4, 3, 3, 3), (3,)]]
+    results = []
+    for lib in (torch, pg):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in arrays)
+        if lib is pg:
+            x, w, b = (t.to(device).detach().requires_grad_() for t in (x, w, b))
+        y = lib_of(x).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)
+        gx, gw = lib.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+        ((gx * gx).sum() + (gw * gw * gw).sum()).backward()
+        results.append([t.grad.detach().cpu().numpy() for t in (x, w, b)])
+    for a, p in zip(*results):
+        np.testing.assert_allclose(p, a, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("kw", [{"kernel_size": (2, 3), "dilation": (1, 2), "padding": 1, "stride": (2, 1)},
