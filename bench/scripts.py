@@ -38,6 +38,9 @@ The scripts (kept with their licences under bench/third_party/):
     two 500-unit layers, full batch (each layer's --epochs are its steps: the bench's steps plus
     ten; on the CPU 5,000 training and 1,000 test digits); a siamese ResNet-18
     (torchvision.models.resnet18) scoring pairs of digits with Python's random picking them;
+  - dcgan (pytorch/examples, BSD-3) on torchvision's FakeData (1,000 random 64x64 images): a
+    DCGAN, two Adams, two backward calls a batch (each counts as a step); on the CPU 16 filters
+    where the script's default is 64;
   - minGPT (karpathy/minGPT, MIT): projects/chargpt/chargpt.py, a character-level GPT on Tiny
     Shakespeare with minGPT's Trainer (a DataLoader over RandomSampler(replacement=True), AdamW,
     clipping), `--trainer.num_workers=0`; gpt-nano at batch 32 on the CPU, the script's gpt-mini
@@ -127,6 +130,10 @@ def configurations(device, steps, corpus, text, mnist=None):
             THIRD / "mnist_forward_forward" / "main.py",
             ["--epochs", str(steps + 10), *([] if cuda else ["--no_accel", "--train_size", "5000", "--test_size", "1000"])],
             prepare=partial(mnist_raw, mnist, root="data"))
+    out["dcgan"] = Config(      # (its fake dataset: no download; 64x64 images, the script's default sizes on the GPU)
+        THIRD / "dcgan" / "main.py",
+        ["--dataset", "fake", "--niter", "1", "--workers", "2", "--manualSeed", "1", "--outf", "{work}/out",
+         *(["--accel"] if device == "cuda" else ["--ngf", "16", "--ndf", "16"])])
     mingpt = THIRD / "mingpt"
     # chargpt imports mingpt, which its README installs (pip install -e .): here, PYTHONPATH.
     # work_dir is relative (to the run's folder): merge_from_args literal_evals each value and
@@ -232,10 +239,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         corpus = shakespeare_corpus(data_dir, Path(tmp) / "corpus")
         mnist = data_dir / "mnist"
-        if not mnist.is_dir() or importlib.util.find_spec("torchvision") is None:
+        vision = importlib.util.find_spec("torchvision") is not None
+        if not mnist.is_dir() or not vision:
             print(f"(the MNIST scripts left out: {'torch has no torchvision here' if mnist.is_dir() else f'no {mnist}'})")
             mnist = None
         configs = configurations(args.device, args.steps, corpus, data_dir / "tinyshakespeare" / "input.txt", mnist)
+        if not vision:
+            print("(dcgan left out: torch has no torchvision here)")
+            del configs["dcgan"]
         if args.only:
             configs = {k: v for k, v in configs.items() if any(k.startswith(o) for o in args.only)}
         print(f"{'script':32s} {'torch ms':>9s} " + "".join(f"{v + ' ms':>{_width(v)}s} {'ratio':>6s} " for v in variants)

@@ -74,6 +74,11 @@ class Tensor:
         return self._device.type == "cuda"
 
     @property
+    def is_xpu(self):
+        """False: paragrad has no Intel GPU backend (scripts test it beside is_cuda)."""
+        return self._device.type == "xpu"
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 

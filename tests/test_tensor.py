@@ -693,3 +693,9 @@ def test_format_spec_formats_a_0d_tensor_as_torch():
             assert format(make(pg), spec) == format(make(torch), spec)
     check_raises(lambda L: format(L.tensor([1.0, 2.0]), ".2f"), error=TypeError)     # only 0-d take a spec
     assert format(pg.tensor([1.0, 2.0])) == str(pg.tensor([1.0, 2.0]))
+
+
+def test_device_kind_flags_as_torch(device):
+    x = pg.zeros(2, device=device)
+    t = torch.zeros(2)
+    assert x.is_cuda == (pg.device(device).type == "cuda") and x.is_xpu is False is t.is_xpu

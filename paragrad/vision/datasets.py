@@ -1,16 +1,19 @@
-"""torchvision.datasets.MNIST: the four IDX files under root/MNIST/raw/, torchvision's layout.
+"""torchvision.datasets.MNIST: the four IDX files under root/MNIST/raw/, torchvision's layout;
+and FakeData: random images, each drawn from a seed of its own index.
 
-Samples are (image, int target) as torchvision's: the image a PIL Image of mode 'L' where Pillow
-is installed, else a uint8 (28, 28) NumPy array (ToTensor takes either). download=True can't
-fetch here: with the files missing it raises, naming the folder and the files to put there.
+Samples are (image, int target) as torchvision's: the image a PIL Image (mode 'L' for MNIST)
+where Pillow is installed, else a uint8 NumPy array, (H, W) or (H, W, C) (ToTensor takes
+either). MNIST's download=True can't fetch here: with the files missing it raises, naming the
+folder and the files to put there.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from ..ops.creation import from_numpy
+from .. import random as _random
 from ..data.idx import read_idx
+from ..ops.creation import from_numpy, randint, randn
 
 try:
     from PIL import Image
@@ -83,3 +86,46 @@ class MNIST:
         if self.target_transform is not None:
             lines.append("Target transform: " + repr(self.target_transform))
         return "\n".join(lines)
+
+
+class FakeData:
+    """torchvision.datasets.FakeData(size=1000, image_size=(3, 224, 224), num_classes=10,
+    transform=None, target_transform=None, random_offset=0): item i is drawn with the CPU
+    generator seeded with i + random_offset (its state restored afterwards, so drawing items
+    doesn't move the script's random stream): a standard-normal image of image_size turned into
+    bytes as ToPILImage does, and a target in [0, num_classes). The values are paragrad's
+    generator's, not torch's."""
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None,
+                 target_transform=None, random_offset=0):
+        self.size, self.image_size, self.num_classes = size, tuple(image_size), num_classes
+        self.transform, self.target_transform, self.random_offset = transform, target_transform, random_offset
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        if index >= len(self):
+            raise IndexError(f"{type(self).__name__} index out of range")
+        state = _random.get_rng_state()
+        try:
+            _random.manual_seed(index + self.random_offset)
+            img = randn(*self.image_size)                                   # (C, H, W)
+            target = int(randint(0, self.num_classes, (1,))[0])
+        finally:
+            _random.set_rng_state(state)
+        img = img.mul(255).byte()
+        if Image is not None:
+            from .transforms import to_pil_image
+            img = to_pil_image(img)
+        else:
+            img = img.numpy().transpose(1, 2, 0)                            # (H, W, C)
+            img = img[:, :, 0] if img.shape[2] == 1 else img
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __repr__(self):
+        return f"Dataset {type(self).__name__}\n    Number of datapoints: {len(self)}"

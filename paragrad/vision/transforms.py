@@ -1,4 +1,4 @@
-"""torchvision.transforms' Compose, ToTensor, Normalize and Lambda: one image at a time, as torchvision's
+"""torchvision.transforms' Compose, ToTensor, ToPILImage, Normalize and Lambda: one image at a time, as torchvision's
 (paragrad.data.transforms holds paragrad's batched augmentations, a different thing)."""
 from __future__ import annotations
 
@@ -50,6 +50,49 @@ def to_tensor(pic):
     if chw.dtype == np.uint8:
         return from_numpy(chw.astype(np.float32) / np.float32(255))
     return from_numpy(np.ascontiguousarray(chw))
+
+
+class ToPILImage:
+    """A (C, H, W) tensor or an (H, W, C) NumPy array -> a PIL Image (Pillow): floats are taken
+    as [0, 1] and scaled to bytes (`mul(255).byte()`, as torchvision; mode "F" keeps one float
+    channel); 1 channel makes mode L, 2 LA, 3 RGB, 4 RGBA. Another mode= converts the image to
+    it (Pillow's convert), where torchvision reinterprets the channels for a few modes."""
+
+    def __init__(self, mode=None):
+        self.mode = mode
+
+    def __call__(self, pic):
+        return to_pil_image(pic, self.mode)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()" if self.mode is None else f"{type(self).__name__}(mode={self.mode})"
+
+
+_MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}       # (what Pillow makes of uint8 arrays)
+
+
+def to_pil_image(pic, mode=None):
+    """ToPILImage's conversion (torchvision.transforms.functional.to_pil_image)."""
+    from PIL import Image       # (optional: only this transform needs Pillow)
+    if isinstance(pic, Tensor):
+        if pic.ndim not in (2, 3):
+            raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
+        if pic.ndim == 2:
+            pic = pic.unsqueeze(0)
+        if pic.is_floating_point() and mode != "F":
+            pic = pic.mul(255).byte()
+        array = pic.detach().cpu().numpy().transpose(1, 2, 0)          # (H, W, C)
+    elif isinstance(pic, np.ndarray):
+        if pic.ndim not in (2, 3):
+            raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
+        array = pic[:, :, None] if pic.ndim == 2 else pic
+    else:
+        raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
+    channels = array.shape[2]
+    if channels not in _MODES:
+        raise ValueError(f"pic should not have > 4 channels. Got {channels} channels.")
+    image = Image.fromarray(np.ascontiguousarray(array[:, :, 0] if channels == 1 else array))
+    return image if mode is None or image.mode == mode else image.convert(mode)
 
 
 class Normalize:

@@ -1,5 +1,5 @@
 """torchvision.datasets.MNIST (paragrad.vision.datasets) on the real files laid out as torchvision
-keeps them (root/MNIST/raw/), and on files cut to a few images."""
+keeps them (root/MNIST/raw/), and on files cut to a few images; FakeData's seeded items."""
 import gzip
 
 import numpy as np
@@ -99,3 +99,32 @@ def test_idx_round_trip_and_bad_files(tmp_path):
     (tmp_path / "text").write_bytes(b"hello world")
     with pytest.raises(ValueError, match="not an IDX file"):
         read_idx(tmp_path / "text")
+
+
+def test_fake_data_items_are_seeded_by_index_and_leave_the_stream_alone():
+    data = datasets.FakeData(size=5, image_size=(3, 6, 4), num_classes=3, transform=transforms.ToTensor())
+    assert len(data) == 5
+    pg.manual_seed(7)
+    before = pg.rand(3)
+    pg.manual_seed(7)
+    image, target = data[2]
+    assert pg.equal(pg.rand(3), before)             # the script's stream didn't move
+    again, same = data[2]
+    assert pg.equal(image, again) and target == same and 0 <= target < 3
+    assert tuple(image.shape) == (3, 6, 4) and image.dtype is pg.float32
+    assert not pg.equal(data[3][0], image)
+    shifted = datasets.FakeData(size=5, image_size=(3, 6, 4), transform=transforms.ToTensor(), random_offset=1)
+    assert pg.equal(shifted[1][0], image)          # item i of offset 1 is item i + 1
+    pg.manual_seed(2)
+    drawn = pg.randn(3, 6, 4)
+    assert pg.equal(image, drawn.mul(255).byte().float() / 255)         # ToPILImage's bytes, back through ToTensor
+    with pytest.raises(IndexError, match="FakeData index out of range"):
+        data[5]
+
+
+def test_fake_data_without_pillow_gives_uint8_arrays(monkeypatch):
+    monkeypatch.setattr(datasets, "Image", None)
+    image, _ = datasets.FakeData(size=2, image_size=(3, 4, 5))[0]
+    assert isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.shape == (4, 5, 3)
+    gray, _ = datasets.FakeData(size=2, image_size=(1, 4, 5))[0]
+    assert gray.shape == (4, 5)

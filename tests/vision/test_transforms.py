@@ -80,3 +80,26 @@ def test_lambda_applies_the_function_and_refuses_what_is_not_callable():
     assert repr(T.Lambda(abs)) == "Lambda()"
     with pytest.raises(TypeError, match="Argument lambd should be callable, got 'int'"):
         T.Lambda(3)
+
+
+@pytest.mark.parametrize("channels,mode", [(1, "L"), (2, "LA"), (3, "RGB"), (4, "RGBA")])
+def test_to_pil_image_scales_floats_to_bytes_in_pillows_mode(channels, mode):
+    x = pg.tensor(_RNG.random((channels, 5, 6)).astype(np.float32))
+    image = T.ToPILImage()(x)
+    assert image.mode == mode and image.size == (6, 5)
+    want = (x.numpy() * 255).astype(np.uint8).transpose(1, 2, 0)
+    np.testing.assert_array_equal(np.array(image).reshape(5, 6, channels), want)
+    np.testing.assert_array_equal(T.ToTensor()(image).numpy(), want.transpose(2, 0, 1) / np.float32(255))
+
+
+def test_to_pil_image_modes_and_refusals():
+    assert T.ToPILImage(mode="F")(pg.rand(1, 3, 4)).mode == "F"
+    assert T.ToPILImage(mode="L")(np.zeros((3, 4, 3), np.uint8)).mode == "L"         # converted
+    assert T.ToPILImage()(np.zeros((3, 4), np.uint8)).mode == "L"
+    assert repr(T.ToPILImage()) == "ToPILImage()"
+    with pytest.raises(ValueError, match="pic should be 2/3 dimensional. Got 4"):
+        T.ToPILImage()(pg.rand(1, 1, 3, 4))
+    with pytest.raises(ValueError, match="pic should not have > 4 channels. Got 5"):
+        T.ToPILImage()(pg.rand(5, 3, 4))
+    with pytest.raises(TypeError, match="pic should be Tensor or ndarray"):
+        T.ToPILImage()([1, 2])

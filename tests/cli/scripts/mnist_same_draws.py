@@ -1,9 +1,9 @@
-"""Run pytorch/examples' MNIST scripts (mnist, vae, mnist_forward_forward, ...: `python
-mnist_same_draws.py SCRIPT ARGS...`, or under `paragrad run`), so that torch and paragrad start
-from the same weights and compute the same steps: Conv2d's and Linear's initialization, the
-shuffled batch order and a VAE's noise are drawn from NumPy (numpy_draws.py, which then runs the
-script) and dropout is off (the frameworks' random streams differ). The losses then differ by
-float32 rounding alone.
+"""Run pytorch/examples' MNIST scripts (mnist, vae, mnist_forward_forward, ...) and dcgan on its
+fake data (`python mnist_same_draws.py SCRIPT ARGS...`, or under `paragrad run`), so that torch
+and paragrad start from the same weights and compute the same steps: Conv2d's and Linear's
+initialization, the shuffled batch order, a VAE's and a GAN's noise and FakeData's images are
+drawn from NumPy (numpy_draws.py, which then runs the script; FakeData below) and dropout is off
+(the frameworks' random streams differ). The losses then differ by float32 rounding alone.
 
 Real torch has no torchvision here: under torch the script gets a stand-in written with torch and
 NumPy alone (the IDX files read by their fixed MNIST headers, ToTensor as
@@ -45,8 +45,8 @@ def _torchvision_for_torch():
             return x
         return apply
 
-    def to_tensor():
-        return lambda a: torch.from_numpy(a.copy()).float().div(255).unsqueeze(0)
+    def to_tensor():        # (H, W) or (H, W, C) uint8 -> (C, H, W) in [0, 1]
+        return lambda a: torch.from_numpy(a[:, :, None] if a.ndim == 2 else a.copy()).permute(2, 0, 1).float().div(255)
 
     def normalize(mean, std):
         return lambda x: (x - torch.tensor(mean).view(-1, 1, 1)) / torch.tensor(std).view(-1, 1, 1)
@@ -105,10 +105,31 @@ def _torchvision_for_torch():
                   utils=module("torchvision.utils", save_image=lambda tensor, fp, **kwargs: None))
 
 
+class FakeData(torch.utils.data.Dataset):
+    """torchvision.datasets.FakeData with NumPy's draws, for both frameworks (dcgan's
+    --dataset fake): item i from RandomState(i + random_offset), its normal draws clipped to
+    [0, 1] before becoming bytes."""
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None,
+                 target_transform=None, random_offset=0):
+        self.size, self.image_size, self.num_classes = size, image_size, num_classes
+        self.transform, self.offset = transform, random_offset
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, i):
+        rs = np.random.RandomState(i + self.offset)
+        img = (np.clip(rs.standard_normal(self.image_size), 0, 1) * 255).astype(np.uint8).transpose(1, 2, 0)
+        return self.transform(img), int(rs.randint(self.num_classes))
+
+
 torch.nn.Dropout.forward = torch.nn.Dropout2d.forward = lambda self, x: x
 random.seed(0)      # (the siamese network's pairs are drawn with Python's random, unseeded)
 if "paragrad run" not in repr(torch):        # real torch: no torchvision installed
     _torchvision_for_torch()
+import torchvision.datasets  # noqa: E402  (paragrad.vision's under paragrad run)
+torchvision.datasets.FakeData = FakeData
 
 # the weights drawn from NumPy, and the script run, by numpy_draws.py
 draws = str(Path(__file__).with_name("numpy_draws.py"))

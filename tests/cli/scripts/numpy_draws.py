@@ -1,13 +1,15 @@
-"""Run a GPT training script (`python numpy_draws.py SCRIPT ARGS...`, or under `paragrad run`)
-with the random numbers that decide its weights and batches drawn from NumPy (RandomState(0))
+"""Run a training script (`python numpy_draws.py SCRIPT ARGS...`, or under `paragrad run`) with
+the random numbers that decide its weights and batches drawn from NumPy (RandomState(0))
 instead of from the framework's generator: torch.nn.init.normal_ (nanoGPT's and minGPT's
-weights), kaiming_normal_ (ResNet's convolutions) and xavier_uniform_, torch.randint (nanoGPT's batch offsets), torch.randn_like (a VAE's noise) and
+weights), kaiming_normal_ (ResNet's convolutions) and xavier_uniform_, torch.randint
+(nanoGPT's batch offsets), torch.randn (a GAN's noise), torch.randn_like (a VAE's noise) and
 torch.utils.data.RandomSampler, with replacement (minGPT's batches) or without (a DataLoader's
-shuffle=True). torch and paragrad have different random streams, so this is
-how both runs of an unmodified script start from the same weights and see the same batches:
-with dropout off, their losses then differ by float32 rounding alone. Linear's and LSTMCell's
-own initialization, and Conv2d's and LSTM's (uniform(-k, k), torch's bounds), is drawn from it too
-(time_sequence_prediction and pytorch/examples' MNIST scripts keep those weights). The script runs as `python SCRIPT ARGS...` would run it."""
+shuffle=True). torch and paragrad have different random streams, so this is how both runs of
+an unmodified script start from the same weights and see the same batches: with dropout off,
+their losses then differ by float32 rounding alone. Linear's and LSTMCell's own
+initialization, and Conv2d's and LSTM's (uniform(-k, k), torch's bounds), is drawn from it too
+(time_sequence_prediction and pytorch/examples' MNIST scripts keep those weights). The script
+runs as `python SCRIPT ARGS...` would run it."""
 import math
 import runpy
 import sys
@@ -49,6 +51,12 @@ def randint(low, high=None, size=None, *, device=None, **_):
     return torch.from_numpy(_rng.randint(low, high, size=tuple(size)).astype(np.int64)).to(device or "cpu")
 
 
+def randn(*size, generator=None, dtype=None, device=None, **_):
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    draws = torch.from_numpy(_rng.standard_normal(size).astype(np.float32))
+    return draws.to(device=device or "cpu", dtype=dtype or torch.float32)
+
+
 def randn_like(input, *, dtype=None, device=None, **_):
     draws = torch.from_numpy(_rng.standard_normal(tuple(input.shape)).astype(np.float32))
     return draws.to(device=device or input.device, dtype=dtype or input.dtype)
@@ -88,6 +96,7 @@ torch.nn.init.normal_ = normal_
 torch.nn.init.kaiming_normal_ = kaiming_normal_
 torch.nn.init.xavier_uniform_ = xavier_uniform_
 torch.randint = randint
+torch.randn = randn
 torch.randn_like = randn_like
 torch.utils.data.RandomSampler = RandomSampler
 torch.utils.data.dataloader.RandomSampler = RandomSampler      # (DataLoader(shuffle=True) makes one)
