@@ -68,14 +68,7 @@ class MNIST:
         return len(self._labels)
 
     def __getitem__(self, index):
-        img, target = self._images[index], int(self._labels[index])
-        if Image is not None:
-            img = Image.fromarray(img)          # a (28, 28) uint8 array makes mode 'L'
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return _item(self._images[index], int(self._labels[index]), self.transform, self.target_transform)
 
     def __repr__(self):
         lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}",
@@ -114,18 +107,21 @@ class FakeData:
             target = int(randint(0, self.num_classes, (1,))[0])
         finally:
             _random.set_rng_state(state)
-        img = img.mul(255).byte()
-        if Image is not None:
-            from .transforms import to_pil_image
-            img = to_pil_image(img)
-        else:
-            img = img.numpy().transpose(1, 2, 0)                            # (H, W, C)
-            img = img[:, :, 0] if img.shape[2] == 1 else img
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        img = img.mul(255).byte().numpy().transpose(1, 2, 0)               # (H, W, C)
+        return _item(img[:, :, 0] if img.shape[2] == 1 else img, target, self.transform, self.target_transform)
 
     def __repr__(self):
         return f"Dataset {type(self).__name__}\n    Number of datapoints: {len(self)}"
+
+
+def _item(image, target, transform, target_transform):
+    """(image, target) as torchvision's datasets give them: a uint8 (H, W) or (H, W, C) array
+    as a PIL Image where Pillow is installed (mode L, LA, RGB or RGBA by its channels), each
+    transform applied."""
+    if Image is not None:
+        image = Image.fromarray(image)
+    if transform is not None:
+        image = transform(image)
+    if target_transform is not None:
+        target = target_transform(target)
+    return image, target

@@ -168,17 +168,20 @@ class _TransposedBackward(Node):
         s, _, _, d, g = self.geom
         need = tuple(e is not None for e in self.next_edges)
         db = gy.sum((0, 2, 3)) if need[2] else None
+        wrt = [t for t, n in zip((x, w), need) if n]
+        if not wrt:
+            return None, None, db
         if not autograd.is_grad_enabled():
             b = gy._backend
+            conv, conv_backward = b.fast("conv2d"), b.fast("conv2d_backward")
             gd, wd = kernel_layout(b, gy._data), kernel_layout(b, w._data)
-            dx = b.fast("conv2d")(gd, wd, None, s, self.pads, d, g) if need[0] else None
-            r = b.fast("conv2d_backward")(kernel_layout(b, x._data), gd, wd, s, self.pads, d, g, False, True,
-                                          False) if need[1] else None
+            dx = conv(gd, wd, None, s, self.pads, d, g) if need[0] and conv else None
+            r = conv_backward(kernel_layout(b, x._data), gd, wd, s, self.pads, d, g, False, True,
+                              False) if need[1] and conv_backward else None
             dw = r[1] if r is not None else None
             if (dx is not None or not need[0]) and (dw is not None or not need[1]):
                 wrap = lambda t, like: None if t is None else _wrap(t, like.dtype, like._device)  # noqa: E731
                 return wrap(dx, x), wrap(dw, w), db
-        wrt = [t for t, n in zip((x, w), need) if n]
         with enable_grad():
             y = _transposed_composite(x, w, None, self.geom)
         grads = iter(autograd.grad(y, wrt, gy, create_graph=autograd.is_grad_enabled()))
