@@ -25,9 +25,9 @@ def batch_norm(x, w, b, rm, rv, training, momentum, eps, residual=None, relu=Fal
     a, c, bb = xv.shape
     if training:
         n = a * bb
-        mean = _channel_sums(xv) / n                                    # (C,)
+        mean = (_channel_sums(xv) / n).astype(x.dtype)                  # (C,)
         np.subtract(xv, mean[:, None], out=yv)                          # x - mean
-        var = np.einsum("acb,acb->c", yv, yv) / n                       # biased
+        var = (_channel_dots(yv, yv) / n).astype(x.dtype)               # biased
         rstd = 1 / np.sqrt(var + eps)
         if rm is not None:      # the composition's arithmetic, in x's dtype, then stored
             rm[...] = rm.astype(x.dtype) * (1.0 - momentum) + mean * momentum
@@ -59,8 +59,8 @@ def batch_norm_backward(g, x, w, mean, rstd, training, need_dx, need_dw, need_db
     xh = _acb(xhat)
     np.subtract(xv, m[:, None], out=xh)
     xh *= r[:, None]
-    db = _channel_sums(gv) if need_db or (need_dx and training) else None
-    dw = np.einsum("acb,acb->c", gv, xh) if need_dw or (need_dx and training) else None
+    db = _channel_sums(gv).astype(x.dtype) if need_db or (need_dx and training) else None
+    dw = _channel_dots(gv, xh).astype(x.dtype) if need_dw or (need_dx and training) else None
     dx = None
     if need_dx:
         scale = (r if w is None else r * w)[:, None]
@@ -96,8 +96,16 @@ def _copy_like(g, x):
 
 
 def _channel_sums(v):
-    """(A, C, B) -> (C,): sums over A and B."""
+    """(A, C, B) -> (C,) float64: sums over B in v's dtype (BLAS, a product with ones), then
+    over A in float64. The float64 outer sum keeps a channel's sum as close to exact in either
+    layout (B = H*W or B = 1), as conv2d's bias gradient does: what normalization subtracts
+    sums to noise of the size of its rounding (a bias before a batch norm gets a gradient of
+    that noise), and a float32 sum over a whole batch made that noise 1e-4 of the gradients."""
     a, _, bb = v.shape
-    if bb == 1:
-        return ones_for(a, v.dtype) @ v[:, :, 0]
-    return (v @ ones_for(bb, v.dtype)).sum(axis=0)
+    rows = v[:, :, 0] if bb == 1 else v @ ones_for(bb, v.dtype)        # (A, C)
+    return rows.sum(axis=0, dtype=np.float64)
+
+
+def _channel_dots(u, v):
+    """(A, C, B) x (A, C, B) -> (C,) float64: sum of u * v per channel, as _channel_sums."""
+    return np.einsum("acb,acb->ac", u, v).sum(axis=0, dtype=np.float64)
