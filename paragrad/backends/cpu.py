@@ -4,8 +4,9 @@ In order below: the ufunc tables; helpers the fast paths share (float32 for half
 CPUBackend, in base.py's order (transfer and creation, random, elementwise, reduce, linear
 algebra, movement, indexing, then the fast paths). Beside it: the primitives NumPy and CuPy
 share (array.py), row sums and maxima (cpu_reductions.py), the layer_norm, batch_norm,
-convolution and max-pooling (forward) fast paths' bodies (cpu_layer_norm.py, cpu_batch_norm.py,
-cpu_conv.py, cpu_pool.py), scatter-add (cpu_scatter.py) and the malloc tuning (cpu_malloc.py).
+convolution, max-pooling (forward) and recurrent-cell fast paths' bodies (cpu_layer_norm.py,
+cpu_batch_norm.py, cpu_conv.py, cpu_pool.py, cpu_recurrent.py), scatter-add (cpu_scatter.py)
+and the malloc tuning (cpu_malloc.py).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 
-from . import cpu_batch_norm, cpu_conv, cpu_layer_norm, cpu_malloc, cpu_pool, cpu_scatter
+from . import cpu_batch_norm, cpu_conv, cpu_layer_norm, cpu_malloc, cpu_pool, cpu_recurrent, cpu_scatter
 from .array import ArrayBackend, int_pow, plain_basic_key
 from .cpu_reductions import ROW_SUM_DTYPES, max_along, ones_for, sum_along
 from .quiet_numpy import ERRSTATE, IGNORE, quiet
@@ -504,6 +505,23 @@ class CPUBackend(ArrayBackend):
         """One (M, N) temporary (g * w, none without a weight): xhat is computed in dx's
         buffer and turned into dx in place."""
         return cpu_layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db, acc)
+
+    @quiet
+    def fast_lstm_cell_forward(self, gi, hh, c_prev, act, c, tanh_c, h):
+        """The composition's gate arithmetic as direct NumPy calls (cpu_recurrent.py)."""
+        return cpu_recurrent.lstm_cell_forward(gi, hh, c_prev, act, c, tanh_c, h)
+
+    @quiet
+    def fast_lstm_cell_backward(self, dh, dc, act, c_prev, tanh_c, dgates, dc_prev):
+        return cpu_recurrent.lstm_cell_backward(dh, dc, act, c_prev, tanh_c, dgates, dc_prev)
+
+    @quiet
+    def fast_gru_cell_forward(self, gi, hh, b_hn, h_prev, act, ghn, h):
+        return cpu_recurrent.gru_cell_forward(gi, hh, b_hn, h_prev, act, ghn, h)
+
+    @quiet
+    def fast_gru_cell_backward(self, dh, h_prev, act, ghn, dgi, dgh, dh_prev):
+        return cpu_recurrent.gru_cell_backward(dh, h_prev, act, ghn, dgi, dgh, dh_prev)
 
     @quiet
     def fast_relu_backward(self, g, y):
