@@ -18,8 +18,9 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 
-from . import cpu_batch_norm, cpu_conv, cpu_layer_norm, cpu_malloc, cpu_pool, cpu_recurrent, cpu_scatter
+from . import cpu_batch_norm, cpu_conv, cpu_layer_norm, cpu_malloc, cpu_pool, cpu_scatter
 from .array import ArrayBackend, int_pow, plain_basic_key
+from .cpu_recurrent import RecurrentCells
 from .cpu_reductions import ROW_SUM_DTYPES, max_along, ones_for, sum_along
 from .quiet_numpy import ERRSTATE, IGNORE, quiet
 
@@ -124,7 +125,7 @@ def _standard_draw(draw, shape, dtype):
     return draw(shape, dtype=np.float32) if dtype.name == "float32" else draw(shape)
 
 
-class CPUBackend(ArrayBackend):
+class CPUBackend(RecurrentCells, ArrayBackend):
     """Every primitive that computes is @quiet: inf and nan are values, never NumPy warnings
     (torch raises no warning for exp(1000) or 0/0). Pure movement and indexing need no wrapper."""
     device_type = "cpu"
@@ -505,23 +506,6 @@ class CPUBackend(ArrayBackend):
         """One (M, N) temporary (g * w, none without a weight): xhat is computed in dx's
         buffer and turned into dx in place."""
         return cpu_layer_norm.layer_norm_backward(g, x, w, mean, rstd, n_norm, need_dw, need_db, acc)
-
-    @quiet
-    def fast_lstm_cell_forward(self, gi, hh, c_prev, act, c, tanh_c, h):
-        """The composition's gate arithmetic as direct NumPy calls (cpu_recurrent.py)."""
-        return cpu_recurrent.lstm_cell_forward(gi, hh, c_prev, act, c, tanh_c, h)
-
-    @quiet
-    def fast_lstm_cell_backward(self, dh, dc, act, c_prev, tanh_c, dgates, dc_prev):
-        return cpu_recurrent.lstm_cell_backward(dh, dc, act, c_prev, tanh_c, dgates, dc_prev)
-
-    @quiet
-    def fast_gru_cell_forward(self, gi, hh, b_hn, h_prev, act, ghn, h):
-        return cpu_recurrent.gru_cell_forward(gi, hh, b_hn, h_prev, act, ghn, h)
-
-    @quiet
-    def fast_gru_cell_backward(self, dh, h_prev, act, ghn, dgi, dgh, dh_prev):
-        return cpu_recurrent.gru_cell_backward(dh, h_prev, act, ghn, dgi, dgh, dh_prev)
 
     @quiet
     def fast_relu_backward(self, g, y):

@@ -1,14 +1,16 @@
 """One recurrent step's gate arithmetic on NumPy arrays: the CPU backend's lstm_cell and
-gru_cell fast paths (their arguments in ops/neural/recurrent.py's docstring). The same
-formulas, in the same order, as the composition there (recurrent.py's lstm_gates_* and
-gru_gates_*), written as direct NumPy calls into the given buffers: a small layer's step is
-a few dozen of these, and the backend call around each one (dispatch, error state, views of
-the gate columns) cost more than its arithmetic (mnist_rnn's 64 x 64 LSTM: 28 steps a batch
-each way).
+gru_cell fast paths (RecurrentCells, which CPUBackend takes in; their arguments in
+ops/neural/recurrent.py's docstring). The same formulas, in the same order, as the
+composition there (recurrent.py's lstm_gates_* and gru_gates_*), written as direct NumPy
+calls into the given buffers: a small layer's step is a few dozen of these, and the backend
+call around each one (dispatch, error state, views of the gate columns) cost more than its
+arithmetic (mnist_rnn's 64 x 64 LSTM: 28 steps a batch each way).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from .quiet_numpy import quiet
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -26,89 +28,93 @@ def _gates(x, k):
     return [x[:, j * h:(j + 1) * h] for j in range(k)]
 
 
-def lstm_cell_forward(gi, hh, c_prev, act, c, tanh_c, h):
-    if gi.dtype not in _DTYPES:
-        return False
-    hdim = c.shape[1]
-    i, f, g, o = _gates(act, 4)
-    hh += gi                                            # (N, 4H) pre-activations
-    _sigmoid(hh, act)
-    np.tanh(hh[:, 2 * hdim:3 * hdim], out=g)
-    ig = i * g
-    np.multiply(f, c_prev, out=c)                       # (c may be c_prev: elementwise)
-    c += ig
-    np.tanh(c, out=tanh_c)
-    np.multiply(o, tanh_c, out=h)
-    return True
+class RecurrentCells:
+    """The four cell fast paths, as CPUBackend's methods."""
 
+    @quiet
+    def fast_lstm_cell_forward(self, gi, hh, c_prev, act, c, tanh_c, h):
+        if gi.dtype not in _DTYPES:
+            return False
+        hdim = c.shape[1]
+        i, f, g, o = _gates(act, 4)
+        hh += gi                                            # (N, 4H) pre-activations
+        _sigmoid(hh, act)
+        np.tanh(hh[:, 2 * hdim:3 * hdim], out=g)
+        ig = i * g
+        np.multiply(f, c_prev, out=c)                       # (c may be c_prev: elementwise)
+        c += ig
+        np.tanh(c, out=tanh_c)
+        np.multiply(o, tanh_c, out=h)
+        return True
 
-def lstm_cell_backward(dh, dc, act, c_prev, tanh_c, dgates, dc_prev):
-    if dh.dtype not in _DTYPES:
-        return False
-    i, f, g, o = _gates(act, 4)
-    di, df, dg, do = _gates(dgates, 4)
-    t = dh * o                                          # dc_t = dc + dh * o * (1 - tanh_c^2)
-    u = tanh_c * tanh_c
-    u *= t
-    t -= u
-    np.add(dc, t, out=dc_prev)
-    np.multiply(dc_prev, g, out=di)
-    np.multiply(dc_prev, c_prev, out=df)
-    np.multiply(dc_prev, i, out=dg)
-    np.multiply(dh, tanh_c, out=do)
-    hdim = i.shape[1]
-    d = act * act                                       # s - s^2 (i, f, o), its g part unused
-    np.subtract(act, d, out=d)
-    dgates[:, :2 * hdim] *= d[:, :2 * hdim]
-    do *= d[:, 3 * hdim:]
-    v = g * g                                           # tanh' = 1 - g^2
-    v *= dg
-    dg -= v
-    dc_prev *= f
-    return True
+    @quiet
+    def fast_lstm_cell_backward(self, dh, dc, act, c_prev, tanh_c, dgates, dc_prev):
+        if dh.dtype not in _DTYPES:
+            return False
+        i, f, g, o = _gates(act, 4)
+        di, df, dg, do = _gates(dgates, 4)
+        t = dh * o                                          # dc_t = dc + dh * o * (1 - tanh_c^2)
+        u = tanh_c * tanh_c
+        u *= t
+        t -= u
+        np.add(dc, t, out=dc_prev)
+        np.multiply(dc_prev, g, out=di)
+        np.multiply(dc_prev, c_prev, out=df)
+        np.multiply(dc_prev, i, out=dg)
+        np.multiply(dh, tanh_c, out=do)
+        hdim = i.shape[1]
+        d = act * act                                       # s - s^2 (i, f, o), its g part unused
+        np.subtract(act, d, out=d)
+        dgates[:, :2 * hdim] *= d[:, :2 * hdim]
+        do *= d[:, 3 * hdim:]
+        v = g * g                                           # tanh' = 1 - g^2
+        v *= dg
+        dg -= v
+        dc_prev *= f
+        return True
 
+    @quiet
+    def fast_gru_cell_forward(self, gi, hh, b_hn, h_prev, act, ghn, h):
+        if gi.dtype not in _DTYPES:
+            return False
+        hdim = h.shape[1]
+        r, z, n = _gates(act, 3)
+        hh_rz, hh_n = hh[:, :2 * hdim], hh[:, 2 * hdim:]
+        hh_rz += gi[:, :2 * hdim]
+        _sigmoid(hh_rz, act[:, :2 * hdim])                  # r and z
+        if b_hn is not None:
+            np.add(hh_n, b_hn, out=ghn)
+        else:
+            np.copyto(ghn, hh_n)
+        np.multiply(r, ghn, out=hh_n)
+        np.add(hh_n, gi[:, 2 * hdim:], out=n)
+        np.tanh(n, out=n)
+        np.subtract(h_prev, n, out=h)                       # h = n + z * (h_prev - n)
+        h *= z
+        h += n
+        return True
 
-def gru_cell_forward(gi, hh, b_hn, h_prev, act, ghn, h):
-    if gi.dtype not in _DTYPES:
-        return False
-    hdim = h.shape[1]
-    r, z, n = _gates(act, 3)
-    hh_rz, hh_n = hh[:, :2 * hdim], hh[:, 2 * hdim:]
-    hh_rz += gi[:, :2 * hdim]
-    _sigmoid(hh_rz, act[:, :2 * hdim])                  # r and z
-    if b_hn is not None:
-        np.add(hh_n, b_hn, out=ghn)
-    else:
-        np.copyto(ghn, hh_n)
-    np.multiply(r, ghn, out=hh_n)
-    np.add(hh_n, gi[:, 2 * hdim:], out=n)
-    np.tanh(n, out=n)
-    np.subtract(h_prev, n, out=h)                       # h = n + z * (h_prev - n)
-    h *= z
-    h += n
-    return True
-
-
-def gru_cell_backward(dh, h_prev, act, ghn, dgi, dgh, dh_prev):
-    if dh.dtype not in _DTYPES:
-        return False
-    hdim = dh.shape[1]
-    r, z, n = _gates(act, 3)
-    dr, dz, dn = _gates(dgi, 3)
-    np.subtract(h_prev, n, out=dz)                      # z: dh * (h_prev - n) * z (1 - z)
-    dz *= dh
-    s = z * z
-    np.subtract(z, s, out=s)
-    dz *= s
-    np.multiply(dh, z, out=dh_prev)                     # the direct path h_prev -> h
-    np.subtract(dh, dh_prev, out=dn)                    # n: dh * (1 - z) * (1 - n^2)
-    s = n * n
-    s *= dn
-    dn -= s
-    np.multiply(dn, ghn, out=dr)                        # r: dn_pre * (W_hn h + b_hn) * r (1 - r)
-    s = r * r
-    np.subtract(r, s, out=s)
-    dr *= s
-    np.multiply(dn, r, out=dgh[:, 2 * hdim:])
-    np.copyto(dgh[:, :2 * hdim], dgi[:, :2 * hdim])
-    return True
+    @quiet
+    def fast_gru_cell_backward(self, dh, h_prev, act, ghn, dgi, dgh, dh_prev):
+        if dh.dtype not in _DTYPES:
+            return False
+        hdim = dh.shape[1]
+        r, z, n = _gates(act, 3)
+        dr, dz, dn = _gates(dgi, 3)
+        np.subtract(h_prev, n, out=dz)                      # z: dh * (h_prev - n) * z (1 - z)
+        dz *= dh
+        s = z * z
+        np.subtract(z, s, out=s)
+        dz *= s
+        np.multiply(dh, z, out=dh_prev)                     # the direct path h_prev -> h
+        np.subtract(dh, dh_prev, out=dn)                    # n: dh * (1 - z) * (1 - n^2)
+        s = n * n
+        s *= dn
+        dn -= s
+        np.multiply(dn, ghn, out=dr)                        # r: dn_pre * (W_hn h + b_hn) * r (1 - r)
+        s = r * r
+        np.subtract(r, s, out=s)
+        dr *= s
+        np.multiply(dn, r, out=dgh[:, 2 * hdim:])
+        np.copyto(dgh[:, :2 * hdim], dgi[:, :2 * hdim])
+        return True
