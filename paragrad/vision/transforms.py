@@ -1,6 +1,9 @@
-"""torchvision.transforms' Compose, ToTensor, ToPILImage, Normalize and Lambda: one image at a time, as torchvision's
-(paragrad.data.transforms holds paragrad's batched augmentations, a different thing)."""
+"""torchvision.transforms' Compose, ToTensor, ToPILImage, Normalize, Lambda, Resize and
+CenterCrop: one image at a time, as torchvision's (paragrad.data.transforms holds paragrad's
+batched augmentations, a different thing)."""
 from __future__ import annotations
+
+import enum
 
 import numpy as np
 
@@ -140,3 +143,115 @@ class Lambda:
 
     def __repr__(self):
         return f"{type(self).__name__}()"
+
+
+class InterpolationMode(enum.Enum):
+    """torchvision's interpolation modes (Resize's interpolation=)."""
+    NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
+    BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
+    BOX = "box"
+    HAMMING = "hamming"
+    LANCZOS = "lanczos"
+
+
+class Resize:
+    """Resize(size, interpolation=BILINEAR, max_size=None, antialias=True): an int matches the
+    shorter side (the longer keeps the aspect ratio, at most max_size), (h, w) sets both. A PIL
+    Image is resized by Pillow, as torchvision does; a (..., H, W) tensor by F.interpolate
+    (nearest, bilinear or bicubic), where shrinking with antialias=True, torchvision's default
+    for tensors, is refused by name (paragrad's interpolate has no antialiasing)."""
+
+    def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+        if not (isinstance(size, int) or (isinstance(size, (list, tuple)) and len(size) in (1, 2))):
+            raise TypeError(f"Size should be int or sequence of length 1 or 2. Got {size!r}")
+        self.size, self.max_size, self.antialias = size, max_size, antialias
+        self.interpolation = InterpolationMode(interpolation.value if isinstance(interpolation, InterpolationMode)
+                                               else interpolation)
+
+    def __call__(self, img):
+        return resize(img, self.size, self.interpolation, self.max_size, self.antialias)
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(size={self.size}, interpolation={self.interpolation.value}, "
+                f"max_size={self.max_size}, antialias={self.antialias})")
+
+
+def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+    """Resize's arithmetic (torchvision.transforms.functional.resize)."""
+    pil = type(img).__module__.startswith("PIL.")
+    h, w = (img.size[1], img.size[0]) if pil else tuple(img.shape[-2:])
+    new_h, new_w = _resized(h, w, size, max_size)
+    if pil:
+        if (new_h, new_w) == (h, w):
+            return img
+        from PIL import Image
+        mode = {"nearest-exact": "nearest"}.get(interpolation.value, interpolation.value)
+        return img.resize((new_w, new_h), getattr(Image.Resampling, mode.upper()))
+    if not isinstance(img, Tensor):
+        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+    if interpolation.value not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
+        raise ValueError(f"Resize: a tensor takes nearest, bilinear or bicubic interpolation, not {interpolation.value}")
+    if antialias and interpolation.value in ("bilinear", "bicubic") and (new_h < h or new_w < w):
+        raise NotImplementedError(f"Resize: shrinking a tensor image ({h}x{w} to {new_h}x{new_w}) with "
+                                  f"antialias=True is not supported by paragrad; pass antialias=False, or "
+                                  f"resize the PIL Image before ToTensor")
+    from ..nn.functional import interpolate
+    x = img.reshape(-1, 1, h, w)            # (every leading dim a batch of one-channel images)
+    y = interpolate(x.float() if not img.is_floating_point() else x, size=(new_h, new_w), mode=interpolation.value,
+                    align_corners=False if interpolation.value in ("bilinear", "bicubic") else None)
+    y = y.round().to(img.dtype) if not img.is_floating_point() else y
+    return y.reshape(*img.shape[:-2], new_h, new_w)
+
+
+def _resized(h, w, size, max_size):
+    """torchvision's output size: (new_h, new_w)."""
+    if isinstance(size, (list, tuple)) and len(size) == 2:
+        return int(size[0]), int(size[1])
+    requested = size if isinstance(size, int) else size[0]
+    short, long = (w, h) if w <= h else (h, w)
+    new_short, new_long = requested, int(requested * long / short)
+    if max_size is not None:
+        if max_size <= requested:
+            raise ValueError(f"max_size = {max_size} must be strictly greater than the requested size for the "
+                             f"smaller edge size = {size}")
+        if new_long > max_size:
+            new_short, new_long = int(max_size * new_short / new_long), max_size
+    return (new_long, new_short) if w <= h else (new_short, new_long)
+
+
+class CenterCrop:
+    """CenterCrop(size): the central (h, w) region (an int: square), the offsets rounded as
+    torchvision's; a crop larger than the image pads it with zeros first. PIL Images and
+    (..., H, W) tensors."""
+
+    def __init__(self, size):
+        self.size = (size, size) if isinstance(size, int) else (tuple(size) * 2 if len(size) == 1 else tuple(size))
+
+    def __call__(self, img):
+        return center_crop(img, self.size)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(size={self.size})"
+
+
+def center_crop(img, size):
+    """CenterCrop's arithmetic (torchvision.transforms.functional.center_crop)."""
+    ch, cw = (size, size) if isinstance(size, int) else size
+    pil = type(img).__module__.startswith("PIL.")
+    h, w = (img.size[1], img.size[0]) if pil else tuple(img.shape[-2:])
+    # torchvision pads a too-small image with zeros, the odd one at the bottom / right, then
+    # crops the middle: the image's offset in the crop is the top / left padding
+    top = -((ch - h) // 2) if ch > h else int(round((h - ch) / 2.0))
+    left = -((cw - w) // 2) if cw > w else int(round((w - cw) / 2.0))
+    if pil:         # (Pillow fills a crop box reaching past the image with zeros)
+        return img.crop((left, top, left + cw, top + ch))
+    if not isinstance(img, Tensor):
+        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+    if ch > h or cw > w:
+        from ..nn.functional import pad
+        pt, pl = max(-top, 0), max(-left, 0)
+        img = pad(img, (pl, max(left + cw - w, 0), pt, max(top + ch - h, 0)))
+        top, left = top + pt, left + pl
+    return img[..., top:top + ch, left:left + cw]

@@ -5,7 +5,8 @@ save_image and torch.save each epoch) on its fake dataset under `paragrad run` o
 beside real PyTorch through tests/cli/scripts/mnist_same_draws.py (the same weights, noise,
 batches and fake images, drawn from NumPy). The first step agrees to float32 rounding; after it
 Adam's first steps, lr * g / |g| where g is near zero, let rounding move weights by a whole
-step, and the adversarial game grows that, so the curves are compared as curves."""
+step, and the adversarial game grows that, so the curves are compared as curves. Its MNIST
+option (Resize(64) on each digit) runs a dry run."""
 import re
 import statistics
 
@@ -14,7 +15,7 @@ import pytest
 import paragrad as pg
 
 from . import script_runs
-from .test_mnist_example import SAME_DRAWS
+from .test_mnist_example import SAME_DRAWS, _layout
 from .test_public_scripts import REPO
 
 MAIN = REPO / "bench" / "third_party" / "dcgan" / "main.py"
@@ -44,3 +45,15 @@ def test_dcgan_example_trains_like_pytorch_and_saves_its_models(tmp_path):
     generator = pg.load(out / "netG_epoch_0.pth")
     assert tuple(generator["main.0.weight"].shape) == (100, 128, 4, 4)      # nz -> ngf * 8
     assert tuple(generator["main.12.weight"].shape) == (16, 3, 4, 4)        # ngf -> 3 channels
+
+
+def test_dcgan_example_dry_run_on_mnist(tmp_path):
+    """Its MNIST option: torchvision's MNIST with Resize(64) on each PIL digit, one channel."""
+    work = _layout(tmp_path, train=64, test=10)
+    out = script_runs.run("paragrad", [MAIN, "--dataset", "mnist", "--dataroot", "../data", "--dry-run",
+                                       "--workers", "0", "--batchSize", "16", "--ngf", "8", "--ndf", "8",
+                                       "--outf", "out"], work)
+    (row,) = re.findall(LINE.replace("16", r"\d+"), out)
+    assert all(float(v) > 0 for v in row[1:]), out
+    generator = pg.load(work / "out" / "netG_epoch_0.pth")
+    assert tuple(generator["main.12.weight"].shape) == (8, 1, 4, 4)        # ngf -> 1 channel

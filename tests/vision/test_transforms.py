@@ -3,6 +3,7 @@ that compute the same (torchvision itself isn't installed) and hand-computed val
 import numpy as np
 import pytest
 import torch
+from PIL import Image       # (a dependency of matplotlib, which the dev extra installs)
 
 import paragrad as pg
 from paragrad.vision import transforms as T
@@ -103,3 +104,47 @@ def test_to_pil_image_modes_and_refusals():
         T.ToPILImage()(pg.rand(5, 3, 4))
     with pytest.raises(TypeError, match="pic should be Tensor or ndarray"):
         T.ToPILImage()([1, 2])
+
+
+def test_resize_a_pil_image_as_torchvision_asks_pillow():
+    image = Image.fromarray(_RNG.integers(0, 256, (28, 20), dtype=np.uint8))      # (w, h) = (20, 28)
+    got = T.Resize(64)(image)                       # the shorter side (w) to 64, the aspect kept
+    assert got.size == (64, int(64 * 28 / 20))
+    np.testing.assert_array_equal(np.array(got), np.array(image.resize((64, 89), Image.Resampling.BILINEAR)))
+    assert T.Resize((30, 40), interpolation=T.InterpolationMode.NEAREST)(image).size == (40, 30)
+    assert T.Resize(40, max_size=50)(image).size == (35, 50)       # the longer side capped
+    assert T.Resize(20)(image) is image                             # already that size
+    assert repr(T.Resize(64)) == "Resize(size=64, interpolation=bilinear, max_size=None, antialias=True)"
+    with pytest.raises(ValueError, match="max_size = 30 must be strictly greater"):
+        T.Resize(40, max_size=30)(image)
+
+
+def test_resize_a_tensor_as_interpolate_and_refuse_antialiased_shrinking():
+    x = _RNG.random((2, 3, 10, 12)).astype(np.float32)
+    want = torch.nn.functional.interpolate(torch.from_numpy(x).reshape(6, 1, 10, 12), size=(20, 24), mode="bilinear",
+                                           align_corners=False).reshape(2, 3, 20, 24)
+    np.testing.assert_allclose(T.Resize((20, 24))(pg.tensor(x)).numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+    assert tuple(T.Resize(5, antialias=False)(pg.tensor(x[0])).shape) == (3, 5, 6)
+    with pytest.raises(NotImplementedError, match=r"shrinking a tensor image \(10x12 to 5x6\) with antialias=True"):
+        T.Resize(5)(pg.tensor(x[0]))
+
+
+def test_center_crop_rounds_and_pads_as_torchvision():
+    a = _RNG.integers(0, 256, (7, 10), dtype=np.uint8)
+    image = Image.fromarray(a)
+    np.testing.assert_array_equal(np.array(T.CenterCrop(4)(image)), a[2:6, 3:7])     # round(1.5) = 2, round(3) = 3
+    np.testing.assert_array_equal(T.CenterCrop((4, 4))(pg.tensor(a[None])).numpy()[0], a[2:6, 3:7])
+    big = T.CenterCrop((9, 10))(pg.tensor(a[None].astype(np.float32))).numpy()[0]  # one row of zeros each side
+    assert big.shape == (9, 10) and not big[0].any() and not big[-1].any()
+    np.testing.assert_array_equal(big[1:-1], a)
+    assert T.CenterCrop(12)(image).size == (12, 12)
+
+
+def test_center_crop_pads_an_odd_difference_at_the_bottom_right_in_both_kinds():
+    a = _RNG.integers(1, 256, (7, 10), dtype=np.uint8)
+    for crop in (T.CenterCrop((10, 13)), T.CenterCrop((8, 11))):
+        from_image = np.array(crop(Image.fromarray(a)))
+        from_tensor = crop(pg.tensor(a[None])).numpy()[0]
+        np.testing.assert_array_equal(from_image, from_tensor)
+        rows, cols = np.nonzero(from_image)
+        assert (rows.min(), cols.min()) == ((crop.size[0] - 7) // 2, (crop.size[1] - 10) // 2)
