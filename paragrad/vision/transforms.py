@@ -181,6 +181,8 @@ class Resize:
 def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
     """Resize's arithmetic (torchvision.transforms.functional.resize)."""
     pil = type(img).__module__.startswith("PIL.")
+    if not pil and not isinstance(img, Tensor):
+        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
     h, w = (img.size[1], img.size[0]) if pil else tuple(img.shape[-2:])
     new_h, new_w = _resized(h, w, size, max_size)
     if pil:
@@ -189,8 +191,6 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, a
         from PIL import Image
         mode = {"nearest-exact": "nearest"}.get(interpolation.value, interpolation.value)
         return img.resize((new_w, new_h), getattr(Image.Resampling, mode.upper()))
-    if not isinstance(img, Tensor):
-        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
     if interpolation.value not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
         raise ValueError(f"Resize: a tensor takes nearest, bilinear or bicubic interpolation, not {interpolation.value}")
     if antialias and interpolation.value in ("bilinear", "bicubic") and (new_h < h or new_w < w):
@@ -240,6 +240,8 @@ def center_crop(img, size):
     """CenterCrop's arithmetic (torchvision.transforms.functional.center_crop)."""
     ch, cw = (size, size) if isinstance(size, int) else size
     pil = type(img).__module__.startswith("PIL.")
+    if not pil and not isinstance(img, Tensor):
+        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
     h, w = (img.size[1], img.size[0]) if pil else tuple(img.shape[-2:])
     # torchvision pads a too-small image with zeros, the odd one at the bottom / right, then
     # crops the middle: the image's offset in the crop is the top / left padding
@@ -247,8 +249,6 @@ def center_crop(img, size):
     left = -((cw - w) // 2) if cw > w else int(round((w - cw) / 2.0))
     if pil:         # (Pillow fills a crop box reaching past the image with zeros)
         return img.crop((left, top, left + cw, top + ch))
-    if not isinstance(img, Tensor):
-        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
     if ch > h or cw > w:
         from ..nn.functional import pad
         pt, pl = max(-top, 0), max(-left, 0)

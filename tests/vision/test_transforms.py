@@ -148,3 +148,9 @@ def test_center_crop_pads_an_odd_difference_at_the_bottom_right_in_both_kinds():
         np.testing.assert_array_equal(from_image, from_tensor)
         rows, cols = np.nonzero(from_image)
         assert (rows.min(), cols.min()) == ((crop.size[0] - 7) // 2, (crop.size[1] - 10) // 2)
+
+
+def test_resize_and_center_crop_refuse_what_is_neither_image_nor_tensor():
+    for transform in (T.Resize(4), T.CenterCrop(4)):
+        with pytest.raises(TypeError, match="img should be PIL Image or Tensor. Got <class 'list'>"):
+            transform([[1, 2], [3, 4]])
