@@ -15,12 +15,18 @@ from .quiet_numpy import quiet
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _sigmoid(x, out):
-    """1 / (1 + exp(-x)), as the backend's sigmoid."""
-    np.negative(x, out=out)
-    np.exp(out, out=out)
-    out += 1
-    return np.reciprocal(out, out=out)
+def _times_sigmoid_slope(d, s):
+    """d *= s - s^2: through a sigmoid, from its output s."""
+    slope = s * s
+    np.subtract(s, slope, out=slope)
+    d *= slope
+
+
+def _times_tanh_slope(d, t):
+    """d -= d * t^2 (d * (1 - t^2)): through a tanh, from its output t."""
+    v = t * t
+    v *= d
+    d -= v
 
 
 def _gates(x, k):
@@ -38,7 +44,7 @@ class RecurrentCells:
         hdim = c.shape[1]
         i, f, g, o = _gates(act, 4)
         hh += gi                                            # (N, 4H) pre-activations
-        _sigmoid(hh, act)
+        self.unary("sigmoid", hh, out=act)
         np.tanh(hh[:, 2 * hdim:3 * hdim], out=g)
         ig = i * g
         np.multiply(f, c_prev, out=c)                       # (c may be c_prev: elementwise)
@@ -63,13 +69,9 @@ class RecurrentCells:
         np.multiply(dc_prev, i, out=dg)
         np.multiply(dh, tanh_c, out=do)
         hdim = i.shape[1]
-        d = act * act                                       # s - s^2 (i, f, o), its g part unused
-        np.subtract(act, d, out=d)
-        dgates[:, :2 * hdim] *= d[:, :2 * hdim]
-        do *= d[:, 3 * hdim:]
-        v = g * g                                           # tanh' = 1 - g^2
-        v *= dg
-        dg -= v
+        _times_sigmoid_slope(dgates[:, :2 * hdim], act[:, :2 * hdim])     # i and f
+        _times_sigmoid_slope(do, o)
+        _times_tanh_slope(dg, g)
         dc_prev *= f
         return True
 
@@ -81,7 +83,7 @@ class RecurrentCells:
         r, z, n = _gates(act, 3)
         hh_rz, hh_n = hh[:, :2 * hdim], hh[:, 2 * hdim:]
         hh_rz += gi[:, :2 * hdim]
-        _sigmoid(hh_rz, act[:, :2 * hdim])                  # r and z
+        self.unary("sigmoid", hh_rz, out=act[:, :2 * hdim])   # r and z
         if b_hn is not None:
             np.add(hh_n, b_hn, out=ghn)
         else:
@@ -103,18 +105,12 @@ class RecurrentCells:
         dr, dz, dn = _gates(dgi, 3)
         np.subtract(h_prev, n, out=dz)                      # z: dh * (h_prev - n) * z (1 - z)
         dz *= dh
-        s = z * z
-        np.subtract(z, s, out=s)
-        dz *= s
+        _times_sigmoid_slope(dz, z)
         np.multiply(dh, z, out=dh_prev)                     # the direct path h_prev -> h
         np.subtract(dh, dh_prev, out=dn)                    # n: dh * (1 - z) * (1 - n^2)
-        s = n * n
-        s *= dn
-        dn -= s
+        _times_tanh_slope(dn, n)
         np.multiply(dn, ghn, out=dr)                        # r: dn_pre * (W_hn h + b_hn) * r (1 - r)
-        s = r * r
-        np.subtract(r, s, out=s)
-        dr *= s
+        _times_sigmoid_slope(dr, r)
         np.multiply(dn, r, out=dgh[:, 2 * hdim:])
         np.copyto(dgh[:, :2 * hdim], dgi[:, :2 * hdim])
         return True

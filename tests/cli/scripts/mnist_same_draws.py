@@ -8,7 +8,7 @@ drawn from NumPy (numpy_draws.py, which then runs the script; FakeData below) an
 Real torch has no torchvision here: under torch the script gets a stand-in written with torch and
 NumPy alone (the IDX files read by their fixed MNIST headers, ToTensor as
 `from_numpy(a).float().div(255).unsqueeze(0)`, Normalize as `(x - mean) / std`, Lambda(f) as
-f, models.resnet18 as torchvision builds it, save_image writing nothing), the reference for paragrad.vision. Under paragrad run, `import torchvision` is
+f, models.resnet18 as tests/torch_resnet.py builds it, save_image writing nothing), the reference for paragrad.vision. Under paragrad run, `import torchvision` is
 answered by paragrad.vision."""
 import gzip
 import random
@@ -21,6 +21,8 @@ import numpy as np
 import torch
 
 def _torchvision_for_torch():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))      # (the repository: tests/)
+    from tests.torch_resnet import TorchResNet18
     def idx(path, header):
         return np.frombuffer(gzip.decompress(Path(path).read_bytes()), np.uint8, offset=header)
 
@@ -51,47 +53,6 @@ def _torchvision_for_torch():
     def normalize(mean, std):
         return lambda x: (x - torch.tensor(mean).view(-1, 1, 1)) / torch.tensor(std).view(-1, 1, 1)
 
-    nn = torch.nn
-
-    class BasicBlock(nn.Module):
-        def __init__(self, inplanes, planes, stride=1):
-            super().__init__()
-            down = (nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
-                    if stride != 1 or inplanes != planes else None)
-            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(planes)
-            self.relu = nn.ReLU(inplace=True)
-            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(planes)
-            self.downsample = down
-
-        def forward(self, x):
-            identity = x if self.downsample is None else self.downsample(x)
-            return self.relu(self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x))))) + identity)
-
-    class ResNet18(nn.Module):
-        def __init__(self, num_classes=1000):
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU(inplace=True)
-            self.maxpool = nn.MaxPool2d(3, 2, 1)
-            widths = (64, 64, 128, 256, 512)
-            for i in range(1, 5):
-                stride = 1 if i == 1 else 2
-                setattr(self, f"layer{i}", nn.Sequential(BasicBlock(widths[i - 1], widths[i], stride),
-                                                         BasicBlock(widths[i], widths[i])))
-            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(512, num_classes)
-            for m in self.modules():
-                if isinstance(m, nn.Conv2d):
-                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-
-        def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(self.avgpool(x).flatten(1))
-
     def module(name, **names):      # (registered, so `from torchvision.datasets import MNIST` works)
         m = sys.modules[name] = types.ModuleType(name)
         m.__dict__.update(names)
@@ -99,7 +60,7 @@ def _torchvision_for_torch():
 
     return module("torchvision",
                   datasets=module("torchvision.datasets", MNIST=MNIST),
-                  models=module("torchvision.models", resnet18=lambda weights=None: ResNet18()),
+                  models=module("torchvision.models", resnet18=lambda weights=None: TorchResNet18()),
                   transforms=module("torchvision.transforms", Compose=compose, ToTensor=to_tensor,
                                     Normalize=normalize, Lambda=lambda f: f),
                   utils=module("torchvision.utils", save_image=lambda tensor, fp, **kwargs: None))
